@@ -1,0 +1,15 @@
+// anilink-api-wrapper/anilist: the AniList-scoped entry (same classes as the root entry).
+export {
+  AniLink,
+  ANILIST_AUTHORIZE_URL,
+  ANILIST_TOKEN_URL,
+  type AniListApi,
+  type AniLinkOptions,
+  type AniListCredentials,
+  type CustomPageOptions,
+} from "./types/anilink";
+export * from "./types/errors";
+export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
+export { paginate, paginatePages, paginateChunks } from "./types/paginate";
+export type { PaginateOptions, PaginateResult, ChunkPaginateOptions, ChunkPaginateResult } from "./types/paginate";
+export * from "./types/anilist.generated";

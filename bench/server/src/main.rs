@@ -1,0 +1,299 @@
+//! The benchmark's HTTP server: as little work per request as HTTP/1.1 allows, so that the
+//! clients, not the server, set the pace.
+//!
+//! Every `POST /` and every `GET` is answered with the same ~2 KB AniList-shaped JSON body and
+//! the rate-limit headers AniList sends, with a remaining count high enough that no client ever
+//! paces. The request body is read in full, as a real server would.
+//!
+//! ```text
+//! bench-server [--port N] [--threads N] [--hold-ms N] [--control-stdin]
+//! ```
+//!
+//! * `--threads 1` (default) runs on a single-threaded runtime: on a 2-core machine the other
+//!   core is left to the client being measured.
+//! * `--hold-ms N` delays every response by N ms (the memory scenario keeps 10,000 requests
+//!   in flight this way).
+//! * `--control-stdin` makes stdin a control channel: the line `stats` is answered on stdout
+//!   with `stats {json}` (connections accepted, requests served, CPU time, peak RSS), and the
+//!   end of stdin stops the server, so it never outlives the process that started it.
+//!
+//! Prints `listening <port>` once the socket is bound.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::{TcpListener, TcpSocket};
+
+/// The fixed response body, shared with the clients' fixtures.
+static MEDIA_BODY: &str = include_str!("../../workload/media-response.json");
+
+/// Well above what the benchmark ever uses, so no client paces on it.
+const RATE_LIMIT: &str = "90";
+const RATE_LIMIT_REMAINING: &str = "60";
+/// The reset header points this far into the future, as AniList's does.
+const RATE_LIMIT_WINDOW_SECS: u64 = 60;
+
+/// Accept queue length asked of the kernel (it caps it at `net.core.somaxconn`): the memory
+/// scenario opens thousands of connections in one burst.
+const LISTEN_BACKLOG: u32 = 16_384;
+
+static CONNECTIONS_ACCEPTED: AtomicU64 = AtomicU64::new(0);
+static REQUESTS_SERVED: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug, PartialEq)]
+struct Options {
+    port: u16,
+    threads: usize,
+    hold: Option<Duration>,
+    control_stdin: bool,
+}
+
+fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options {
+        port: 0,
+        threads: 1,
+        hold: None,
+        control_stdin: false,
+    };
+    let mut args = args.into_iter();
+    while let Some(flag) = args.next() {
+        let mut value = |name: &str| {
+            args.next()
+                .ok_or_else(|| format!("{name} needs a value"))
+                .and_then(|v| {
+                    v.parse::<u64>()
+                        .map_err(|_| format!("{name}: not a number: {v}"))
+                })
+        };
+        match flag.as_str() {
+            "--port" => {
+                options.port =
+                    u16::try_from(value("--port")?).map_err(|_| "--port: out of range")?
+            }
+            "--threads" => match value("--threads")? {
+                0 => return Err("--threads must be at least 1".into()),
+                n => options.threads = usize::try_from(n).map_err(|_| "--threads: out of range")?,
+            },
+            "--hold-ms" => {
+                options.hold =
+                    Some(Duration::from_millis(value("--hold-ms")?)).filter(|d| !d.is_zero())
+            }
+            "--control-stdin" => options.control_stdin = true,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(options)
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("bench-server: {message}\nusage: bench-server [--port N] [--threads N] [--hold-ms N] [--control-stdin]");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(error) = proc_usage::raise_open_file_limit() {
+        eprintln!("bench-server: cannot raise the open-file limit: {error}");
+    }
+    let runtime = if options.threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(options.threads)
+            .enable_all()
+            .build()
+    };
+    let result = runtime.and_then(|runtime| runtime.block_on(serve(options)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bench-server: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(options: Options) -> io::Result<()> {
+    let listener = bind(options.port)?;
+    println!("listening {}", listener.local_addr()?.port());
+    if options.control_stdin {
+        tokio::spawn(answer_control_channel());
+    }
+    let hold = options.hold;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // Out of descriptors or a connection reset before accept: keep serving the
+                // connections already open, and retry shortly rather than spin.
+                eprintln!("bench-server: accept failed: {error}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        // Responses go out in one write; Nagle's algorithm would only add delay.
+        if let Err(error) = stream.set_nodelay(true) {
+            eprintln!("bench-server: TCP_NODELAY failed: {error}");
+        }
+        CONNECTIONS_ACCEPTED.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(async move {
+            let service = service_fn(move |request| respond(request, hold));
+            // A client closing or resetting its connection is normal at the end of a run.
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+fn bind(port: u16) -> io::Result<TcpListener> {
+    let socket = TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
+type ResponseBody = http_body_util::Either<Full<Bytes>, Empty<Bytes>>;
+
+async fn respond(
+    request: Request<Incoming>,
+    hold: Option<Duration>,
+) -> Result<Response<ResponseBody>, hyper::Error> {
+    let routed = request.method() == Method::GET
+        || (request.method() == Method::POST && request.uri().path() == "/");
+    request.into_body().collect().await?;
+    REQUESTS_SERVED.fetch_add(1, Ordering::Relaxed);
+    if let Some(hold) = hold {
+        tokio::time::sleep(hold).await;
+    }
+    if !routed {
+        let mut response = Response::new(ResponseBody::Right(Empty::new()));
+        *response.status_mut() = StatusCode::NOT_FOUND;
+        return Ok(response);
+    }
+    let mut response = Response::new(ResponseBody::Left(Full::new(Bytes::from_static(
+        MEDIA_BODY.as_bytes(),
+    ))));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert("x-ratelimit-limit", HeaderValue::from_static(RATE_LIMIT));
+    headers.insert(
+        "x-ratelimit-remaining",
+        HeaderValue::from_static(RATE_LIMIT_REMAINING),
+    );
+    headers.insert(
+        "x-ratelimit-reset",
+        HeaderValue::from(rate_limit_reset_epoch_secs()),
+    );
+    Ok(response)
+}
+
+fn rate_limit_reset_epoch_secs() -> u64 {
+    // A clock before 1970 only shifts a header nobody paces on.
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    now.as_secs() + RATE_LIMIT_WINDOW_SECS
+}
+
+/// Serves `stats` requests from stdin and stops the process when stdin ends.
+async fn answer_control_channel() {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    loop {
+        match lines.next_line().await {
+            Ok(Some(line)) if line.trim() == "stats" => println!("stats {}", stats_json()),
+            Ok(Some(line)) => eprintln!("bench-server: unknown control command {line:?}"),
+            Ok(None) | Err(_) => std::process::exit(0),
+        }
+    }
+}
+
+fn stats_json() -> String {
+    let (cpu_us, peak_rss_bytes) = match proc_usage::current() {
+        Ok(usage) => (usage.cpu_us.to_string(), usage.peak_rss_bytes.to_string()),
+        Err(_) => ("null".into(), "null".into()),
+    };
+    format!(
+        r#"{{"connections":{},"requests":{},"cpuUs":{cpu_us},"peakRssBytes":{peak_rss_bytes}}}"#,
+        CONNECTIONS_ACCEPTED.load(Ordering::Relaxed),
+        REQUESTS_SERVED.load(Ordering::Relaxed),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        parse_options(args.iter().map(|a| a.to_string()))
+    }
+
+    #[test]
+    fn defaults_to_one_thread_and_no_hold() {
+        assert_eq!(
+            parse(&[]),
+            Ok(Options {
+                port: 0,
+                threads: 1,
+                hold: None,
+                control_stdin: false
+            })
+        );
+    }
+
+    #[test]
+    fn reads_every_option() {
+        let options = parse(&[
+            "--port",
+            "8080",
+            "--threads",
+            "2",
+            "--hold-ms",
+            "1000",
+            "--control-stdin",
+        ]);
+        assert_eq!(
+            options,
+            Ok(Options {
+                port: 8080,
+                threads: 2,
+                hold: Some(Duration::from_secs(1)),
+                control_stdin: true
+            })
+        );
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        assert!(parse(&["--threads", "0"]).is_err());
+        assert!(parse(&["--port", "70000"]).is_err());
+        assert!(parse(&["--hold-ms"]).is_err());
+        assert!(parse(&["--hold-ms", "soon"]).is_err());
+        assert!(parse(&["--verbose"]).is_err());
+    }
+
+    #[test]
+    fn body_is_an_anilist_media_envelope_of_about_2_kb() {
+        assert!(MEDIA_BODY.starts_with(r#"{"data":{"Media":{"id":1,"#));
+        assert!(
+            (1800..2300).contains(&MEDIA_BODY.len()),
+            "body is {} bytes",
+            MEDIA_BODY.len()
+        );
+    }
+}

@@ -1,0 +1,515 @@
+//! Local validation of caller variables against the schema argument types, so that mistakes
+//! surface as an `AniLinkValidationError` listing every problem, before any request is spent on
+//! AniList's rate limit.
+
+use serde_json::{Map, Value};
+
+use super::catalog::{catalog, Catalog, InputType, Operation, ScalarCheck, TypeRef};
+
+/// Validates caller variables against the operation's variable types and requirement rules.
+///
+/// Checks scalars (`Int` an integer within the 32-bit range, `Float` a number, `String`,
+/// `Boolean`, `ID` a string or an integer), enums (the message lists the allowed values), lists
+/// (each element, with `[i]` in the path; a single value where a list is expected is checked as
+/// one element, as GraphQL input coercion allows), input objects (recursively, unknown
+/// properties rejected), missing non-null arguments, unknown variables, then the operation's
+/// requirement rules (e.g. `media` needs at least one variable other than `asHtml`).
+/// `null` counts as `{}`. Values in messages are rendered as JSON; every problem is returned.
+pub fn validate_variables(op: &Operation, variables: &Value) -> Result<(), Vec<String>> {
+    let empty = Map::new();
+    let provided = match variables {
+        Value::Null => &empty,
+        Value::Object(map) => map,
+        other => {
+            return Err(vec![format!(
+                "Invalid variables: {}. Expected an object.",
+                js_json(other)
+            )])
+        }
+    };
+    let mut checker = Checker {
+        catalog: catalog(),
+        problems: Vec::new(),
+    };
+    for (name, value) in provided {
+        match op.variable(name) {
+            Some(definition) => checker.check(&definition.type_ref, value, name),
+            None => checker.problems.push(format!("Unknown variable: {name}")),
+        }
+    }
+    for definition in &op.variables {
+        if definition.type_ref.is_non_null() && !provided.contains_key(&definition.name) {
+            checker
+                .problems
+                .push(missing(&definition.name, &definition.type_ref));
+        }
+    }
+    for requirement in &op.requirements {
+        let satisfied = requirement
+            .any_of
+            .iter()
+            .any(|name| provided.get(name).is_some_and(|value| !value.is_null()));
+        if !satisfied {
+            checker.problems.push(requirement.message.clone());
+        }
+    }
+    if checker.problems.is_empty() {
+        Ok(())
+    } else {
+        Err(checker.problems)
+    }
+}
+
+fn missing(path: &str, type_ref: &TypeRef) -> String {
+    format!("Invalid {path}: undefined. Expected type: {type_ref}")
+}
+
+struct Checker {
+    catalog: &'static Catalog,
+    problems: Vec<String>,
+}
+
+impl Checker {
+    fn check(&mut self, type_ref: &TypeRef, value: &Value, path: &str) {
+        match type_ref {
+            TypeRef::NonNull(inner) => {
+                if value.is_null() {
+                    self.problems.push(expected_type(path, value, type_ref));
+                } else {
+                    self.check_present(inner, type_ref, value, path);
+                }
+            }
+            nullable => {
+                if !value.is_null() {
+                    self.check_present(nullable, type_ref, value, path);
+                }
+            }
+        }
+    }
+
+    /// Checks a non-null value against `type_ref` (never `NonNull`); `shown` is the type named
+    /// in messages, which keeps the `!` of the declaration.
+    fn check_present(&mut self, type_ref: &TypeRef, shown: &TypeRef, value: &Value, path: &str) {
+        match type_ref {
+            TypeRef::List(element) => match value {
+                Value::Array(items) => {
+                    for (index, item) in items.iter().enumerate() {
+                        self.check(element, item, &format!("{path}[{index}]"));
+                    }
+                }
+                single => self.check(element, single, path),
+            },
+            TypeRef::Named(name) => self.check_named(name, shown, value, path),
+            TypeRef::NonNull(inner) => self.check(inner, value, path),
+        }
+    }
+
+    fn check_named(&mut self, name: &str, shown: &TypeRef, value: &Value, path: &str) {
+        match self.catalog.input_types.get(name) {
+            Some(InputType::Scalar { check }) => {
+                if !scalar_matches(*check, value) {
+                    self.problems.push(expected_type(path, value, shown));
+                }
+            }
+            Some(InputType::Enum { values }) => {
+                let known = value
+                    .as_str()
+                    .is_some_and(|text| values.iter().any(|allowed| allowed == text));
+                if !known {
+                    self.problems.push(format!(
+                        "Invalid {path}: {}. Expected one of: {}",
+                        js_json(value),
+                        values.join(", ")
+                    ));
+                }
+            }
+            Some(InputType::InputObject { fields }) => match value {
+                Value::Object(properties) => {
+                    for (property, property_value) in properties {
+                        let property_path = format!("{path}.{property}");
+                        match fields.get(property) {
+                            Some(field_type) => {
+                                self.check(field_type, property_value, &property_path)
+                            }
+                            None => self
+                                .problems
+                                .push(format!("Unknown property: {property_path}")),
+                        }
+                    }
+                    for (field, field_type) in fields {
+                        if field_type.is_non_null() && !properties.contains_key(field) {
+                            self.problems
+                                .push(missing(&format!("{path}.{field}"), field_type));
+                        }
+                    }
+                }
+                other => self.problems.push(format!(
+                    "Invalid {path}: {}. Expected an object.",
+                    js_json(other)
+                )),
+            },
+            // Not reachable with the generated catalog (a unit test checks every type resolves).
+            None => self.problems.push(expected_type(path, value, shown)),
+        }
+    }
+}
+
+fn expected_type(path: &str, value: &Value, shown: &TypeRef) -> String {
+    format!("Invalid {path}: {}. Expected type: {shown}", js_json(value))
+}
+
+/// A value as JavaScript's `JSON.stringify` writes it, so messages read the same as the
+/// caller's input: integral numbers without `.0`, exponents with a sign (`1e+21`).
+fn js_json(value: &Value) -> String {
+    match value {
+        Value::Number(number) => match number.as_f64() {
+            Some(float) if number.is_f64() && float.fract() == 0.0 && float.abs() < 1e21 => {
+                format!("{float:.0}")
+            }
+            _ => {
+                let text = number.to_string();
+                match text.split_once('e') {
+                    Some((mantissa, exponent))
+                        if exponent.starts_with(|c: char| c.is_ascii_digit()) =>
+                    {
+                        format!("{mantissa}e+{exponent}")
+                    }
+                    _ => text,
+                }
+            }
+        },
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(js_json).collect::<Vec<_>>().join(",")
+        ),
+        Value::Object(map) => {
+            let members: Vec<String> = map
+                .iter()
+                .map(|(key, item)| format!("{}:{}", Value::from(key.as_str()), js_json(item)))
+                .collect();
+            format!("{{{}}}", members.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn scalar_matches(check: ScalarCheck, value: &Value) -> bool {
+    match check {
+        ScalarCheck::Int => as_integer(value).is_some_and(|number| i32::try_from(number).is_ok()),
+        ScalarCheck::Float => value.is_number(),
+        ScalarCheck::String => value.is_string(),
+        ScalarCheck::Boolean => value.is_boolean(),
+        ScalarCheck::Id => value.is_string() || as_integer(value).is_some(),
+        ScalarCheck::Any => true,
+    }
+}
+
+/// JavaScript has one number type, so `2.0` coming from JS is the integer 2.
+fn as_integer(value: &Value) -> Option<i64> {
+    let number = value.as_number()?;
+    if let Some(integer) = number.as_i64() {
+        return Some(integer);
+    }
+    let float = number.as_f64()?;
+    // The bounds keep the cast exact; beyond them no value is a valid Int anyway.
+    (float.fract() == 0.0 && float.abs() < 9.0e15).then_some(float as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::anilist::operation;
+
+    fn validate(key: &str, variables: Value) -> Result<(), Vec<String>> {
+        validate_variables(operation(key).expect(key), &variables)
+    }
+
+    fn problems(key: &str, variables: Value) -> Vec<String> {
+        validate(key, variables).expect_err("variables should be rejected")
+    }
+
+    #[test]
+    fn accepts_well_typed_variables() {
+        assert_eq!(
+            validate(
+                "query.page.medias",
+                json!({
+                    "page": 1, "perPage": 50.0, "search": "Frieren", "type": "ANIME", "isAdult": false,
+                    "sort": ["POPULARITY_DESC", "ID"], "genre_in": ["Action"], "startDate_greater": 20200101,
+                    "countryOfOrigin": "JP", "format_in": null, "asHtml": true
+                })
+            ),
+            Ok(())
+        );
+        assert_eq!(validate("query.viewer", Value::Null), Ok(()));
+        assert_eq!(validate("query.viewer", json!({})), Ok(()));
+    }
+
+    #[test]
+    fn int_must_be_a_32_bit_integer() {
+        assert_eq!(validate("query.media", json!({ "id": 2147483647 })), Ok(()));
+        assert_eq!(
+            validate("query.media", json!({ "id": -2147483648 })),
+            Ok(())
+        );
+        assert_eq!(
+            problems("query.media", json!({ "id": 1.5 })),
+            ["Invalid id: 1.5. Expected type: Int"]
+        );
+        assert_eq!(
+            problems("query.media", json!({ "id": "1" })),
+            ["Invalid id: \"1\". Expected type: Int"]
+        );
+        assert_eq!(
+            problems("query.media", json!({ "id": 2147483648_i64 })),
+            ["Invalid id: 2147483648. Expected type: Int"]
+        );
+        assert_eq!(
+            problems("query.media", json!({ "id": true })),
+            ["Invalid id: true. Expected type: Int"]
+        );
+        assert_eq!(
+            problems("query.media", json!({ "startDate": 2.5e15 })),
+            ["Invalid startDate: 2500000000000000. Expected type: FuzzyDateInt"]
+        );
+    }
+
+    #[test]
+    fn float_string_boolean() {
+        assert_eq!(
+            validate(
+                "mutation.saveMediaListEntry",
+                json!({ "mediaId": 1, "score": 7.5 })
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            validate(
+                "mutation.saveMediaListEntry",
+                json!({ "mediaId": 1, "score": 8 })
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            problems(
+                "mutation.saveMediaListEntry",
+                json!({ "mediaId": 1, "score": "8", "notes": 3, "private": "yes" })
+            ),
+            [
+                "Invalid notes: 3. Expected type: String",
+                "Invalid private: \"yes\". Expected type: Boolean",
+                "Invalid score: \"8\". Expected type: Float",
+            ]
+        );
+    }
+
+    #[test]
+    fn id_accepts_strings_and_integers() {
+        assert!(scalar_matches(ScalarCheck::Id, &json!("abc")));
+        assert!(scalar_matches(ScalarCheck::Id, &json!(12)));
+        assert!(!scalar_matches(ScalarCheck::Id, &json!(1.5)));
+        assert!(!scalar_matches(ScalarCheck::Id, &json!(null)));
+        assert!(!scalar_matches(ScalarCheck::Id, &json!(["1"])));
+    }
+
+    #[test]
+    fn enums_list_the_allowed_values() {
+        assert_eq!(
+            problems("query.media", json!({ "id": 1, "season": "AUTUMN" })),
+            ["Invalid season: \"AUTUMN\". Expected one of: WINTER, SPRING, SUMMER, FALL"]
+        );
+        assert_eq!(
+            problems("query.media", json!({ "id": 1, "type": 1 })),
+            ["Invalid type: 1. Expected one of: ANIME, MANGA"]
+        );
+    }
+
+    #[test]
+    fn lists_check_each_element_with_its_index() {
+        assert_eq!(
+            problems(
+                "query.media",
+                json!({ "id_in": [1, "two", 3, null], "season": "FALL" })
+            ),
+            ["Invalid id_in[1]: \"two\". Expected type: Int"]
+        );
+        let sort = problems(
+            "query.page.medias",
+            json!({ "sort": ["SCORE_DESC", "BEST"] }),
+        );
+        assert_eq!(sort.len(), 1);
+        assert!(
+            sort[0].starts_with(
+                "Invalid sort[1]: \"BEST\". Expected one of: ID, ID_DESC, TITLE_ROMAJI,"
+            ),
+            "{sort:?}"
+        );
+        // GraphQL input coercion: a single value stands for a one-element list.
+        assert_eq!(
+            validate("query.page.medias", json!({ "sort": "SCORE_DESC" })),
+            Ok(())
+        );
+        assert_eq!(
+            problems("query.page.medias", json!({ "id_in": "1" })),
+            ["Invalid id_in: \"1\". Expected type: Int"]
+        );
+    }
+
+    #[test]
+    fn fuzzy_date_input_objects() {
+        let ok = json!({ "mediaId": 1, "startedAt": { "year": 2024, "month": 1, "day": null }, "completedAt": {} });
+        assert_eq!(validate("mutation.saveMediaListEntry", ok), Ok(()));
+        assert_eq!(
+            problems(
+                "mutation.saveMediaListEntry",
+                json!({ "mediaId": 1, "startedAt": { "year": "2024", "mnth": 1 }, "completedAt": 20240101 })
+            ),
+            [
+                "Invalid completedAt: 20240101. Expected an object.",
+                "Unknown property: startedAt.mnth",
+                "Invalid startedAt.year: \"2024\". Expected type: Int",
+            ]
+        );
+    }
+
+    #[test]
+    fn nested_input_lists_and_objects() {
+        let ok = json!({ "notificationOptions": [{ "type": "ACTIVITY_LIKE", "enabled": false }], "animeListOptions": { "customLists": ["A"] } });
+        assert_eq!(validate("mutation.updateUser", ok), Ok(()));
+        let bad = problems(
+            "mutation.updateUser",
+            json!({ "notificationOptions": [{ "type": "NOPE" }, 3], "animeListOptions": { "customLists": [1] } }),
+        );
+        assert_eq!(bad.len(), 3, "{bad:?}");
+        assert_eq!(
+            bad[0],
+            "Invalid animeListOptions.customLists[0]: 1. Expected type: String"
+        );
+        assert!(bad[1].starts_with(
+            "Invalid notificationOptions[0].type: \"NOPE\". Expected one of: ACTIVITY_MESSAGE,"
+        ));
+        assert_eq!(
+            bad[2],
+            "Invalid notificationOptions[1]: 3. Expected an object."
+        );
+    }
+
+    #[test]
+    fn unknown_variables_are_rejected() {
+        assert_eq!(
+            problems("query.media", json!({ "id": 1, "idd": 2 })),
+            ["Unknown variable: idd"]
+        );
+        assert_eq!(
+            problems("query.viewer", json!({ "id": 1 })),
+            ["Unknown variable: id"]
+        );
+    }
+
+    #[test]
+    fn non_null_arguments_must_be_given() {
+        assert_eq!(
+            problems("query.follower", json!({})),
+            ["Invalid userId: undefined. Expected type: Int!"]
+        );
+        assert_eq!(
+            problems("query.follower", json!({ "userId": null })),
+            ["Invalid userId: null. Expected type: Int!"]
+        );
+        assert_eq!(
+            problems("query.page.following", json!({ "userId": "x" })),
+            ["Invalid userId: \"x\". Expected type: Int!"]
+        );
+        assert_eq!(
+            problems("query.markdown", Value::Null),
+            ["Invalid markdown: undefined. Expected type: String!"]
+        );
+        assert_eq!(
+            validate("query.follower", json!({ "userId": 1, "sort": ["ID"] })),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn media_needs_a_filter_other_than_as_html() {
+        let rule = "The Media query requires at least one filter variable.";
+        assert_eq!(problems("query.media", json!({})), [rule]);
+        assert_eq!(problems("query.media", Value::Null), [rule]);
+        assert_eq!(problems("query.media", json!({ "asHtml": true })), [rule]);
+        assert_eq!(problems("query.media", json!({ "id": null })), [rule]);
+        assert_eq!(
+            validate(
+                "query.media",
+                json!({ "search": "Frieren", "asHtml": false })
+            ),
+            Ok(())
+        );
+        // Type problems and the rule are reported together.
+        assert_eq!(
+            problems("query.media", json!({ "asHtml": "yes" })),
+            ["Invalid asHtml: \"yes\". Expected type: Boolean", rule]
+        );
+    }
+
+    #[test]
+    fn media_list_collection_needs_a_user_and_a_type() {
+        assert_eq!(
+            problems("query.mediaListCollection", json!({})),
+            [
+                "The MediaListCollection query requires a userId or userName variable.",
+                "The MediaListCollection query requires a type variable.",
+            ]
+        );
+        assert_eq!(
+            validate(
+                "query.mediaListCollection",
+                json!({ "userName": "someone", "type": "ANIME" })
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn every_problem_is_reported() {
+        let all = problems(
+            "query.page.medias",
+            json!({ "page": "1", "type": "TV", "nope": 1, "genre_in": [1, 2] }),
+        );
+        assert_eq!(
+            all,
+            [
+                "Invalid genre_in[0]: 1. Expected type: String",
+                "Invalid genre_in[1]: 2. Expected type: String",
+                "Unknown variable: nope",
+                "Invalid page: \"1\". Expected type: Int",
+                "Invalid type: \"TV\". Expected one of: ANIME, MANGA",
+            ]
+        );
+    }
+
+    #[test]
+    fn values_are_rendered_like_javascript_json() {
+        assert_eq!(js_json(&json!(2.0)), "2");
+        assert_eq!(js_json(&json!(-0.5)), "-0.5");
+        assert_eq!(js_json(&json!(1e21)), "1e+21");
+        assert_eq!(js_json(&json!(1.5e-7)), "1.5e-7");
+        assert_eq!(
+            js_json(&json!({ "a": [1.0, "x", null, true] })),
+            r#"{"a":[1,"x",null,true]}"#
+        );
+    }
+
+    #[test]
+    fn variables_must_be_an_object() {
+        assert_eq!(
+            problems("query.viewer", json!([1])),
+            ["Invalid variables: [1]. Expected an object."]
+        );
+        assert_eq!(
+            problems("query.viewer", json!("id")),
+            ["Invalid variables: \"id\". Expected an object."]
+        );
+    }
+}

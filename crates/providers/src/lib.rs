@@ -1,0 +1,3 @@
+pub mod anilist;
+pub mod mal;
+pub mod requests;

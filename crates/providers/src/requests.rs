@@ -1,0 +1,214 @@
+//! From an operation call to the transport's [`RequestSpec`]: endpoint, auth headers, body.
+//!
+//! Each provider slot builds its endpoint once (URL parsed, headers prepared, the token marked
+//! sensitive), so a call only validates its variables and assembles its body.
+
+use bytes::Bytes;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use serde_json::Value;
+
+use anilink_transport::error::{Protocol, TransportError};
+use anilink_transport::request::{host_of, RequestSpec, ResultShape};
+
+use crate::{anilist, mal};
+
+pub const ANILIST_DEFAULT_URL: &str = "https://graphql.anilist.co";
+pub const MAL_DEFAULT_URL: &str = "https://api.myanimelist.net/v2";
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const FORM: HeaderValue = HeaderValue::from_static("application/x-www-form-urlencoded");
+const MAL_CLIENT_ID: HeaderName = HeaderName::from_static("x-mal-client-id");
+
+/// A credential as a header value that never shows up in debug output.
+fn secret_header(value: &str, field: &str) -> Result<HeaderValue, String> {
+    let mut header = HeaderValue::from_str(value)
+        .map_err(|_| format!("{field} contains characters that cannot be sent in an HTTP header"))?;
+    header.set_sensitive(true);
+    Ok(header)
+}
+
+fn non_empty(value: Option<&str>) -> Option<&str> {
+    value.map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// Check a base URL once, at construction, so a typo fails early with a clear message.
+fn checked_base_url(base_url: &str, option: &str) -> Result<String, String> {
+    let trimmed = base_url.trim_end_matches('/');
+    host_of(trimmed)
+        .map(|_| trimmed.to_string())
+        .ok_or_else(|| format!("{option} must be an absolute http:// or https:// URL (received {base_url:?})."))
+}
+
+/// The AniList GraphQL endpoint of one slot.
+pub struct AniListEndpoint {
+    url: String,
+    headers: HeaderMap,
+    has_token: bool,
+}
+
+impl AniListEndpoint {
+    pub fn new(base_url: &str, token: Option<&str>) -> Result<Self, String> {
+        let url = checked_base_url(base_url, "anilist baseUrl")?;
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, JSON);
+        headers.insert(ACCEPT, JSON);
+        let token = non_empty(token);
+        if let Some(token) = token {
+            headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {token}"), "authToken")?);
+        }
+        Ok(Self { url, headers, has_token: token.is_some() })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A catalog operation (`"query.media"`, `"mutation.saveMediaListEntry"`, …).
+    pub fn operation(&self, key: &str, variables: &Value, fields: Option<&[String]>) -> Result<RequestSpec, TransportError> {
+        let operation = anilist::operation(key)
+            .ok_or_else(|| TransportError::unknown(format!("unknown AniList operation {key}")))?;
+        anilist::validate_variables(operation, variables).map_err(TransportError::validation)?;
+        let document = anilist::document_for(operation, fields).map_err(TransportError::validation)?;
+        let mut spec = self.graphql(&document, variables)?;
+        spec.is_write = operation.kind() == anilist::OperationKind::Mutation;
+        if operation.requires_auth() && !self.has_token {
+            spec.missing_auth = Some(format!("anilist.{key}"));
+        }
+        Ok(spec)
+    }
+
+    /// `anilist.custom(document, variables)`: a caller-written document.
+    pub fn custom(&self, document: &str, variables: &Value) -> Result<RequestSpec, TransportError> {
+        let analysis = anilist::analyze_custom_document(document).map_err(TransportError::validation)?;
+        if !matches!(variables, Value::Object(_) | Value::Null) {
+            return Err(TransportError::validation(vec![format!(
+                "Invalid variables: {variables}. Expected an object."
+            )]));
+        }
+        let mut spec = self.graphql(document, variables)?;
+        spec.is_write = analysis.is_mutation;
+        Ok(spec)
+    }
+
+    fn graphql(&self, document: &str, variables: &Value) -> Result<RequestSpec, TransportError> {
+        let empty = Value::Object(Default::default());
+        let variables = if variables.is_null() { &empty } else { variables };
+        let body = serde_json::to_vec(&serde_json::json!({ "query": document, "variables": variables }))
+            .map_err(|e| TransportError::unknown(format!("could not encode the request body: {e}")))?;
+        let mut spec = RequestSpec::new(
+            Method::POST,
+            &self.url,
+            self.headers.clone(),
+            Bytes::from(body),
+            Protocol::GraphQl,
+            ResultShape::GraphQl,
+        )?;
+        spec.is_write = false;
+        Ok(spec)
+    }
+}
+
+/// The MyAnimeList REST endpoint of one slot.
+pub struct MalEndpoint {
+    base: String,
+    headers: HeaderMap,
+    has_token: bool,
+    has_credentials: bool,
+}
+
+impl MalEndpoint {
+    /// With an access token every call sends it; with only a client id, `X-MAL-CLIENT-ID`.
+    pub fn new(base_url: &str, access_token: Option<&str>, client_id: Option<&str>) -> Result<Self, String> {
+        let base = checked_base_url(base_url, "mal baseUrl")?;
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, JSON);
+        let token = non_empty(access_token);
+        let client_id = non_empty(client_id);
+        if let Some(token) = token {
+            headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {token}"), "accessToken")?);
+        } else if let Some(client_id) = client_id {
+            headers.insert(MAL_CLIENT_ID, secret_header(client_id, "clientId")?);
+        }
+        Ok(Self { base, headers, has_token: token.is_some(), has_credentials: token.is_some() || client_id.is_some() })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    pub fn operation(&self, key: &str, params: &Value, fields: Option<&Value>) -> Result<RequestSpec, TransportError> {
+        let operation =
+            mal::operation(key).ok_or_else(|| TransportError::unknown(format!("unknown MAL operation {key}")))?;
+        let request = mal::build_request(operation, params, fields).map_err(TransportError::validation)?;
+        let mut headers = self.headers.clone();
+        let body = match request.form_body {
+            Some(form) => {
+                headers.insert(CONTENT_TYPE, FORM);
+                Bytes::from(form)
+            }
+            None => Bytes::new(),
+        };
+        let method = match request.method {
+            mal::HttpMethod::Get => Method::GET,
+            mal::HttpMethod::Patch => Method::PATCH,
+            mal::HttpMethod::Delete => Method::DELETE,
+        };
+        let url = format!("{}{}", self.base, request.path_and_query);
+        let mut spec = RequestSpec::new(method, &url, headers, body, Protocol::Rest, ResultShape::Rest)?;
+        let allowed = if request.requires_token { self.has_token } else { self.has_credentials };
+        if !allowed {
+            spec.missing_auth = Some(format!("mal.{key}"));
+        }
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_sent_as_sensitive_bearer_headers() {
+        let endpoint = AniListEndpoint::new("https://graphql.anilist.co/", Some("tok")).unwrap();
+        assert_eq!(endpoint.url(), "https://graphql.anilist.co");
+        let auth = endpoint.headers.get(AUTHORIZATION).unwrap();
+        assert!(auth.is_sensitive());
+        assert_eq!(auth, "Bearer tok");
+        assert!(!format!("{:?}", endpoint.headers).contains("tok"), "debug output never shows the token");
+    }
+
+    #[test]
+    fn an_empty_token_means_no_auth() {
+        let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("  ")).unwrap();
+        assert!(!endpoint.has_token);
+        assert!(endpoint.headers.get(AUTHORIZATION).is_none());
+    }
+
+    #[test]
+    fn bad_base_urls_are_rejected_with_the_option_name() {
+        let err = AniListEndpoint::new("graphql.anilist.co", None).err().unwrap();
+        assert!(err.starts_with("anilist baseUrl must be an absolute http:// or https:// URL"), "{err}");
+    }
+
+    #[test]
+    fn mal_prefers_the_access_token_over_the_client_id() {
+        let both = MalEndpoint::new(MAL_DEFAULT_URL, Some("m"), Some("cid")).unwrap();
+        assert!(both.headers.get(AUTHORIZATION).is_some());
+        assert!(both.headers.get(MAL_CLIENT_ID).is_none());
+        let client_only = MalEndpoint::new(MAL_DEFAULT_URL, None, Some("cid")).unwrap();
+        assert_eq!(client_only.headers.get(MAL_CLIENT_ID).unwrap(), "cid");
+        assert!(client_only.has_credentials && !client_only.has_token);
+    }
+
+    #[test]
+    fn custom_documents_follow_their_operation_type() {
+        let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("t")).unwrap();
+        let query = endpoint.custom("query { Viewer { id } }", &Value::Null).unwrap();
+        assert!(!query.is_write);
+        let mutation = endpoint.custom("mutation { ToggleFollow(userId: 1) { id } }", &Value::Null).unwrap();
+        assert!(mutation.is_write);
+        let body: Value = serde_json::from_slice(&query.body).unwrap();
+        assert_eq!(body["variables"], serde_json::json!({}));
+    }
+}

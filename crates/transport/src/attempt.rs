@@ -1,0 +1,505 @@
+//! The attempt loop: one logical request, from the first attempt to its result.
+//!
+//! Each attempt runs the steps of transport.md 1.3 as amended by decisions.md: auth guard,
+//! breaker admission, pacing wait, `onRequestStart`, dispatch under the per-attempt deadline,
+//! classification, breaker accounting, pacing bookkeeping, then the retry decision (policy
+//! first, budget second) and the backoff wait. Every wait races the caller's cancellation.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use http::HeaderMap;
+use tokio_util::sync::CancellationToken;
+
+use crate::breaker::{Admission, Outcome, Transition};
+use crate::budget::{self, BudgetVerdict};
+use crate::envelope::{self, Envelope};
+use crate::error::{ErrorCode, TransportError};
+use crate::events::{Context, Event, EventSink, FailureReport};
+use crate::exchange::{self, RawResponse};
+use crate::host_state::HostStates;
+use crate::options::{Hook, ResolvedOptions};
+use crate::pacing;
+use crate::policy::{self, FailureClass};
+use crate::pool::PoolRegistry;
+use crate::random::RandomSource;
+use crate::rate_limit::RateLimitInfo;
+use crate::request::{RequestSpec, ResultShape};
+use crate::retry_after;
+
+/// Wall-clock time, injected so state that stores epoch deadlines can be driven in tests.
+pub trait Clock: Send + Sync {
+    fn now_ms(&self) -> u64;
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> u64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    }
+}
+
+/// What a call needs besides its request: the client's per-host state, time and randomness.
+pub struct Shared<'a> {
+    pub hosts: &'a HostStates,
+    pub clock: &'a dyn Clock,
+    pub rng: &'a dyn RandomSource,
+    pub pools: &'a PoolRegistry,
+}
+
+/// A successful call: the JSON text of its result, or None for `undefined` (an empty REST body).
+pub type CallResult = Option<String>;
+
+/// A failed attempt with what the breaker and the retry policy need to know about it.
+struct Failure {
+    error: TransportError,
+    class: FailureClass,
+    outcome: Outcome,
+    response_reported: bool,
+}
+
+enum Settled {
+    Success { result: CallResult, partial: Option<TransportError>, rate_limit: Option<RateLimitInfo> },
+    Failed(Failure),
+}
+
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
+
+pub async fn execute(
+    shared: &Shared<'_>,
+    spec: &RequestSpec,
+    options: &ResolvedOptions,
+    sink: &impl EventSink,
+    cancel: &CancellationToken,
+) -> Result<CallResult, TransportError> {
+    let mut call = Call {
+        shared,
+        spec,
+        options,
+        sink,
+        cancel,
+        request_id: Arc::from(new_request_id()),
+        url: Arc::from(spec.url.as_str()),
+        token: NEXT_REQUEST.fetch_add(1, Ordering::Relaxed),
+        attempt: 0,
+        paced_ms: 0,
+        retry_wait_ms: 0,
+    };
+    call.run().await.map_err(|mut error| {
+        error.request_id = Some(call.request_id.to_string());
+        error
+    })
+}
+
+struct Call<'a, S: EventSink> {
+    shared: &'a Shared<'a>,
+    spec: &'a RequestSpec,
+    options: &'a ResolvedOptions,
+    sink: &'a S,
+    cancel: &'a CancellationToken,
+    request_id: Arc<str>,
+    url: Arc<str>,
+    /// Identifies this request to the breaker, so only it can settle a probe it owns (D8).
+    token: u64,
+    /// Zero-based index of the current attempt.
+    attempt: u32,
+    paced_ms: u64,
+    retry_wait_ms: u64,
+}
+
+impl<S: EventSink> Call<'_, S> {
+    fn context(&self) -> Context {
+        Context {
+            request_id: self.request_id.clone(),
+            url: self.url.clone(),
+            method: method_name(&self.spec.method),
+            attempt: self.attempt + 1,
+        }
+    }
+
+    fn wants(&self, hook: Hook) -> bool {
+        self.options.hooks.has(hook)
+    }
+
+    async fn emit_if(&self, hook: Hook, build: impl FnOnce() -> Event) {
+        if self.wants(hook) {
+            self.sink.emit(build()).await;
+        }
+    }
+
+    async fn report_failure(&self, error: &TransportError, report: FailureExtras) {
+        let via_retry_hook = report.next_delay_ms.is_some() && self.wants(Hook::OnRetry);
+        let hook = if via_retry_hook { Hook::OnRetry } else { Hook::OnError };
+        self.emit_if(hook, || {
+            Event::Failure(Box::new(FailureReport {
+                context: self.context(),
+                error: error.clone(),
+                via_retry_hook,
+                next_delay_ms: report.next_delay_ms,
+                retry_wait_ms: (self.retry_wait_ms > 0).then_some(self.retry_wait_ms),
+                budget_exhausted: report.budget_exhausted,
+                host: report.host,
+                retry_after_ms: report.retry_after_ms,
+            }))
+        })
+        .await;
+    }
+
+    async fn announce(&self, transition: Option<Transition>) {
+        match transition {
+            Some(Transition::Opened { failures }) => {
+                self.emit_if(Hook::OnCircuitOpen, || Event::CircuitOpen {
+                    context: self.context(),
+                    host: self.spec.host.clone(),
+                    failures,
+                })
+                .await
+            }
+            Some(Transition::Closed) => {
+                self.emit_if(Hook::OnCircuitClose, || Event::CircuitClose {
+                    context: self.context(),
+                    host: self.spec.host.clone(),
+                })
+                .await
+            }
+            None => {}
+        }
+    }
+
+    fn record_outcome(&self, outcome: Outcome) -> Option<Transition> {
+        let config = self.options.circuit_breaker?;
+        let now = self.shared.clock.now_ms();
+        self.shared.hosts.with(&self.spec.host, |s| s.breaker.record(&config, outcome, now, self.token))
+    }
+
+    async fn run(&mut self) -> Result<CallResult, TransportError> {
+        let pool = self.shared.pools.pool(self.options.pool_bounds);
+        loop {
+            if let Some(operation) = &self.spec.missing_auth {
+                let error = TransportError::auth(Some(operation));
+                self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
+                self.report_failure(&error, FailureExtras::default()).await;
+                return Err(error);
+            }
+            let is_probe = match self.admit() {
+                Ok(is_probe) => is_probe,
+                Err((error, retry_after_ms)) => {
+                    self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
+                    let extras = FailureExtras { host: Some(self.spec.host.clone()), retry_after_ms, ..Default::default() };
+                    self.report_failure(&error, extras).await;
+                    return Err(error);
+                }
+            };
+            self.pace().await?;
+            self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
+
+            let started = Instant::now();
+            let dispatched = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => Err(TransportError::aborted()),
+                response = self.dispatch(&pool) => response,
+            };
+            let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+            let failure = match self.settle(dispatched, duration_ms).await {
+                Settled::Success { result, partial, rate_limit } => {
+                    self.finish_success(duration_ms, partial, rate_limit).await;
+                    return Ok(result);
+                }
+                Settled::Failed(failure) => failure,
+            };
+            if !failure.response_reported {
+                self.report_response(duration_ms, failure.error.rate_limit).await;
+            }
+            let transition = self.record_outcome(failure.outcome);
+            self.announce(transition).await;
+
+            let (wait, budget_exhausted) = self.decide_retry(&failure, is_probe);
+            let Failure { error, .. } = failure;
+            let Some(delay_ms) = wait else {
+                self.pace_after_terminal(&error);
+                self.report_failure(&error, FailureExtras { budget_exhausted, ..Default::default() }).await;
+                return Err(error);
+            };
+            self.report_failure(&error, FailureExtras { next_delay_ms: Some(delay_ms), ..Default::default() }).await;
+            self.retry_wait_ms += delay_ms;
+            self.attempt += 1;
+            tokio::select! {
+                biased;
+                // An abort during backoff records nothing new (transport.md 1.3 step 8.9).
+                _ = self.cancel.cancelled() => return Err(TransportError::aborted()),
+                _ = tokio::time::sleep(Duration::from_millis(delay_ms)) => {}
+            }
+        }
+    }
+
+    /// Breaker admission: Ok(is_probe), or the fast-fail error with its `retryAfterMs`.
+    fn admit(&self) -> Result<bool, (TransportError, Option<u64>)> {
+        let Some(config) = self.options.circuit_breaker else {
+            return Ok(false);
+        };
+        let now = self.shared.clock.now_ms();
+        let admission = self.shared.hosts.with(&self.spec.host, |s| {
+            s.breaker_used = true;
+            s.breaker.admit(&config, now, self.token)
+        });
+        match admission {
+            Admission::Proceed { probe } => Ok(probe),
+            Admission::FastFail { retry_after_ms, probing } => {
+                Err((TransportError::circuit_open(config.threshold, probing), retry_after_ms))
+            }
+        }
+    }
+
+    /// Wait for the host's rate-limit deadline, if one is recorded.
+    async fn pace(&mut self) -> Result<(), TransportError> {
+        if !self.options.pace_with_rate_limit || self.options.ignore_pace_deadline {
+            return Ok(());
+        }
+        let now = self.shared.clock.now_ms();
+        let rng = self.shared.rng;
+        let Some(wait) = self.shared.hosts.with(&self.spec.host, |s| pacing::plan_wait(&mut s.pace_deadline, now, rng)) else {
+            return Ok(());
+        };
+        let started = Instant::now();
+        let total = Duration::from_millis(wait.delay_ms + wait.stagger_ms);
+        let aborted = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => true,
+            _ = tokio::time::sleep(total) => false,
+        };
+        if aborted {
+            let elapsed = (started.elapsed().as_millis() as u64).min(wait.delay_ms);
+            self.emit_if(Hook::OnPace, || Event::Pace { context: self.context(), delay_ms: elapsed, aborted: true }).await;
+            let transition = self.shared.hosts.with(&self.spec.host, |s| s.breaker.pacing_aborted(self.token));
+            self.announce(transition).await;
+            return Err(TransportError::aborted_during_pacing());
+        }
+        self.emit_if(Hook::OnPace, || Event::Pace { context: self.context(), delay_ms: wait.delay_ms, aborted: false }).await;
+        self.paced_ms += wait.delay_ms;
+        Ok(())
+    }
+
+    async fn dispatch(&self, pool: &Arc<crate::pool::Pool>) -> Result<RawResponse, TransportError> {
+        match self.options.timeout {
+            Some(limit) => tokio::time::timeout(limit, exchange::send(pool, self.spec))
+                .await
+                .unwrap_or_else(|_| Err(TransportError::timeout(self.options.timeout_ms))),
+            None => exchange::send(pool, self.spec).await,
+        }
+    }
+
+    async fn report_response(&self, duration_ms: f64, rate_limit: Option<RateLimitInfo>) {
+        self.emit_if(Hook::OnResponse, || Event::Response {
+            context: self.context(),
+            duration_ms,
+            rate_limit,
+            paced_ms: (self.paced_ms > 0).then_some(self.paced_ms),
+        })
+        .await;
+    }
+
+    /// Classify what the dispatch produced.
+    async fn settle(&self, dispatched: Result<RawResponse, TransportError>, duration_ms: f64) -> Settled {
+        let response = match dispatched {
+            Ok(response) => response,
+            Err(error) => {
+                let (class, outcome) = match error.code {
+                    ErrorCode::Network => (FailureClass::Network, Outcome::Availability),
+                    ErrorCode::Timeout => (FailureClass::Timeout, Outcome::Availability),
+                    ErrorCode::Aborted => (FailureClass::Aborted, Outcome::Reachability),
+                    _ => (FailureClass::Fatal, Outcome::Reachability),
+                };
+                return Settled::Failed(Failure { error, class, outcome, response_reported: false });
+            }
+        };
+        let rate_limit = read_rate_limit(&response.headers);
+        let content_type = header(&response.headers, "content-type").map(str::to_string);
+        let text = String::from_utf8_lossy(&response.body).into_owned();
+        let status = response.status;
+        if !(200..300).contains(&status) {
+            let now = self.shared.clock.now_ms();
+            let server_wait_ms =
+                retry_after::server_directed_wait_ms(status, header(&response.headers, "retry-after"), rate_limit.as_ref(), now);
+            let error = TransportError::http_status(self.spec.protocol, status, text, rate_limit, content_type);
+            return Settled::Failed(Failure {
+                error,
+                class: FailureClass::Status { status, server_wait_ms },
+                outcome: status_outcome(status),
+                response_reported: false,
+            });
+        }
+        if self.spec.shape == ResultShape::Rest {
+            let result = (!text.trim().is_empty()).then_some(text);
+            return Settled::Success { result, partial: None, rate_limit };
+        }
+        match envelope::classify(&text, self.options.allow_partial_data, rate_limit, content_type.clone()) {
+            Some(Envelope::Success(result)) => Settled::Success { result: Some(result), partial: None, rate_limit },
+            Some(Envelope::Partial { result, error }) => Settled::Success { result: Some(result), partial: Some(error), rate_limit },
+            Some(Envelope::Failure(error)) => {
+                // A strict envelope failure still reports the response it came in (transport.md 1.3 step 7).
+                self.report_response(duration_ms, rate_limit).await;
+                let now = self.shared.clock.now_ms();
+                let (class, outcome) = envelope_classes(&error, now);
+                Settled::Failed(Failure { error, class, outcome, response_reported: true })
+            }
+            None => Settled::Failed(Failure {
+                error: TransportError::unparseable_graphql_body(status, text, rate_limit, content_type),
+                class: FailureClass::Fatal,
+                outcome: Outcome::Neutral,
+                response_reported: false,
+            }),
+        }
+    }
+
+    /// `onResponse`, the partial-data report, breaker accounting, then the pacing bookkeeping;
+    /// the response itself is never held back (transport.md 1.3 step 7).
+    async fn finish_success(&self, duration_ms: f64, partial: Option<TransportError>, rate_limit: Option<RateLimitInfo>) {
+        self.report_response(duration_ms, rate_limit).await;
+        let outcome = match &partial {
+            None => Outcome::Success,
+            Some(error) => {
+                self.report_failure(error, FailureExtras::default()).await;
+                envelope_classes(error, self.shared.clock.now_ms()).1
+            }
+        };
+        let transition = self.record_outcome(outcome);
+        self.announce(transition).await;
+        if !self.options.pace_with_rate_limit {
+            return;
+        }
+        let Some(info) = rate_limit else { return };
+        let now = self.shared.clock.now_ms();
+        if let Some(deadline) = pacing::deadline_after_success(&info, self.options.rate_limit_floor, now) {
+            self.shared.hosts.with(&self.spec.host, |s| pacing::record_deadline(&mut s.pace_deadline, deadline, now));
+        }
+    }
+
+    /// Policy first, then budget (decisions D3). Returns the delay and whether the budget was
+    /// what stopped a retry the policy wanted.
+    fn decide_retry(&self, failure: &Failure, is_probe: bool) -> (Option<u64>, bool) {
+        // A failed probe is never retried; neither is anything when retries are off.
+        let Some(policy) = self.options.retry.as_ref().filter(|_| !is_probe) else {
+            return (None, false);
+        };
+        let wanted = policy::retry_wait(policy, failure.class, self.attempt, self.shared.rng);
+        let Some(config) = self.options.retry_budget else {
+            return (wanted.map(|w| w.delay_ms()), false);
+        };
+        if failure.class == FailureClass::Aborted {
+            return (None, false);
+        }
+        let now = self.shared.clock.now_ms();
+        self.shared.hosts.with(&self.spec.host, |s| {
+            let window = budget::window_for_failure(&mut s.budget, &config, now);
+            match wanted {
+                None => (None, false),
+                Some(wait) => match window.try_spend(&config, &wait, now) {
+                    BudgetVerdict::Spent => (Some(wait.delay_ms()), false),
+                    BudgetVerdict::Exhausted => (None, true),
+                    BudgetVerdict::WindowTooShort => (None, false),
+                },
+            }
+        })
+    }
+
+    /// A terminal 429 with quota metadata paces the host's next request (transport.md 1.7.4).
+    fn pace_after_terminal(&self, error: &TransportError) {
+        if !self.options.pace_with_rate_limit || error.status != Some(429) {
+            return;
+        }
+        let Some(info) = error.rate_limit else { return };
+        let now = self.shared.clock.now_ms();
+        let deadline = pacing::deadline_after_terminal_429(&info, now);
+        self.shared.hosts.with(&self.spec.host, |s| pacing::record_deadline(&mut s.pace_deadline, deadline, now));
+    }
+}
+
+#[derive(Default)]
+struct FailureExtras {
+    next_delay_ms: Option<u64>,
+    budget_exhausted: bool,
+    host: Option<String>,
+    retry_after_ms: Option<u64>,
+}
+
+/// Availability failures (429, 5xx) advance the breaker's streak; other answers prove the
+/// upstream is reachable.
+fn status_outcome(status: u16) -> Outcome {
+    if status == 429 || status >= 500 {
+        Outcome::Availability
+    } else {
+        Outcome::Reachability
+    }
+}
+
+/// A GraphQL envelope error: without an upstream status it is a query bug, neutral for the
+/// breaker and never retried; with one it counts like the HTTP status it carries.
+fn envelope_classes(error: &TransportError, now_ms: u64) -> (FailureClass, Outcome) {
+    match error.status {
+        Some(status) if status != 200 => {
+            let server_wait_ms = retry_after::server_directed_wait_ms(status, None, error.rate_limit.as_ref(), now_ms);
+            (FailureClass::Status { status, server_wait_ms }, status_outcome(status))
+        }
+        _ => (FailureClass::StatuslessEnvelope, Outcome::Neutral),
+    }
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// `x-ratelimit-*`, in any case (MAL sends `X-RateLimit-*`; header maps are case-insensitive).
+fn read_rate_limit(headers: &HeaderMap) -> Option<RateLimitInfo> {
+    RateLimitInfo::from_headers(
+        header(headers, "x-ratelimit-limit"),
+        header(headers, "x-ratelimit-remaining"),
+        header(headers, "x-ratelimit-reset"),
+    )
+}
+
+fn method_name(method: &http::Method) -> &'static str {
+    match *method {
+        http::Method::GET => "GET",
+        http::Method::POST => "POST",
+        http::Method::PUT => "PUT",
+        http::Method::PATCH => "PATCH",
+        http::Method::DELETE => "DELETE",
+        http::Method::HEAD => "HEAD",
+        _ => "OPTIONS",
+    }
+}
+
+/// A random UUID v4, shared by every hook and stamped on the error.
+fn new_request_id() -> String {
+    let bytes = fastrand::u128(..).to_be_bytes();
+    let mut b = bytes;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_uuid_v4() {
+        let id = new_request_id();
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"));
+        assert_ne!(id, new_request_id());
+    }
+
+    #[test]
+    fn statuses_split_into_availability_and_reachability() {
+        assert_eq!(status_outcome(429), Outcome::Availability);
+        assert_eq!(status_outcome(503), Outcome::Availability);
+        assert_eq!(status_outcome(404), Outcome::Reachability);
+    }
+}

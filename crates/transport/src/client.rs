@@ -1,0 +1,77 @@
+//! A provider client: one slot's options and its cross-request state (decisions D2, D19).
+//!
+//! Every `AniLink` provider slot owns one, so its breaker, budget windows and pacing deadlines
+//! are shared by all its operations and never by another slot or instance. The slot's options
+//! are resolved once here; a call without per-request options reuses them as they are.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::attempt::{self, CallResult, Clock, Shared, SystemClock};
+use crate::error::TransportError;
+use crate::events::EventSink;
+use crate::host_state::{HostSnapshot, HostStates};
+use crate::options::{PartialOptions, ResolvedOptions};
+use crate::pool::PoolRegistry;
+use crate::random::{RandomSource, ThreadRandom};
+use crate::request::RequestSpec;
+
+pub struct ProviderClient {
+    slot: PartialOptions,
+    read: Arc<ResolvedOptions>,
+    write: Arc<ResolvedOptions>,
+    hosts: HostStates,
+    clock: Box<dyn Clock>,
+    rng: Box<dyn RandomSource>,
+}
+
+impl ProviderClient {
+    pub fn new(slot: PartialOptions) -> Self {
+        Self::with_time(slot, Box::new(SystemClock), Box::new(ThreadRandom))
+    }
+
+    pub fn with_time(slot: PartialOptions, clock: Box<dyn Clock>, rng: Box<dyn RandomSource>) -> Self {
+        Self {
+            read: Arc::new(slot.resolve(false)),
+            write: Arc::new(slot.resolve(true)),
+            slot,
+            hosts: HostStates::default(),
+            clock,
+            rng,
+        }
+    }
+
+    /// The options of one call: the slot's, or the per-request ones merged over them.
+    pub fn options(&self, request: Option<&PartialOptions>, is_write: bool) -> Arc<ResolvedOptions> {
+        match request {
+            None if is_write => self.write.clone(),
+            None => self.read.clone(),
+            Some(request) => Arc::new(self.slot.merged_with(request).resolve(is_write)),
+        }
+    }
+
+    pub async fn execute(
+        &self,
+        spec: &RequestSpec,
+        options: &ResolvedOptions,
+        sink: &impl EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<CallResult, TransportError> {
+        let shared = Shared {
+            hosts: &self.hosts,
+            clock: self.clock.as_ref(),
+            rng: self.rng.as_ref(),
+            pools: PoolRegistry::global(),
+        };
+        attempt::execute(&shared, spec, options, sink, cancel).await
+    }
+
+    pub fn snapshot(&self) -> Vec<HostSnapshot> {
+        self.hosts.snapshot()
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+}

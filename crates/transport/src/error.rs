@@ -1,0 +1,250 @@
+//! One error type for every failure the transport can report, with a stable string code.
+//!
+//! The binding turns it into the JavaScript class of the same code (`AniLinkApiError`, …), so
+//! every field a JS error needs is here. Nothing in it may carry a secret: bodies come from the
+//! upstream, messages are fixed texts, and `reason` describes sockets, never headers.
+
+use crate::rate_limit::RateLimitInfo;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    Api,
+    GraphQl,
+    Rest,
+    Network,
+    Timeout,
+    Aborted,
+    CircuitOpen,
+    Auth,
+    Validation,
+    Unknown,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Api => "API_ERROR",
+            ErrorCode::GraphQl => "GRAPHQL_ERROR",
+            ErrorCode::Rest => "REST_ERROR",
+            ErrorCode::Network => "NETWORK_ERROR",
+            ErrorCode::Timeout => "TIMEOUT_ERROR",
+            ErrorCode::Aborted => "ABORTED_ERROR",
+            ErrorCode::CircuitOpen => "CIRCUIT_OPEN_ERROR",
+            ErrorCode::Auth => "AUTH_ERROR",
+            ErrorCode::Validation => "VALIDATION_ERROR",
+            ErrorCode::Unknown => "UNKNOWN_ERROR",
+        }
+    }
+}
+
+/// Which protocol answered, because it decides the class of an HTTP failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    GraphQl,
+    Rest,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransportError {
+    pub code: ErrorCode,
+    pub message: String,
+    /// HTTP status, or the upstream status of a GraphQL envelope error (200 when it had none).
+    pub status: Option<u16>,
+    /// The failing response's body text; the binding hands JavaScript the parsed JSON when it parses.
+    pub body: Option<String>,
+    pub rate_limit: Option<RateLimitInfo>,
+    pub content_type: Option<String>,
+    /// GraphQL envelope errors: the raw JSON text of the `errors` array.
+    pub graphql_errors: Option<String>,
+    /// GraphQL envelope errors: the raw JSON text of `data` (null when absent).
+    pub graphql_data: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub aborted_during_pacing: bool,
+    /// Validation problems, one sentence each.
+    pub details: Vec<String>,
+    /// Socket-level description of a network failure (no secrets: never headers or bodies).
+    pub reason: Option<String>,
+    pub request_id: Option<String>,
+}
+
+pub const ABORTED_MESSAGE: &str = "The request was cancelled.";
+const ABORTED_PACING_MESSAGE: &str =
+    "The request was cancelled while waiting for the rate-limit window to reset.";
+const AUTH_MESSAGE: &str = "This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.";
+
+impl TransportError {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            status: None,
+            body: None,
+            rate_limit: None,
+            content_type: None,
+            graphql_errors: None,
+            graphql_data: None,
+            timeout_ms: None,
+            aborted_during_pacing: false,
+            details: Vec::new(),
+            reason: None,
+            request_id: None,
+        }
+    }
+
+    /// A non-2xx HTTP response: `AniLinkApiError` from a GraphQL endpoint, `AniLinkRestError` from REST.
+    pub fn http_status(
+        protocol: Protocol,
+        status: u16,
+        body: String,
+        rate_limit: Option<RateLimitInfo>,
+        content_type: Option<String>,
+    ) -> Self {
+        let code = match protocol {
+            Protocol::GraphQl => ErrorCode::Api,
+            Protocol::Rest => ErrorCode::Rest,
+        };
+        Self {
+            status: Some(status),
+            body: Some(body),
+            rate_limit,
+            content_type,
+            ..Self::new(code, format!("API request failed with status {status}."))
+        }
+    }
+
+    /// A 2xx GraphQL answer whose body is not JSON (decisions D11).
+    pub fn unparseable_graphql_body(
+        status: u16,
+        body: String,
+        rate_limit: Option<RateLimitInfo>,
+        content_type: Option<String>,
+    ) -> Self {
+        Self::http_status(Protocol::GraphQl, status, body, rate_limit, content_type)
+    }
+
+    pub fn graphql(
+        status: u16,
+        messages: &[String],
+        errors_json: String,
+        data_json: String,
+        rate_limit: Option<RateLimitInfo>,
+        content_type: Option<String>,
+    ) -> Self {
+        Self {
+            status: Some(status),
+            graphql_errors: Some(errors_json),
+            graphql_data: Some(data_json),
+            rate_limit,
+            content_type,
+            ..Self::new(
+                ErrorCode::GraphQl,
+                format!("The request failed with GraphQL errors: {}", messages.join("; ")),
+            )
+        }
+    }
+
+    pub fn network(reason: String) -> Self {
+        Self {
+            reason: Some(reason),
+            ..Self::new(ErrorCode::Network, "The request failed due to a network error.")
+        }
+    }
+
+    pub fn timeout(timeout_ms: u64) -> Self {
+        Self {
+            timeout_ms: (timeout_ms > 0).then_some(timeout_ms),
+            ..Self::new(ErrorCode::Timeout, "The request timed out.")
+        }
+    }
+
+    pub fn aborted() -> Self {
+        Self::new(ErrorCode::Aborted, ABORTED_MESSAGE)
+    }
+
+    pub fn aborted_during_pacing() -> Self {
+        Self {
+            aborted_during_pacing: true,
+            ..Self::new(ErrorCode::Aborted, ABORTED_PACING_MESSAGE)
+        }
+    }
+
+    pub fn circuit_open(threshold: u32, probing: bool) -> Self {
+        let message = if probing {
+            format!("The request failed fast: the circuit breaker is probing the upstream after {threshold} consecutive failures. Retrying is possible once the probe settles.")
+        } else {
+            format!("The request failed fast: the circuit breaker is open after {threshold} consecutive failures. Retrying is possible after the cooldown elapses.")
+        };
+        Self::new(ErrorCode::CircuitOpen, message)
+    }
+
+    pub fn auth(operation: Option<&str>) -> Self {
+        let message = match operation {
+            Some(name) => format!("{AUTH_MESSAGE} (operation: {name})"),
+            None => AUTH_MESSAGE.to_string(),
+        };
+        Self::new(ErrorCode::Auth, message)
+    }
+
+    pub fn validation(details: Vec<String>) -> Self {
+        Self {
+            message: format!("Request variables are invalid:\n{}", details.join("\n")),
+            details,
+            ..Self::new(ErrorCode::Validation, String::new())
+        }
+    }
+
+    /// Anything unexpected, including a caught panic: never retried, resets the breaker streak.
+    pub fn unknown(reason: impl Into<String>) -> Self {
+        Self {
+            reason: Some(reason.into()),
+            ..Self::new(ErrorCode::Unknown, "The request failed.")
+        }
+    }
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for TransportError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_failures_take_their_class_from_the_protocol() {
+        let api = TransportError::http_status(Protocol::GraphQl, 503, "x".into(), None, None);
+        let rest = TransportError::http_status(Protocol::Rest, 503, "x".into(), None, None);
+        assert_eq!(api.code, ErrorCode::Api);
+        assert_eq!(rest.code, ErrorCode::Rest);
+        assert_eq!(api.message, "API request failed with status 503.");
+    }
+
+    #[test]
+    fn graphql_message_joins_every_entry() {
+        let e = TransportError::graphql(200, &["a".into(), "b".into()], "[]".into(), "null".into(), None, None);
+        assert_eq!(e.message, "The request failed with GraphQL errors: a; b");
+    }
+
+    #[test]
+    fn validation_message_lists_details_on_lines() {
+        let e = TransportError::validation(vec!["Unknown variable: x".into(), "Unknown variable: y".into()]);
+        assert_eq!(e.message, "Request variables are invalid:\nUnknown variable: x\nUnknown variable: y");
+        assert_eq!(e.details.len(), 2);
+    }
+
+    #[test]
+    fn circuit_messages_differ_between_open_and_probing() {
+        assert!(TransportError::circuit_open(5, false).message.contains("after the cooldown elapses"));
+        assert!(TransportError::circuit_open(5, true).message.contains("once the probe settles"));
+    }
+
+    #[test]
+    fn timeout_reports_only_a_positive_budget() {
+        assert_eq!(TransportError::timeout(30).timeout_ms, Some(30));
+        assert_eq!(TransportError::timeout(0).timeout_ms, None);
+    }
+}

@@ -1,0 +1,74 @@
+//! Observability events: what the hooks of transport.md 1.10 receive, built only when the
+//! matching hook is configured, and delivered in order through a sink the caller provides.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::error::TransportError;
+use crate::rate_limit::RateLimitInfo;
+
+/// The part every payload shares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Context {
+    pub request_id: Arc<str>,
+    pub url: Arc<str>,
+    pub method: &'static str,
+    /// One-based.
+    pub attempt: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FailureReport {
+    pub context: Context,
+    pub error: TransportError,
+    /// `onRetry` (a retry is scheduled and the hook exists) or `onError`.
+    pub via_retry_hook: bool,
+    pub next_delay_ms: Option<u64>,
+    /// Sum of the waits scheduled before this one; absent when zero.
+    pub retry_wait_ms: Option<u64>,
+    pub budget_exhausted: bool,
+    /// Circuit fast-fails only.
+    pub host: Option<String>,
+    pub retry_after_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    RequestStart(Context),
+    Response {
+        context: Context,
+        /// The network attempt only (decisions D6).
+        duration_ms: f64,
+        rate_limit: Option<RateLimitInfo>,
+        /// Total pacing wait of the request so far, stagger excluded; absent when zero.
+        paced_ms: Option<u64>,
+    },
+    Pace {
+        context: Context,
+        delay_ms: u64,
+        aborted: bool,
+    },
+    Failure(Box<FailureReport>),
+    CircuitOpen {
+        context: Context,
+        host: String,
+        failures: u32,
+    },
+    CircuitClose {
+        context: Context,
+        host: String,
+    },
+}
+
+/// Where events go. `emit` resolves once the event has been handled, so a sink that runs
+/// hooks elsewhere (the JavaScript thread) keeps them in order and ahead of the call's result.
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: Event) -> impl Future<Output = ()> + Send;
+}
+
+/// For calls without hooks: the loop never builds an event for it, since no hook bit is set.
+pub struct NoEvents;
+
+impl EventSink for NoEvents {
+    async fn emit(&self, _event: Event) {}
+}

@@ -1,0 +1,99 @@
+//! One HTTP exchange on a pooled connection: request out, whole response in.
+//!
+//! The one subtle case is the stale keep-alive connection: the server closed an idle
+//! connection at the moment we reused it. That failure says nothing about the upstream's
+//! health, so it is resent once on a fresh connection, uncharged and without counting as a
+//! retry, but only when the request cannot have been processed: hyper reports it unsent, or it
+//! is a read (query or GET) and the connection died before a single response byte (a server
+//! closing an idle connection has not read what arrived after it closed).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::HOST;
+use http::{HeaderMap, HeaderValue, Request};
+use http_body_util::{BodyExt, Full};
+
+use crate::error::TransportError;
+use crate::pool::Pool;
+use crate::request::RequestSpec;
+
+pub struct RawResponse {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec) -> Result<RawResponse, TransportError> {
+    let mut fresh = false;
+    loop {
+        let mut lease = pool.lease(&spec.origin, fresh).await?;
+        let request = build_request(spec)?;
+        match lease.sender.try_send_request(request).await {
+            Ok(response) => {
+                let (parts, body) = response.into_parts();
+                let body = body
+                    .collect()
+                    .await
+                    .map_err(|e| TransportError::network(describe(&e)))?
+                    .to_bytes();
+                lease.release();
+                return Ok(RawResponse { status: parts.status.as_u16(), headers: parts.headers, body });
+            }
+            Err(mut failure) => {
+                let unsent = failure.take_message().is_some();
+                let error = failure.into_error();
+                let stale = lease.reused && (unsent || (!spec.is_write && closed_before_response(&error)));
+                if stale && !fresh {
+                    fresh = true;
+                    continue;
+                }
+                return Err(TransportError::network(describe(&error)));
+            }
+        }
+    }
+}
+
+fn build_request(spec: &RequestSpec) -> Result<Request<Full<Bytes>>, TransportError> {
+    let path = spec.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let mut request = Request::builder()
+        .method(spec.method.clone())
+        .uri(path)
+        .body(Full::new(spec.body.clone()))
+        .map_err(|e| TransportError::unknown(format!("could not build the request: {e}")))?;
+    *request.headers_mut() = spec.headers.clone();
+    let host = HeaderValue::from_str(&spec.host)
+        .map_err(|_| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
+    request.headers_mut().insert(HOST, host);
+    Ok(request)
+}
+
+/// The connection ended (EOF or reset) before any response arrived.
+fn closed_before_response(error: &hyper::Error) -> bool {
+    if error.is_incomplete_message() || error.is_canceled() {
+        return true;
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionAborted
+            );
+        }
+        source = cause.source();
+    }
+    false
+}
+
+/// The full cause chain: hyper's own message omits the socket error behind it.
+fn describe(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,101 @@
+//! Cross-request state of one provider client, per upstream host: breaker, budget window and
+//! pacing deadline together, so one lock covers each decision that reads several of them.
+//!
+//! Bounded to [`MAX_HOSTS`] hosts, least recently used out, so a client pointed at many hosts
+//! (or a stream of distinct URLs) cannot grow without limit.
+
+use std::sync::Mutex;
+
+use crate::breaker::{Breaker, BreakerSnapshot};
+use crate::budget::BudgetWindow;
+
+pub const MAX_HOSTS: usize = 64;
+
+#[derive(Debug, Default)]
+pub struct HostState {
+    /// A call with a breaker configured has reached this host: its breaker shows in snapshots.
+    pub breaker_used: bool,
+    pub breaker: Breaker,
+    pub budget: Option<BudgetWindow>,
+    pub pace_deadline: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+pub struct HostStates {
+    /// Most recently used last.
+    hosts: Mutex<Vec<(String, HostState)>>,
+}
+
+/// A copy of one host's state for `getTransportState()`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostSnapshot {
+    pub host: String,
+    /// None when no call with a breaker configured has reached the host.
+    pub breaker: Option<BreakerSnapshot>,
+    pub budget: Option<BudgetWindow>,
+    pub pace_deadline: Option<u64>,
+}
+
+impl HostStates {
+    /// Run `f` on the host's state, creating it and refreshing its recency.
+    pub fn with<R>(&self, host: &str, f: impl FnOnce(&mut HostState) -> R) -> R {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        let index = match hosts.iter().position(|(h, _)| h == host) {
+            Some(index) => index,
+            None => {
+                if hosts.len() >= MAX_HOSTS {
+                    hosts.remove(0);
+                }
+                hosts.push((host.to_string(), HostState::default()));
+                hosts.len() - 1
+            }
+        };
+        let entry = hosts.remove(index);
+        hosts.push(entry);
+        let last = hosts.len() - 1;
+        f(&mut hosts[last].1)
+    }
+
+    /// Read every host without creating, rolling, clearing or reordering anything.
+    pub fn snapshot(&self) -> Vec<HostSnapshot> {
+        let hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        hosts
+            .iter()
+            .map(|(host, state)| HostSnapshot {
+                host: host.clone(),
+                breaker: state.breaker_used.then(|| state.breaker.snapshot()),
+                budget: state.budget,
+                pace_deadline: state.pace_deadline,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_separate_and_bounded() {
+        let states = HostStates::default();
+        states.with("a", |s| s.pace_deadline = Some(1));
+        states.with("b", |s| s.pace_deadline = Some(2));
+        assert_eq!(states.with("a", |s| s.pace_deadline), Some(1));
+        for i in 0..MAX_HOSTS {
+            states.with(&format!("h{i}"), |_| ());
+        }
+        let snapshot = states.snapshot();
+        assert_eq!(snapshot.len(), MAX_HOSTS);
+        assert!(snapshot.iter().all(|h| h.host != "a" && h.host != "b"), "oldest hosts are evicted");
+    }
+
+    #[test]
+    fn snapshots_do_not_reorder() {
+        let states = HostStates::default();
+        states.with("a", |_| ());
+        states.with("b", |_| ());
+        let first: Vec<String> = states.snapshot().into_iter().map(|h| h.host).collect();
+        let second: Vec<String> = states.snapshot().into_iter().map(|h| h.host).collect();
+        assert_eq!(first, second);
+    }
+}

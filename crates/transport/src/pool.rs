@@ -1,0 +1,318 @@
+//! Keep-alive connection pools: the native stand-in for Node's HTTP agents (decisions D13).
+//!
+//! A [`Pool`] holds, per origin, at most `max_sockets` connections in use at once (a hard cap:
+//! a request waits for a permit before it may take or open a connection) and keeps at most
+//! `max_free_sockets` of them idle, reused last-in first-out so the warmest connection serves
+//! next and the coldest ones age out. The [`PoolRegistry`] shares one default pool among all
+//! requests that set no bounds, and caches dedicated pools per bound pair, least recently used
+//! first out. Every request holds its own reference to its pool, so evicting or destroying a
+//! pool never fails a request in flight: it finishes, and its connection is then closed
+//! instead of kept.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::error::TransportError;
+use crate::options::PoolBounds;
+use crate::request::Origin;
+
+pub type Sender = SendRequest<Full<Bytes>>;
+
+/// Dedicated pools kept in the cache; the least recently used one beyond this is parked.
+pub const MAX_CACHED_POOLS: usize = 8;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks cannot leave the data inconsistent (every
+    // critical section is a single push, pop or insert), so poisoning is ignored.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub struct Pool {
+    bounds: PoolBounds,
+    origins: Mutex<HashMap<Origin, Arc<OriginPool>>>,
+    /// Set by teardown: idle connections are closed and returned ones are not kept.
+    released: AtomicBool,
+}
+
+struct OriginPool {
+    permits: Arc<Semaphore>,
+    idle: Mutex<Vec<Sender>>,
+}
+
+/// A connection lent to one request, with the permit that counts it against `max_sockets`.
+pub struct Lease {
+    pub sender: Sender,
+    /// The connection had served an earlier request (a stale-connection failure is possible).
+    pub reused: bool,
+    origin_pool: Arc<OriginPool>,
+    pool: Arc<Pool>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Lease {
+    /// Give the connection back after its response was read completely.
+    pub fn release(self) {
+        let Lease { sender, origin_pool, pool, .. } = self;
+        if pool.released.load(Ordering::Acquire) || sender.is_closed() {
+            return;
+        }
+        let mut idle = lock(&origin_pool.idle);
+        if idle.len() < pool.bounds.max_free_sockets as usize {
+            idle.push(sender);
+        }
+        // Otherwise the sender drops here and hyper closes the connection.
+    }
+}
+
+impl Pool {
+    fn new(bounds: PoolBounds) -> Arc<Self> {
+        Arc::new(Self { bounds, origins: Mutex::new(HashMap::new()), released: AtomicBool::new(false) })
+    }
+
+    pub fn bounds(&self) -> PoolBounds {
+        self.bounds
+    }
+
+    fn origin_pool(&self, origin: &Origin) -> Arc<OriginPool> {
+        let mut origins = lock(&self.origins);
+        if let Some(existing) = origins.get(origin) {
+            return existing.clone();
+        }
+        let created = Arc::new(OriginPool {
+            permits: Arc::new(Semaphore::new(self.bounds.max_sockets as usize)),
+            idle: Mutex::new(Vec::new()),
+        });
+        origins.insert(origin.clone(), created.clone());
+        created
+    }
+
+    /// Take a connection to `origin`, waiting while `max_sockets` are in use. With `fresh`,
+    /// idle connections are skipped (the stale-connection resend).
+    pub async fn lease(self: &Arc<Self>, origin: &Origin, fresh: bool) -> Result<Lease, TransportError> {
+        let origin_pool = self.origin_pool(origin);
+        let permit = origin_pool
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| TransportError::network("connection pool closed".into()))?;
+        if !fresh {
+            loop {
+                let popped = lock(&origin_pool.idle).pop();
+                let Some(mut sender) = popped else { break };
+                if sender.is_closed() {
+                    continue;
+                }
+                if sender.ready().await.is_ok() {
+                    return Ok(Lease { sender, reused: true, origin_pool, pool: self.clone(), _permit: permit });
+                }
+            }
+        }
+        let sender = connect(origin).await?;
+        Ok(Lease { sender, reused: false, origin_pool, pool: self.clone(), _permit: permit })
+    }
+
+    /// Close idle connections and keep no more; leases in flight finish normally.
+    fn release(&self) {
+        self.released.store(true, Ordering::Release);
+        let origins: Vec<Arc<OriginPool>> = lock(&self.origins).drain().map(|(_, pool)| pool).collect();
+        for origin_pool in origins {
+            lock(&origin_pool.idle).clear();
+        }
+    }
+
+    /// Idle connections currently kept, over all origins (for tests and snapshots).
+    pub fn idle_connections(&self) -> usize {
+        lock(&self.origins).values().map(|p| lock(&p.idle).len()).sum()
+    }
+}
+
+async fn connect(origin: &Origin) -> Result<Sender, TransportError> {
+    let tcp = TcpStream::connect((origin.host.as_str(), origin.port))
+        .await
+        .map_err(|e| TransportError::network(format!("connect to {}:{} failed: {e}", origin.host, origin.port)))?;
+    // Requests are small and latency-bound: do not let Nagle hold them back.
+    let _ = tcp.set_nodelay(true);
+    if origin.https {
+        let name = rustls::pki_types::ServerName::try_from(origin.host.clone())
+            .map_err(|e| TransportError::network(format!("invalid TLS server name {}: {e}", origin.host)))?;
+        let tls = tokio_rustls::TlsConnector::from(tls_config())
+            .connect(name, tcp)
+            .await
+            .map_err(|e| TransportError::network(format!("TLS handshake with {} failed: {e}", origin.host)))?;
+        handshake(TokioIo::new(tls)).await
+    } else {
+        handshake(TokioIo::new(tcp)).await
+    }
+}
+
+async fn handshake<T>(io: TokioIo<T>) -> Result<Sender, TransportError>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, connection) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| TransportError::network(format!("HTTP handshake failed: {e}")))?;
+    // The connection task ends (and the socket closes) once every sender is dropped.
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+fn tls_config() -> Arc<rustls::ClientConfig> {
+    static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+            let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .map(|builder| builder.with_root_certificates(roots).with_no_client_auth())
+                .unwrap_or_else(|_| {
+                    // The ring provider always supports the default versions; this branch only
+                    // exists so that no panic can ever cross into JavaScript.
+                    rustls::ClientConfig::builder()
+                        .with_root_certificates(rustls::RootCertStore::empty())
+                        .with_no_client_auth()
+                });
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Arc::new(config)
+        })
+        .clone()
+}
+
+/// The process-wide set of pools that `destroyCachedAgents()` tears down.
+#[derive(Default)]
+pub struct PoolRegistry {
+    state: Mutex<RegistryState>,
+}
+
+#[derive(Default)]
+struct RegistryState {
+    default: Option<Arc<Pool>>,
+    /// Most recently used last.
+    cached: Vec<Arc<Pool>>,
+    /// Evicted pools that may still carry requests; they free themselves when those finish.
+    parked: Vec<Weak<Pool>>,
+}
+
+/// Counts for tests and the transport snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegistryStats {
+    pub default_alive: bool,
+    pub cached: usize,
+    pub parked_alive: usize,
+}
+
+impl PoolRegistry {
+    pub fn global() -> &'static PoolRegistry {
+        static REGISTRY: OnceLock<PoolRegistry> = OnceLock::new();
+        REGISTRY.get_or_init(PoolRegistry::default)
+    }
+
+    /// The pool for these bounds (None: the default pool), created lazily.
+    pub fn pool(&self, bounds: Option<PoolBounds>) -> Arc<Pool> {
+        let mut state = lock(&self.state);
+        let Some(bounds) = bounds else {
+            return state.default.get_or_insert_with(|| Pool::new(PoolBounds::DEFAULT)).clone();
+        };
+        if let Some(index) = state.cached.iter().position(|p| p.bounds == bounds) {
+            let pool = state.cached.remove(index);
+            state.cached.push(pool.clone());
+            return pool;
+        }
+        let pool = Pool::new(bounds);
+        state.cached.push(pool.clone());
+        if state.cached.len() > MAX_CACHED_POOLS {
+            let evicted = state.cached.remove(0);
+            // Parked, not destroyed: requests in flight keep it alive, and it is freed (its
+            // idle connections closed) when the last of them lets go.
+            state.parked.retain(|weak| weak.strong_count() > 0);
+            state.parked.push(Arc::downgrade(&evicted));
+        }
+        pool
+    }
+
+    /// `destroyCachedAgents()`: release every cached, parked and default pool.
+    pub fn destroy_all(&self) {
+        let (default, cached, parked) = {
+            let mut state = lock(&self.state);
+            (state.default.take(), std::mem::take(&mut state.cached), std::mem::take(&mut state.parked))
+        };
+        for pool in default.into_iter().chain(cached).chain(parked.iter().filter_map(Weak::upgrade)) {
+            pool.release();
+        }
+    }
+
+    pub fn stats(&self) -> RegistryStats {
+        let state = lock(&self.state);
+        RegistryStats {
+            default_alive: state.default.is_some(),
+            cached: state.cached.len(),
+            parked_alive: state.parked.iter().filter(|w| w.strong_count() > 0).count(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(max_sockets: u32) -> Option<PoolBounds> {
+        Some(PoolBounds { max_sockets, max_free_sockets: 1 })
+    }
+
+    #[test]
+    fn identical_bounds_share_a_pool_and_the_default_is_separate() {
+        let registry = PoolRegistry::default();
+        let a = registry.pool(bounds(4));
+        let b = registry.pool(bounds(4));
+        assert!(Arc::ptr_eq(&a, &b));
+        let default = registry.pool(None);
+        assert!(!Arc::ptr_eq(&a, &default));
+        assert_eq!(default.bounds(), PoolBounds::DEFAULT);
+        let explicit_default_bounds = registry.pool(Some(PoolBounds::DEFAULT));
+        assert!(!Arc::ptr_eq(&explicit_default_bounds, &default), "custom bounds always get a dedicated pool");
+    }
+
+    #[test]
+    fn the_ninth_configuration_parks_the_least_recently_used_pool() {
+        let registry = PoolRegistry::default();
+        let in_flight = registry.pool(bounds(1));
+        let second = registry.pool(bounds(2));
+        for n in 3..=8 {
+            registry.pool(bounds(n));
+        }
+        registry.pool(bounds(2)); // refreshed: bounds(1) stays the least recently used
+        drop(registry.pool(bounds(9)));
+        let stats = registry.stats();
+        assert_eq!(stats.cached, MAX_CACHED_POOLS);
+        assert_eq!(stats.parked_alive, 1, "the evicted pool lives on while a request holds it");
+        assert!(Arc::ptr_eq(&second, &registry.pool(bounds(2))), "a recently used pool stays cached");
+        assert!(!Arc::ptr_eq(&in_flight, &registry.pool(bounds(1))), "the evicted configuration gets a new pool");
+        drop(in_flight);
+        assert_eq!(registry.stats().parked_alive, 0, "a parked pool frees itself once unused");
+    }
+
+    #[test]
+    fn destroy_releases_everything_and_is_safe_twice() {
+        let registry = PoolRegistry::default();
+        let held = registry.pool(None);
+        registry.pool(bounds(3));
+        registry.destroy_all();
+        registry.destroy_all();
+        let stats = registry.stats();
+        assert_eq!((stats.default_alive, stats.cached, stats.parked_alive), (false, 0, 0));
+        assert!(held.released.load(Ordering::Acquire), "a held pool is marked so it keeps no connection");
+        let rebuilt = registry.pool(None);
+        assert!(!Arc::ptr_eq(&held, &rebuilt), "the default pool is rebuilt lazily");
+    }
+}

@@ -1,0 +1,128 @@
+//! What one logical request sends, prepared once before the attempt loop.
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Uri};
+
+use crate::error::{Protocol, TransportError};
+
+/// Where a connection goes: the pool key below the socket bounds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Origin {
+    pub https: bool,
+    pub host: String,
+    pub port: u16,
+}
+
+/// How a successful body becomes the call's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultShape {
+    /// A GraphQL envelope: classified, single root unwrapped (transport.md 1.9).
+    GraphQl,
+    /// A REST body, returned verbatim; an empty body resolves `undefined` (decisions D11).
+    Rest,
+}
+
+#[derive(Clone, Debug)]
+pub struct RequestSpec {
+    pub method: Method,
+    pub uri: Uri,
+    pub origin: Origin,
+    /// `new URL(url).host`: host, plus the port when it is not the scheme's default. Keys
+    /// per-host state and appears in hooks.
+    pub host: String,
+    /// The URL as hooks report it.
+    pub url: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub protocol: Protocol,
+    pub shape: ResultShape,
+    /// A mutation or REST write: never resent on a connection that may have delivered it.
+    pub is_write: bool,
+    /// Set when the operation needs a token the caller did not give: the attempt fails with
+    /// `AUTH_ERROR` before the breaker can mask it (transport.md 1.3 step 2).
+    pub missing_auth: Option<String>,
+}
+
+impl RequestSpec {
+    /// Parse the URL. An unparseable one is a validation error before any hook (transport.md 1.3).
+    pub fn new(
+        method: Method,
+        url: &str,
+        headers: HeaderMap,
+        body: Bytes,
+        protocol: Protocol,
+        shape: ResultShape,
+    ) -> Result<Self, TransportError> {
+        let (uri, origin, host) =
+            parse_target(url).ok_or_else(|| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
+        let is_write = method != Method::GET && method != Method::HEAD;
+        Ok(Self {
+            method,
+            origin,
+            host,
+            url: url.to_string(),
+            uri,
+            headers,
+            body,
+            protocol,
+            shape,
+            is_write,
+            missing_auth: None,
+        })
+    }
+}
+
+/// `new URL(url).host` of an absolute http(s) URL: the key of per-host state.
+pub fn host_of(url: &str) -> Option<String> {
+    parse_target(url).map(|(_, _, host)| host)
+}
+
+fn parse_target(url: &str) -> Option<(Uri, Origin, String)> {
+    let uri: Uri = url.parse().ok()?;
+    let https = match uri.scheme_str() {
+        Some("https") => true,
+        Some("http") => false,
+        _ => return None,
+    };
+    let authority = uri.authority()?;
+    let hostname = authority.host().to_ascii_lowercase();
+    if hostname.is_empty() {
+        return None;
+    }
+    let default_port = if https { 443 } else { 80 };
+    let port = authority.port_u16().unwrap_or(default_port);
+    let host = if port == default_port { hostname.clone() } else { format!("{hostname}:{port}") };
+    Some((uri, Origin { https, host: hostname, port }, host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(url: &str) -> Result<RequestSpec, TransportError> {
+        RequestSpec::new(Method::POST, url, HeaderMap::new(), Bytes::new(), Protocol::GraphQl, ResultShape::GraphQl)
+    }
+
+    #[test]
+    fn host_omits_the_default_port_like_the_url_api() {
+        assert_eq!(spec("https://graphql.anilist.co").unwrap().host, "graphql.anilist.co");
+        assert_eq!(spec("https://graphql.anilist.co:443/").unwrap().host, "graphql.anilist.co");
+        assert_eq!(spec("http://127.0.0.1:8080/x").unwrap().host, "127.0.0.1:8080");
+        assert_eq!(spec("http://Example.COM/").unwrap().origin.port, 80);
+    }
+
+    #[test]
+    fn unparseable_urls_are_validation_errors() {
+        for url in ["not a url", "ftp://x/", "http://", "/relative"] {
+            let err = spec(url).expect_err(url);
+            assert_eq!(err.details, vec!["Unparseable request URL".to_string()], "{url}");
+        }
+    }
+
+    #[test]
+    fn posts_are_writes_unless_the_caller_says_otherwise() {
+        assert!(spec("http://a/").unwrap().is_write);
+        let get = RequestSpec::new(Method::GET, "http://a/", HeaderMap::new(), Bytes::new(), Protocol::Rest, ResultShape::Rest).unwrap();
+        assert!(!get.is_write);
+    }
+}

@@ -1,0 +1,7 @@
+// anilink-api-wrapper: AniList GraphQL and MyAnimeList REST client with a native transport.
+export * from "./types/anilink";
+export * from "./types/errors";
+export * from "./types/transport";
+export * from "./types/paginate";
+export * from "./types/mal";
+export * from "./types/anilist.generated";

@@ -1,0 +1,20 @@
+'use strict';
+// `anilink-api-wrapper/anilist`: the AniList-scoped entry, same objects as the root entry.
+const root = require('./index.cjs');
+
+module.exports = {
+  AniLink: root.AniLink,
+  AniLinkErrorCodes: root.AniLinkErrorCodes,
+  AniLinkError: root.AniLinkError,
+  AniLinkApiError: root.AniLinkApiError,
+  AniLinkGraphQLError: root.AniLinkGraphQLError,
+  AniLinkRestError: root.AniLinkRestError,
+  AniLinkNetworkError: root.AniLinkNetworkError,
+  AniLinkAuthError: root.AniLinkAuthError,
+  AniLinkValidationError: root.AniLinkValidationError,
+  paginate: root.paginate,
+  paginatePages: root.paginatePages,
+  paginateChunks: root.paginateChunks,
+  ANILIST_AUTHORIZE_URL: root.ANILIST_AUTHORIZE_URL,
+  ANILIST_TOKEN_URL: root.ANILIST_TOKEN_URL,
+};

@@ -1,0 +1,209 @@
+'use strict';
+// The public error classes (api.md §5, decisions D16) and the adapter that turns the native
+// layer's failure descriptions into them. Real subclasses, so `instanceof` works across every
+// entry point (they all load this one module).
+
+/** Every code an AniLinkError can carry. */
+const AniLinkErrorCodes = Object.freeze({
+  API: 'API_ERROR',
+  GRAPHQL: 'GRAPHQL_ERROR',
+  REST: 'REST_ERROR',
+  NETWORK: 'NETWORK_ERROR',
+  TIMEOUT: 'TIMEOUT_ERROR',
+  ABORTED: 'ABORTED_ERROR',
+  CIRCUIT: 'CIRCUIT_OPEN_ERROR',
+  AUTH: 'AUTH_ERROR',
+  VALIDATION: 'VALIDATION_ERROR',
+  UNKNOWN: 'UNKNOWN_ERROR',
+});
+
+const NETWORK_MESSAGES = {
+  NETWORK_ERROR: 'The request failed due to a network error.',
+  TIMEOUT_ERROR: 'The request timed out.',
+  ABORTED_ERROR: 'The request was cancelled.',
+};
+
+function defineReadOnly(target, key, value) {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: false, configurable: false });
+}
+
+class AniLinkError extends Error {
+  /**
+   * @param {string} message
+   * @param {string} code one of AniLinkErrorCodes
+   * @param {unknown} [rawAxiosError] a redacted description of the raw failure (exposeRawAxiosError)
+   * @param {{ requestId?: string }} [options]
+   */
+  constructor(message, code, rawAxiosError, options) {
+    super(message, rawAxiosError instanceof Error ? { cause: rawAxiosError } : undefined);
+    Object.setPrototypeOf(this, new.target.prototype);
+    this.name = new.target.name;
+    this.code = code ?? AniLinkErrorCodes.UNKNOWN;
+    if (rawAxiosError !== undefined) this.rawAxiosError = rawAxiosError;
+    if (options && typeof options.requestId === 'string') defineReadOnly(this, 'requestId', options.requestId);
+  }
+}
+
+class AniLinkApiError extends AniLinkError {
+  /**
+   * @param {number} status
+   * @param {unknown} data the response body (parsed JSON when it parses)
+   * @param {unknown} [rawAxiosError]
+   * @param {{ rateLimit?: object, contentType?: string, requestId?: string, code?: string }} [options]
+   */
+  constructor(status, data, rawAxiosError, options = {}) {
+    super(`API request failed with status ${status}.`, options.code ?? AniLinkErrorCodes.API, rawAxiosError, options);
+    this.status = status;
+    this.data = data;
+    if (options.rateLimit !== undefined) this.rateLimit = options.rateLimit;
+    if (options.contentType !== undefined) this.contentType = options.contentType;
+  }
+}
+
+/** The first entry status that is a finite number, else 200 (no upstream status). */
+function envelopeStatus(errors) {
+  for (const entry of errors) {
+    if (entry && typeof entry.status === 'number' && Number.isFinite(entry.status)) return entry.status;
+  }
+  return 200;
+}
+
+class AniLinkGraphQLError extends AniLinkApiError {
+  /**
+   * @param {ReadonlyArray<{ message: string, status?: number }>} errors the envelope's `errors`
+   * @param {unknown} [data] the envelope's `data` (partial data)
+   * @param {unknown} [rawAxiosError]
+   * @param {{ rateLimit?: object, contentType?: string, requestId?: string, status?: number }} [options]
+   */
+  constructor(errors, data, rawAxiosError, options = {}) {
+    const list = Array.isArray(errors) ? errors : [];
+    super(options.status ?? envelopeStatus(list), data ?? null, rawAxiosError, { ...options, code: AniLinkErrorCodes.GRAPHQL });
+    this.message = `The request failed with GraphQL errors: ${list.map((e) => e?.message).join('; ')}`;
+    this.graphqlErrors = list;
+    this.partialData = data ?? null;
+  }
+}
+
+class AniLinkRestError extends AniLinkApiError {
+  constructor(status, data, rawAxiosError, options = {}) {
+    super(status, data, rawAxiosError, { ...options, code: AniLinkErrorCodes.REST });
+  }
+}
+
+class AniLinkNetworkError extends AniLinkError {
+  /**
+   * @param {string} code NETWORK_ERROR, TIMEOUT_ERROR, ABORTED_ERROR or CIRCUIT_OPEN_ERROR
+   * @param {string} [message]
+   * @param {unknown} [rawAxiosError]
+   * @param {{ timeoutMs?: number, abortedDuringPacing?: boolean, requestId?: string }} [options]
+   */
+  constructor(code, message, rawAxiosError, options = {}) {
+    super(message ?? NETWORK_MESSAGES[code] ?? NETWORK_MESSAGES.NETWORK_ERROR, code, rawAxiosError, options);
+    if (options.timeoutMs !== undefined) this.timeoutMs = options.timeoutMs;
+    if (options.abortedDuringPacing) this.abortedDuringPacing = true;
+  }
+}
+
+const AUTH_MESSAGE =
+  'This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.';
+
+class AniLinkAuthError extends AniLinkError {
+  /** @param {string} [operation] @param {{ requestId?: string }} [options] */
+  constructor(operation, options) {
+    super(operation ? `${AUTH_MESSAGE} (operation: ${operation})` : AUTH_MESSAGE, AniLinkErrorCodes.AUTH, undefined, options);
+  }
+}
+
+class AniLinkValidationError extends AniLinkError {
+  /** @param {readonly string[]} details @param {{ requestId?: string }} [options] */
+  constructor(details, options) {
+    const list = Array.isArray(details) ? [...details] : [String(details)];
+    super(`Request variables are invalid:\n${list.join('\n')}`, AniLinkErrorCodes.VALIDATION, undefined, options);
+    this.details = Object.freeze(list);
+  }
+}
+
+/** A response body as the error's `data`: parsed JSON when it parses, else the text. */
+function parseBody(text) {
+  if (typeof text !== 'string') return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The redacted raw failure attached with exposeRawAxiosError (decisions D18): no headers, no body sent. */
+function rawDescription(description) {
+  const raw = new Error(description.reason ?? description.message);
+  raw.code = description.code;
+  if (description.status !== undefined) raw.status = description.status;
+  if (description.contentType !== undefined) raw.contentType = description.contentType;
+  raw.request = '[REDACTED]';
+  return raw;
+}
+
+/**
+ * Build the public error for a description from the native layer.
+ * @param {any} description `{ code, message, status?, body?, rateLimit?, … }`
+ * @param {boolean} [exposeRaw]
+ */
+function fromDescription(description, exposeRaw) {
+  if (!description || typeof description !== 'object' || typeof description.code !== 'string') {
+    const error = new AniLinkError('The request failed.', AniLinkErrorCodes.UNKNOWN);
+    error.reason = String(description?.message ?? description);
+    return error;
+  }
+  const d = description;
+  const raw = exposeRaw && d.code !== 'TYPE_ERROR' ? rawDescription(d) : undefined;
+  const common = { requestId: d.requestId, rateLimit: d.rateLimit, contentType: d.contentType };
+  let error;
+  switch (d.code) {
+    case 'TYPE_ERROR':
+      return new TypeError(d.message);
+    case AniLinkErrorCodes.API:
+      error = new AniLinkApiError(d.status, parseBody(d.body), raw, common);
+      break;
+    case AniLinkErrorCodes.REST:
+      error = new AniLinkRestError(d.status, parseBody(d.body), raw, common);
+      break;
+    case AniLinkErrorCodes.GRAPHQL:
+      error = new AniLinkGraphQLError(parseBody(d.graphqlErrors), parseBody(d.graphqlData), raw, { ...common, status: d.status });
+      break;
+    case AniLinkErrorCodes.NETWORK:
+    case AniLinkErrorCodes.TIMEOUT:
+    case AniLinkErrorCodes.ABORTED:
+    case AniLinkErrorCodes.CIRCUIT:
+      error = new AniLinkNetworkError(d.code, d.message, raw, {
+        requestId: d.requestId,
+        timeoutMs: d.timeoutMs,
+        abortedDuringPacing: d.abortedDuringPacing,
+      });
+      break;
+    case AniLinkErrorCodes.AUTH:
+      error = new AniLinkAuthError(undefined, { requestId: d.requestId });
+      error.message = d.message;
+      break;
+    case AniLinkErrorCodes.VALIDATION:
+      error = new AniLinkValidationError(d.details ?? [], { requestId: d.requestId });
+      break;
+    default:
+      error = new AniLinkError(d.message, AniLinkErrorCodes.UNKNOWN, raw, { requestId: d.requestId });
+  }
+  if (d.reason !== undefined && !('reason' in error)) {
+    Object.defineProperty(error, 'reason', { value: d.reason, enumerable: false, writable: true, configurable: true });
+  }
+  return error;
+}
+
+module.exports = {
+  AniLinkErrorCodes,
+  AniLinkError,
+  AniLinkApiError,
+  AniLinkGraphQLError,
+  AniLinkRestError,
+  AniLinkNetworkError,
+  AniLinkAuthError,
+  AniLinkValidationError,
+  fromDescription,
+};

@@ -1,0 +1,15 @@
+// anilink-api-wrapper/mal: the MyAnimeList-scoped entry (same classes as the root entry).
+export {
+  AniLink,
+  MAL_API_BASE_URL,
+  MAL_API_REFERENCE,
+  MAL_AUTHORIZE_URL,
+  MAL_TOKEN_URL,
+  type MalCredentials,
+  type MalTokenResponse,
+} from "./types/anilink";
+export * from "./types/errors";
+export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
+export { malPaginate, malPaginatePages } from "./types/paginate";
+export type { MalPaginateOptions, MalPaginateResult } from "./types/paginate";
+export * from "./types/mal";

@@ -1,0 +1,51 @@
+//! napi binding of anilink-api-wrapper: JavaScript values in, Rust configuration and calls
+//! out, results and failures back. Nothing else: options are validated by the transport core,
+//! operations are described by the provider catalogs.
+
+// napi exports are registered at load time, which unit-test builds do not do.
+#![cfg_attr(test, allow(dead_code))]
+
+mod calls;
+mod catalog;
+mod convert;
+mod failure;
+mod native_client;
+mod sink;
+
+use napi_derive::napi;
+
+/// One tokio worker: on small machines it costs less CPU per request than one per core, and
+/// every call is I/O-bound (measured in shared/notes/napi-rs-v3.md).
+#[napi_derive::module_init]
+fn init() {
+    if let Ok(runtime) = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+        napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
+    }
+}
+
+/// Release every keep-alive connection pool the transport holds (cached, parked and default).
+/// Requests in flight finish on their own pool; the default pool is rebuilt by the next request.
+#[napi(catch_unwind)]
+pub fn destroy_cached_agents() {
+    anilink_transport::pool::PoolRegistry::global().destroy_all();
+}
+
+/// Cancel the call registered under `call_id` (the JavaScript side's AbortSignal fired).
+#[napi(catch_unwind)]
+pub fn cancel_call(call_id: u32) {
+    calls::cancel(call_id);
+}
+
+/// Pool counts, for tests and diagnostics.
+#[napi(object)]
+pub struct PoolStats {
+    pub default_alive: bool,
+    pub cached: u32,
+    pub parked_alive: u32,
+}
+
+#[napi(catch_unwind)]
+pub fn pool_stats() -> PoolStats {
+    let stats = anilink_transport::pool::PoolRegistry::global().stats();
+    PoolStats { default_alive: stats.default_alive, cached: stats.cached as u32, parked_alive: stats.parked_alive as u32 }
+}

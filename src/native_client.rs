@@ -1,0 +1,289 @@
+//! `NativeClient`: one provider slot of an `AniLink` instance, as the JavaScript facade sees it.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+use serde_json::{json, Value};
+
+use anilink_providers::requests::{AniListEndpoint, MalEndpoint, ANILIST_DEFAULT_URL, MAL_DEFAULT_URL};
+use anilink_transport::error::TransportError;
+use anilink_transport::events::NoEvents;
+use anilink_transport::options::{OptValue, PartialOptions, TRANSPORT_OPTION_KEYS};
+use anilink_transport::request::{host_of, RequestSpec};
+use anilink_transport::ProviderClient;
+
+use crate::calls;
+use crate::convert::{json_value, option_value, own_keys};
+use crate::failure::{describe, type_error};
+use crate::sink::{HookCallback, JsEventSink};
+
+enum Endpoint {
+    AniList(AniListEndpoint),
+    Mal(MalEndpoint),
+}
+
+struct Inner {
+    client: ProviderClient,
+    endpoint: Endpoint,
+}
+
+#[napi]
+pub struct NativeClient {
+    inner: Arc<Inner>,
+}
+
+const AUTH_FIELDS_TAIL: [&str; 5] = ["refreshToken", "clientId", "clientSecret", "onTokenRefresh", "onTokenRefreshError"];
+
+type CallPromise<'env> = PromiseRaw<'env, Option<String>>;
+
+/// Settle a call's promise on the JavaScript thread: the result's JSON text (null for
+/// `undefined`), or a rejection with the facade's error description.
+fn settle<'env, F>(env: &'env Env, call: F) -> Result<CallPromise<'env>>
+where
+    F: std::future::Future<Output = std::result::Result<Option<String>, Value>> + Send + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(call.await) }, |env, outcome| match outcome {
+        Ok(result) => Ok(result),
+        Err(description) => Err(match env.to_js_value(&description) {
+            Ok(value) => Error::from(value),
+            Err(error) => error,
+        }),
+    })
+}
+
+/// A call that fails before dispatch (validation, options): a rejected promise, no I/O.
+fn rejected(env: &Env, description: Value) -> Result<CallPromise<'_>> {
+    settle(env, async move { Err(description) })
+}
+
+fn invalid_arg(message: String) -> Error {
+    Error::new(Status::InvalidArg, message)
+}
+
+#[napi]
+impl NativeClient {
+    /// Build the client of one provider slot (`"anilist"` or `"mal"`) from its credentials
+    /// object: auth fields, transport options and `baseUrl`. Throws (InvalidArg) with a message
+    /// naming the option and the rule for anything invalid; the facade rethrows it as TypeError.
+    #[napi(factory, catch_unwind)]
+    pub fn create(env: Env, provider: String, slot: Object<'_>) -> Result<Self> {
+        let token_field = match provider.as_str() {
+            "anilist" => "authToken",
+            "mal" => "accessToken",
+            other => return Err(invalid_arg(format!("unknown provider {other:?}"))),
+        };
+        let mut options = PartialOptions::default();
+        let mut strings: Vec<(String, String)> = Vec::new();
+        for key in own_keys(&slot)? {
+            let value = option_value(&env, slot.get_named_property::<Unknown>(&key)?, 0)?;
+            if options.parse_key(&key, &value).map_err(|e| invalid_arg(e.0))? {
+                continue;
+            }
+            let is_callback = key == "onTokenRefresh" || key == "onTokenRefreshError";
+            let known = key == token_field || key == "baseUrl" || AUTH_FIELDS_TAIL.contains(&key.as_str());
+            if !known {
+                return Err(invalid_arg(format!(
+                    "Unknown credential key \"{key}\". Valid transport options are: {}. Provider auth fields are: {token_field}, {}. Endpoint option: baseUrl.",
+                    TRANSPORT_OPTION_KEYS.join(", "),
+                    AUTH_FIELDS_TAIL.join(", ")
+                )));
+            }
+            match (&value, is_callback) {
+                (OptValue::Undefined | OptValue::Null, _) => {}
+                (OptValue::Function, true) => {}
+                (OptValue::String(text), false) => strings.push((key, text.clone())),
+                (other, true) => return Err(invalid_arg(format!("{key} must be a function (received {}).", other.describe()))),
+                (other, false) => return Err(invalid_arg(format!("{key} must be a string (received {}).", other.describe()))),
+            }
+        }
+        let field = |name: &str| strings.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let environment = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let endpoint = if provider == "anilist" {
+            let url = field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into());
+            Endpoint::AniList(AniListEndpoint::new(&url, field(token_field).as_deref()).map_err(invalid_arg)?)
+        } else {
+            let url = field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into());
+            Endpoint::Mal(
+                MalEndpoint::new(&url, field(token_field).as_deref(), field("clientId").as_deref()).map_err(invalid_arg)?,
+            )
+        };
+        Ok(Self { inner: Arc::new(Inner { client: ProviderClient::new(options), endpoint }) })
+    }
+
+    /// The endpoint URL requests of this slot go to.
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        match &self.inner.endpoint {
+            Endpoint::AniList(e) => e.url().to_string(),
+            Endpoint::Mal(e) => e.url().to_string(),
+        }
+    }
+
+    /// Run a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
+    /// (`"anime.get"`, params, fields). Resolves with the JSON text of the result (null for
+    /// `undefined`); rejects (or throws, before dispatch) with an error description object.
+    #[napi(ts_return_type = "Promise<string | null>", catch_unwind)]
+    pub fn operation<'env>(
+        &self,
+        env: &'env Env,
+        operation: String,
+        input: Unknown,
+        fields: Unknown,
+        options: Option<Object<'_>>,
+        call_id: u32,
+        on_event: Option<HookCallback>,
+    ) -> Result<CallPromise<'env>> {
+        let mut problems = Vec::new();
+        let input = json_value(input, "", &mut problems, 0)?.unwrap_or(Value::Null);
+        let spec = match &self.inner.endpoint {
+            Endpoint::AniList(endpoint) => {
+                let fields = anilist_fields(fields, &mut problems)?;
+                if !problems.is_empty() {
+                    return rejected(env, describe(&TransportError::validation(problems)));
+                }
+                endpoint.operation(&operation, &input, fields.as_deref())
+            }
+            Endpoint::Mal(endpoint) => {
+                let fields = json_value(fields, "fields", &mut problems, 0)?;
+                if !problems.is_empty() {
+                    return rejected(env, describe(&TransportError::validation(problems)));
+                }
+                endpoint.operation(&operation, &input, fields.as_ref())
+            }
+        };
+        match spec {
+            Ok(spec) => self.dispatch(env, spec, options, call_id, on_event),
+            Err(error) => rejected(env, describe(&error)),
+        }
+    }
+
+    /// `anilist.custom(document, variables)`.
+    #[napi(ts_return_type = "Promise<string | null>", catch_unwind)]
+    pub fn custom<'env>(
+        &self,
+        env: &'env Env,
+        document: String,
+        variables: Unknown,
+        options: Option<Object<'_>>,
+        call_id: u32,
+        on_event: Option<HookCallback>,
+    ) -> Result<CallPromise<'env>> {
+        let Endpoint::AniList(endpoint) = &self.inner.endpoint else {
+            return Err(invalid_arg("custom documents are an AniList feature".into()));
+        };
+        let mut problems = Vec::new();
+        let variables = json_value(variables, "variables", &mut problems, 0)?.unwrap_or(Value::Null);
+        if !problems.is_empty() {
+            return rejected(env, describe(&TransportError::validation(problems)));
+        }
+        match endpoint.custom(&document, &variables) {
+            Ok(spec) => self.dispatch(env, spec, options, call_id, on_event),
+            Err(error) => rejected(env, describe(&error)),
+        }
+    }
+
+    /// A frozen-by-the-facade copy of the slot's cross-request state (api.md §6, decisions D20).
+    #[napi(catch_unwind)]
+    pub fn snapshot(&self) -> Value {
+        let hosts = self.inner.client.snapshot();
+        let own_host = match &self.inner.endpoint {
+            Endpoint::AniList(e) => host_of(e.url()),
+            Endpoint::Mal(e) => host_of(e.url()),
+        };
+        let circuit: Vec<Value> = hosts
+            .iter()
+            .filter_map(|h| {
+                h.breaker.map(|b| {
+                    json!({ "host": h.host, "consecutiveFailures": b.consecutive_failures, "openedAt": b.opened_at,
+                            "probeInFlight": b.probe_in_flight, "failedProbes": b.failed_probes })
+                })
+            })
+            .collect();
+        let budgets: Vec<Value> = hosts
+            .iter()
+            .filter_map(|h| h.budget.map(|w| json!({ "host": h.host, "retriesUsed": w.retries_used, "windowEndsAt": w.window_ends_at })))
+            .collect();
+        let deadlines: Vec<Value> = hosts
+            .iter()
+            .filter_map(|h| h.pace_deadline.map(|d| json!({ "host": h.host, "deadlineMs": d })))
+            .collect();
+        let mut snapshot = json!({
+            "capturedAt": self.inner.client.now_ms(),
+            "circuit": circuit,
+            "paceDeadlines": deadlines,
+            "retryBudgets": budgets,
+        });
+        if let Some(own) = hosts.iter().find(|h| Some(&h.host) == own_host.as_ref()).and_then(|h| h.budget) {
+            snapshot["retryBudget"] = json!({ "retriesUsed": own.retries_used, "windowEndsAt": own.window_ends_at });
+        }
+        snapshot
+    }
+}
+
+impl NativeClient {
+    fn dispatch<'env>(
+        &self,
+        env: &'env Env,
+        spec: RequestSpec,
+        options: Option<Object<'_>>,
+        call_id: u32,
+        on_event: Option<HookCallback>,
+    ) -> Result<CallPromise<'env>> {
+        let request_options = match options {
+            Some(object) => match request_options(env, &object)? {
+                Ok(parsed) => Some(parsed),
+                Err(description) => return rejected(env, description),
+            },
+            None => None,
+        };
+        let options = self.inner.client.options(request_options.as_ref(), spec.is_write);
+        let inner = self.inner.clone();
+        let registration = calls::register(call_id);
+        // Only a call whose hooks exist gets a channel to JavaScript.
+        let sink = on_event.filter(|_| !options.hooks.is_empty()).map(JsEventSink);
+        settle(env, async move {
+            let run = async {
+                match &sink {
+                    Some(sink) => inner.client.execute(&spec, &options, sink, &registration.token).await,
+                    None => inner.client.execute(&spec, &options, &NoEvents, &registration.token).await,
+                }
+            };
+            let outcome = AssertUnwindSafe(run).catch_unwind().await;
+            drop(registration);
+            outcome
+                .unwrap_or_else(|_| Err(TransportError::unknown("internal error (a panic was caught)")))
+                .map_err(|error| describe(&error))
+        })
+    }
+}
+
+/// Per-request transport options. Keys the transport does not know (the facade's `fields`)
+/// are ignored here; invalid values are a TypeError before any I/O or hook (decisions D10).
+fn request_options(env: &Env, object: &Object<'_>) -> Result<std::result::Result<PartialOptions, Value>> {
+    let mut options = PartialOptions::default();
+    for key in own_keys(object)? {
+        let value = option_value(env, object.get_named_property::<Unknown>(&key)?, 0)?;
+        if let Err(error) = options.parse_key(&key, &value) {
+            return Ok(Err(type_error(error.0)));
+        }
+    }
+    Ok(Ok(options))
+}
+
+/// AniList `fields`: absent, or an array of dot-path strings.
+fn anilist_fields(fields: Unknown, problems: &mut Vec<String>) -> Result<Option<Vec<String>>> {
+    match json_value(fields, "fields", problems, 0)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+            Ok(Some(items.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect()))
+        }
+        Some(other) => {
+            problems.push(format!("Invalid fields: {other}. Expected an array of field paths (strings)"));
+            Ok(None)
+        }
+    }
+}

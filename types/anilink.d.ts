@@ -1,0 +1,110 @@
+import type {
+  AniListMutationOperations,
+  AniListPageOperations,
+  AniListQueryOperations,
+} from "./anilist.generated";
+import type { MyAnimeListApi } from "./mal";
+import type { PaginateOptions, PaginateResult, paginate, paginateChunks, paginatePages } from "./paginate";
+import type { DiagnosticsMode, OnHookErrorHandler, RequestOptions, TransportStateSnapshot } from "./transport";
+
+/** Transport options for the positional form `new AniLink(token, options)` (AniList only). */
+export interface AniLinkOptions extends RequestOptions {
+  /** Endpoint override (decisions D14); default https://graphql.anilist.co or $ANILINK_ANILIST_URL. */
+  baseUrl?: string;
+}
+
+export interface AniListTokenResponse {
+  access_token: string;
+  token_type: string;
+  expires_in: number;
+  refresh_token?: string;
+}
+
+export interface MalTokenResponse extends AniListTokenResponse {
+  scope?: string;
+}
+
+/** The AniList slot: auth fields plus any transport option. */
+export interface AniListCredentials extends RequestOptions {
+  authToken?: string;
+  refreshToken?: string;
+  clientId?: string;
+  clientSecret?: string;
+  onTokenRefresh?: (response: AniListTokenResponse) => void;
+  onTokenRefreshError?: (error: import("./errors").AniLinkError) => void;
+  /** Endpoint override (decisions D14); default https://graphql.anilist.co or $ANILINK_ANILIST_URL. */
+  baseUrl?: string;
+}
+
+/** The MyAnimeList slot: auth fields plus any transport option. */
+export interface MalCredentials extends RequestOptions {
+  accessToken?: string;
+  refreshToken?: string;
+  /** Sent as X-MAL-CLIENT-ID when there is no access token. */
+  clientId?: string;
+  clientSecret?: string;
+  onTokenRefresh?: (response: MalTokenResponse) => void;
+  onTokenRefreshError?: (error: import("./errors").AniLinkError) => void;
+  /** Endpoint override (decisions D14); default https://api.myanimelist.net/v2 or $ANILINK_MAL_URL. */
+  baseUrl?: string;
+}
+
+export interface AniLinkCredentials {
+  anilist?: AniListCredentials;
+  mal?: MalCredentials;
+  /** Default for slots that do not set their own. */
+  onHookError?: OnHookErrorHandler;
+  /** Default for slots that do not set their own. */
+  diagnostics?: DiagnosticsMode;
+}
+
+export type ProviderCredentials = AniListCredentials | MalCredentials;
+export type ProviderId = "anilist" | "mal";
+
+export interface CustomPageOptions extends PaginateOptions {
+  /** Transport options for every page request. */
+  transportOptions?: RequestOptions;
+}
+
+export interface AniListApi {
+  query: AniListQueryOperations & { readonly page: AniListPageOperations };
+  mutation: AniListMutationOperations;
+  /** A caller-written document: one root → its value; several roots → the `{ data }` envelope. */
+  custom<T = unknown>(query: string, variables?: Record<string, unknown>, options?: RequestOptions): Promise<T>;
+  /** A caller-written `Page` query (with $page/$perPage and pageInfo { hasNextPage }), walked page by page. */
+  customPage<TItem = unknown>(
+    document: string,
+    itemsKey: string,
+    variables?: Record<string, unknown>,
+    options?: CustomPageOptions,
+  ): Promise<PaginateResult<TItem>>;
+  paginate: typeof paginate;
+  paginatePages: typeof paginatePages;
+  paginateChunks: typeof paginateChunks;
+}
+
+export declare class AniLink {
+  /** No credentials: public AniList queries only. */
+  constructor();
+  /** An AniList token, and transport options for AniList. */
+  constructor(authToken: string | undefined, options?: AniLinkOptions);
+  /** Credentials per provider slot, each with its own transport options. */
+  constructor(credentials: AniLinkCredentials);
+  readonly anilist: AniListApi;
+  readonly mal: MyAnimeListApi;
+  /** A deep-frozen copy of each provider's breaker, budget and pacing state. */
+  getTransportState(): { readonly anilist: TransportStateSnapshot; readonly mal: TransportStateSnapshot };
+}
+
+/**
+ * Release every keep-alive connection pool: cached, parked and default. Requests already in
+ * flight still complete; the next request rebuilds the default pool. Safe to call twice.
+ */
+export declare function destroyCachedAgents(): void;
+
+export declare const ANILIST_AUTHORIZE_URL: "https://anilist.co/api/v2/oauth/authorize";
+export declare const ANILIST_TOKEN_URL: "https://anilist.co/api/v2/oauth/token";
+export declare const MAL_API_BASE_URL: "https://api.myanimelist.net/v2";
+export declare const MAL_API_REFERENCE: "https://myanimelist.net/apiconfig/references/api/v2";
+export declare const MAL_AUTHORIZE_URL: "https://myanimelist.net/v1/oauth2/authorize";
+export declare const MAL_TOKEN_URL: "https://myanimelist.net/v1/oauth2/token";

@@ -1,0 +1,189 @@
+// Transport options, hooks, errors' context and snapshots: the types every provider shares
+// (api.md §3, §6). Options are validated at runtime too (decisions D10).
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Every code an AniLinkError can carry. */
+export type AniLinkErrorCode =
+  | "API_ERROR"
+  | "GRAPHQL_ERROR"
+  | "REST_ERROR"
+  | "NETWORK_ERROR"
+  | "TIMEOUT_ERROR"
+  | "ABORTED_ERROR"
+  | "CIRCUIT_OPEN_ERROR"
+  | "AUTH_ERROR"
+  | "VALIDATION_ERROR"
+  | "UNKNOWN_ERROR";
+
+/** The upstream's quota from `x-ratelimit-*` headers; `reset` is Unix epoch seconds. */
+export interface RateLimitInfo {
+  limit: number;
+  remaining: number;
+  reset: number;
+}
+
+/** The retry policy; every knob is optional and falls back to the built-in default. */
+export interface RetryPolicy {
+  /** Retries after the first attempt. Default 3. */
+  maxRetries: number;
+  /** First backoff cap in ms; doubles per attempt. Default 250. */
+  baseDelayMs: number;
+  /** Largest backoff cap in ms. Default 5000. */
+  maxDelayMs: number;
+  /** Statuses that are retried (authoritative, 429 included only when listed). Default [429, 500, 502, 503, 504]. */
+  retryOnStatus: number[];
+  /** Retry connection failures and timeouts. Default true. */
+  retryOnNetworkError: boolean;
+  /** Full jitter: each wait is uniform in [0, cap]; false waits exactly the cap. Default true. */
+  jitter?: boolean;
+}
+
+/** Caps retries across all requests of a provider client, per upstream host, in fixed windows. */
+export interface RetryBudget {
+  /** Retries allowed per window (0 = none). */
+  maxRetriesPerWindow: number;
+  /** Window length in ms (> 0). */
+  windowMs: number;
+}
+
+/** Fast-fails after `threshold` consecutive availability failures for `cooldownMs`. */
+export interface CircuitBreakerOptions {
+  threshold: number;
+  cooldownMs: number;
+}
+
+export type DiagnosticsMode = "warn" | "hook" | "silent";
+
+export interface RequestContext {
+  /** A UUID v4 shared by every hook of one logical request and by its error. */
+  requestId: string;
+  url: string;
+  method: HttpMethod;
+  /** One-based attempt number. */
+  attempt: number;
+}
+
+export interface ResponseContext extends RequestContext {
+  /** The network attempt only (pacing waits are reported by onPace / pacedMs). */
+  durationMs: number;
+  rateLimit?: RateLimitInfo;
+  cacheHit?: boolean;
+  cacheWrite?: boolean;
+  /** Total pacing wait of this request so far (stagger excluded); absent when none. */
+  pacedMs?: number;
+}
+
+export interface PaceContext extends RequestContext {
+  delayMs: number;
+  /** Present (true) when the wait was aborted by the caller's signal. */
+  aborted?: boolean;
+}
+
+export interface RequestErrorContext extends RequestContext {
+  code: AniLinkErrorCode;
+  status?: number;
+  rateLimit?: RateLimitInfo;
+  /** Present when a retry is scheduled: the wait before it. */
+  nextDelayMs?: number;
+  /** Total of the retry waits scheduled before this report; absent when none. */
+  retryWaitMs?: number;
+  /** Terminal report only: the retry budget stopped a retry the policy wanted. */
+  budgetExhausted?: boolean;
+  /** Circuit fast-fails only. */
+  host?: string;
+  retryAfterMs?: number;
+}
+
+export interface CircuitOpenContext extends RequestContext {
+  host: string;
+  failures: number;
+}
+
+export interface CircuitCloseContext extends RequestContext {
+  host: string;
+}
+
+export interface AniLinkDiagnostic {
+  source: "anilink";
+  kind: "hook-failure" | "state-owner" | "token-refresh";
+  hookName: string;
+  requestId?: string;
+  message: string;
+}
+
+export type OnRequestStartHandler = (context: RequestContext) => void;
+export type OnResponseHandler = (context: ResponseContext) => void;
+export type OnPaceHandler = (context: PaceContext) => void;
+export type OnErrorHandler = (error: import("./errors").AniLinkError, context: RequestErrorContext) => void;
+export type OnCircuitOpenHandler = (context: CircuitOpenContext) => void;
+export type OnCircuitCloseHandler = (context: CircuitCloseContext) => void;
+export type OnHookErrorHandler = (hookName: string, error: unknown) => void;
+
+/** Transport options: per slot, in the positional constructor form, or per request (merged per key). */
+export interface RequestOptions {
+  /** Per-attempt deadline in ms covering connect, headers and body. Default 30000; 0 disables. */
+  timeout?: number;
+  /** Cancels the request: in flight, during retry backoff and during pacing waits. */
+  signal?: AbortSignal;
+  /** Attach a redacted description of the raw failure as `rawAxiosError` / `cause`. */
+  exposeRawAxiosError?: boolean;
+  /** `false` sends once; `true` or omitted uses the defaults (mutations and REST writes: not retried unless set). */
+  retry?: boolean | Partial<RetryPolicy>;
+  /** Proactive pacing from x-ratelimit-* headers. Default true. */
+  paceWithRateLimit?: boolean;
+  /** Pace once `remaining` falls below this. Default 1; 0 disables floor pacing. */
+  rateLimitFloor?: number;
+  circuitBreaker?: CircuitBreakerOptions;
+  retryBudget?: RetryBudget;
+  /** Hard cap on concurrent connections per host (selects a dedicated pool). Default 20. */
+  maxSockets?: number;
+  /** Idle connections kept per host (selects a dedicated pool). Default 5. */
+  maxFreeSockets?: number;
+  onError?: OnErrorHandler;
+  onRetry?: OnErrorHandler;
+  onRequestStart?: OnRequestStartHandler;
+  onResponse?: OnResponseHandler;
+  onPace?: OnPaceHandler;
+  onHookError?: OnHookErrorHandler;
+  diagnostics?: DiagnosticsMode;
+  onCircuitOpen?: OnCircuitOpenHandler;
+  onCircuitClose?: OnCircuitCloseHandler;
+  /** Bypass the shared pacing deadline for this call. */
+  ignorePaceDeadline?: boolean;
+  /** Resolve GraphQL envelopes that carry errors and some data (AniList). */
+  allowPartialData?: boolean;
+  /** Accepted for compatibility; this version does not cache responses yet. */
+  responseCache?: object;
+  bypassResponseCache?: boolean;
+}
+
+export interface CircuitStateSnapshot {
+  host: string;
+  consecutiveFailures: number;
+  openedAt: number | null;
+  probeInFlight: boolean;
+  failedProbes: number;
+}
+
+export interface PaceDeadlineSnapshot {
+  host: string;
+  /** Epoch ms. */
+  deadlineMs: number;
+}
+
+export interface RetryBudgetSnapshot {
+  retriesUsed: number;
+  /** Epoch ms. */
+  windowEndsAt: number;
+}
+
+export interface TransportStateSnapshot {
+  capturedAt: number;
+  circuit: readonly CircuitStateSnapshot[];
+  /** The window of the slot's own endpoint host, once one exists. */
+  retryBudget?: RetryBudgetSnapshot;
+  /** Every host with a budget window. */
+  retryBudgets: readonly (RetryBudgetSnapshot & { host: string })[];
+  paceDeadlines: readonly PaceDeadlineSnapshot[];
+}
