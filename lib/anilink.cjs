@@ -3,7 +3,7 @@
 // namespaces built from the native catalogs.
 
 const native = require('./native.cjs');
-const { runCall } = require('./call.cjs');
+const { runCall, deliver } = require('./call.cjs');
 const { AniLinkValidationError } = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 
@@ -65,7 +65,7 @@ function slotsFromArguments(first, second) {
 
 function createNative(provider, options) {
   try {
-    return native.NativeClient.create(provider, options);
+    return native.NativeClient.create(provider, options, deliver);
   } catch (error) {
     throw new TypeError(error instanceof Error ? error.message : String(error));
   }
@@ -80,15 +80,15 @@ function createAniListApi(slot) {
     const group = path[0] === 'mutation' ? mutation : path[1] === 'page' ? page : query;
     const key = operation.key;
     group[path[path.length - 1]] = (variables, options) =>
-      runCall(slot, options, (callOptions, callId, onEvent) =>
-        slot.native.operation(key, variables, callOptions?.fields, callOptions, callId, onEvent),
+      runCall(slot, options, (callOptions, callId, flags) =>
+        slot.native.operation(key, variables, callOptions?.fields, callOptions, callId, flags),
       );
   }
   Object.defineProperty(query, 'page', { value: page, enumerable: true, writable: false, configurable: false });
 
   const custom = (document, variables, options) =>
-    runCall(slot, options, (callOptions, callId, onEvent) =>
-      slot.native.custom(String(document), variables, callOptions, callId, onEvent),
+    runCall(slot, options, (callOptions, callId, flags) =>
+      slot.native.custom(String(document), variables, callOptions, callId, flags),
     );
 
   /** A caller-written `Page` query, walked page by page (api.md §8). */
@@ -123,8 +123,8 @@ function createMalApi(slot) {
     const [group, name] = operation.key.split('.');
     const key = operation.key;
     const call = (params, options) =>
-      runCall(slot, options, (callOptions, callId, onEvent) =>
-        slot.native.operation(key, params, callOptions?.fields, callOptions, callId, onEvent),
+      runCall(slot, options, (callOptions, callId, flags) =>
+        slot.native.operation(key, params, callOptions?.fields, callOptions, callId, flags),
       );
     (api[group] ??= {})[name] = operation.optionsFirst ? (options) => call(undefined, options) : call;
   }

@@ -39,10 +39,27 @@ const NESTED_RECORD_LEVELS = Object.freeze([
   { name: "id", records: "id", connections: false },
 ]);
 
-/** Optional field arguments exposed as operation variables, as the original package does. */
-const HOISTED_ARGUMENTS = Object.freeze({ asHtml: "Boolean", asArray: "Boolean" });
+/**
+ * Optional arguments of nested fields that operations accept as variables of their own, as the
+ * original package does. Each rule binds `argument` to `$variable` on the fields taking it: every
+ * such field, or only `field` ("Type.field"), or only the fields of `owner` reached through `via`
+ * (the parent's "Type.field": the anime and manga sides of `UserStatistics` get their own limit
+ * and sort). A variable's type is the argument's schema type.
+ */
+const HOISTED_ARGUMENTS = Object.freeze([
+  { variable: "asHtml", argument: "asHtml" },
+  { variable: "asArray", argument: "asArray" },
+  { variable: "scoreFormat", argument: "format", field: "MediaList.score" },
+  ...["anime", "manga"].flatMap((side) => [
+    { variable: `${side}StatLimit`, argument: "limit", owner: "UserStatistics", via: `UserStatisticTypes.${side}` },
+    { variable: `${side}StatSort`, argument: "sort", owner: "UserStatistics", via: `UserStatisticTypes.${side}` },
+  ]),
+]);
 
-/** Arguments that mark a list field as paged: it is only selected on request (`fields`). */
+/**
+ * Arguments that mark a list field as paged: it is only selected on request (`fields`), unless
+ * the caller sizes it through hoisted variables (SelectionBuilder.nested).
+ */
 const PAGING_ARGUMENTS = new Set(["page", "perPage", "limit"]);
 
 /** Descriptions of fields only moderators may read; default documents leave them out. */
@@ -251,6 +268,33 @@ class SchemaIndex {
     );
   }
 
+  /**
+   * The type of each hoisted variable: that of the arguments it binds, which must agree. Root
+   * fields are left out: their arguments are the operations' own variables.
+   */
+  hoistedVariableTypes() {
+    if (this.hoistedTypes) return this.hoistedTypes;
+    const types = new Map();
+    for (const type of this.types.values()) {
+      if (type.kind !== "OBJECT" || type.name === this.queryType || type.name === this.mutationType) continue;
+      for (const field of type.fields) {
+        for (const binding of hoistedBindings(type.name, field)) {
+          const ref = field.args.find((arg) => arg.name === binding.argument).type;
+          const known = types.get(binding.variable);
+          if (known && typeText(known) !== typeText(ref)) {
+            throw new Error(`$${binding.variable} binds arguments of types ${typeText(known)} and ${typeText(ref)}`);
+          }
+          types.set(binding.variable, ref);
+        }
+      }
+    }
+    for (const rule of HOISTED_ARGUMENTS) {
+      if (!types.has(rule.variable)) throw new Error(`No field takes the argument hoisted as $${rule.variable}`);
+    }
+    this.hoistedTypes = types;
+    return types;
+  }
+
   /** A record or value object whose selectable fields are all scalars or enums (paged lists aside). */
   isFlat(typeName) {
     return this.selectableFields(typeName).every(
@@ -282,8 +326,22 @@ function isPaged(field) {
   return field.args.some((arg) => PAGING_ARGUMENTS.has(arg.name));
 }
 
-function hoistedArgument(field) {
-  return field.args.find((arg) => arg.name in HOISTED_ARGUMENTS && typeText(arg.type) === HOISTED_ARGUMENTS[arg.name]);
+/** Every paging argument of the field is bound to a hoisted variable. */
+function hasHoistedPaging(ownerName, field) {
+  const bindings = hoistedBindings(ownerName, field);
+  return field.args
+    .filter((arg) => PAGING_ARGUMENTS.has(arg.name))
+    .every((arg) => bindings.some((binding) => binding.argument === arg.name));
+}
+
+/** The HOISTED_ARGUMENTS rules matching a field of `ownerName`, as `{ argument, variable, via? }`. */
+function hoistedBindings(ownerName, field) {
+  return HOISTED_ARGUMENTS.filter(
+    (rule) =>
+      field.args.some((arg) => arg.name === rule.argument) &&
+      (!rule.field || rule.field === `${ownerName}.${field.name}`) &&
+      (!rule.owner || rule.owner === ownerName),
+  ).map(({ argument, variable, via }) => ({ argument, variable, ...(via ? { via } : {}) }));
 }
 
 function upperFirst(text) {
@@ -293,19 +351,42 @@ function upperFirst(text) {
 // ---------------------------------------------------------------------------------------------
 // Selection trees
 //
-// A selection is an array of nodes: { field, hoisted?, selection? } for fields and
-// { on, selection } for inline fragments. They are rendered on one line: the document is sent
-// with every request, so it stays compact.
+// A selection is an array of nodes: { field, bound?, selection? } for fields and
+// { on, selection } for inline fragments; `bound` lists the hoisted variables passed to the field
+// as { argument, variable }. They are rendered on one line: the document is sent with every
+// request, so it stays compact.
 
-function renderSelection(selection, boundArguments) {
+/** Renders a selection, passing a field's hoisted variables when `declared` holds them. */
+function renderSelection(selection, declared) {
   return selection
     .map((node) => {
-      if (node.on) return `... on ${node.on} { ${renderSelection(node.selection, boundArguments)} }`;
-      const argument = node.hoisted && boundArguments.has(node.hoisted) ? `(${node.hoisted}: $${node.hoisted})` : "";
-      const children = node.selection ? ` { ${renderSelection(node.selection, boundArguments)} }` : "";
-      return `${node.field}${argument}${children}`;
+      if (node.on) return `... on ${node.on} { ${renderSelection(node.selection, declared)} }`;
+      const passed = (node.bound ?? []).filter((binding) => declared.has(binding.variable));
+      const argumentList = passed.map((binding) => `${binding.argument}: $${binding.variable}`).join(", ");
+      const children = node.selection ? ` { ${renderSelection(node.selection, declared)} }` : "";
+      return `${node.field}${argumentList ? `(${argumentList})` : ""}${children}`;
     })
     .join(" ");
+}
+
+/**
+ * Attaches the hoisted variables to the fields of a selection of `ownerName` that take them.
+ * `via` is the "Type.field" the owner was reached through (null at the top), which picks the
+ * anime or manga side of a `UserStatistics` breakdown.
+ */
+function bindHoisted(schema, selection, ownerName, via) {
+  return selection.map((node) => {
+    if (node.on) return { ...node, selection: bindHoisted(schema, node.selection, node.on, via) };
+    if (node.field === "__typename") return node;
+    const field = schema.field(ownerName, node.field);
+    const bound = hoistedBindings(ownerName, field)
+      .filter((binding) => !binding.via || binding.via === via)
+      .map(({ argument, variable }) => ({ argument, variable }));
+    const selection = node.selection
+      ? bindHoisted(schema, node.selection, namedType(field.type), `${ownerName}.${node.field}`)
+      : undefined;
+    return { field: node.field, ...(bound.length > 0 ? { bound } : {}), ...(selection ? { selection } : {}) };
+  });
 }
 
 /** Estimated complexity under the documented cost model: one per field, fragments are free. */
@@ -325,7 +406,7 @@ function selectionDepth(selection) {
 
 function hoistedNames(selection, found = new Set()) {
   for (const node of selection) {
-    if (node.hoisted) found.add(node.hoisted);
+    for (const binding of node.bound ?? []) found.add(binding.variable);
     if (node.selection) hoistedNames(node.selection, found);
   }
   return found;
@@ -341,21 +422,16 @@ class SelectionBuilder {
   /** The selection of an operation's item type (object or union), or null for scalar results. */
   item(typeName, { single }) {
     const type = this.schema.type(typeName);
-    if (type.kind === "UNION") return this.union(typeName, 1);
+    if (type.kind === "UNION") return bindHoisted(this.schema, this.union(typeName, 1), typeName, null);
     if (type.kind !== "OBJECT") return null;
-    return this.full(typeName, 1, new Set([typeName]), single);
-  }
-
-  leaf(field) {
-    const hoisted = hoistedArgument(field);
-    return hoisted ? { field: field.name, hoisted: hoisted.name } : { field: field.name };
+    return bindHoisted(this.schema, this.full(typeName, 1, new Set([typeName]), single), typeName, null);
   }
 
   leaves(typeName) {
     return this.schema
       .selectableFields(typeName)
       .filter((field) => this.schema.isLeaf(namedType(field.type)))
-      .map((field) => this.leaf(field));
+      .map((field) => ({ field: field.name }));
   }
 
   /** Every scalar of the type, its value objects expanded, nested records per level. */
@@ -364,7 +440,7 @@ class SelectionBuilder {
     for (const field of this.schema.selectableFields(typeName)) {
       const target = namedType(field.type);
       if (this.schema.isLeaf(target)) {
-        selection.push(this.leaf(field));
+        selection.push({ field: field.name });
         continue;
       }
       if (depth >= SELECTION_LIMITS.maxItemDepth || path.has(target)) continue;
@@ -381,7 +457,11 @@ class SelectionBuilder {
       const cheap = this.level.connections && single && depth === 1 && schema.isFlat(node);
       return cheap ? [{ field: "nodes", selection: this.leaves(node) }] : null;
     }
-    if (isPaged(field)) return null;
+    // A paged list is selected only when the caller sizes it through a hoisted variable (the
+    // UserStatistics breakdowns take `limit: $animeStatLimit`), on a single result, and when its
+    // entries are plain values (a `tags` breakdown cut before its `tag` would name nothing).
+    const breakdown = single && hasHoistedPaging(ownerName, field) && schema.isFlat(target);
+    if (isPaged(field) && !breakdown) return null;
     if (schema.type(target).kind === "UNION") return this.union(target, depth + 1);
     const innerPath = new Set(path).add(target);
     if (!schema.isRecord(target)) return this.full(target, depth + 1, innerPath, single);
@@ -408,7 +488,7 @@ class SelectionBuilder {
     for (const field of this.schema.selectableFields(typeName)) {
       const target = namedType(field.type);
       if (this.schema.isLeaf(target)) {
-        selection.push(this.leaf(field));
+        selection.push({ field: field.name });
       } else if (
         depth < SELECTION_LIMITS.maxItemDepth &&
         !path.has(target) &&
@@ -444,8 +524,17 @@ class SelectionBuilder {
     return [{ field: "__typename" }, ...fragments];
   }
 
-  /** The selection `fields` uses for a bare object path: what a nested field of that type gets. */
+  /**
+   * The selection `fields` uses for a bare object path: what a nested field of that type gets.
+   * It is shared by every path ending on the type, so it never depends on how the type was
+   * reached (no `via` binding, no UserStatistics breakdown).
+   */
   broad(typeName) {
+    return bindHoisted(this.schema, this.unboundBroad(typeName), typeName, null);
+  }
+
+  /** `broad` before the hoisted variables are attached. */
+  unboundBroad(typeName) {
     const schema = this.schema;
     const kind = schema.type(typeName).kind;
     if (kind === "UNION") return this.union(typeName, 2);
@@ -529,16 +618,22 @@ function buildOperation(schema, operation) {
   const itemType = namedType(operation.field.type);
   const { selection, level, cost } = chooseItemSelection(schema, operation);
   // Accepted wherever `fields` could reach a field taking the argument; declared only when used.
-  const hoisted = reachableHoistedArguments(schema, itemType);
-  const used = hoistedNames(selection ?? []);
+  // A root argument of the same name and type (updateUser's `scoreFormat`) serves as both.
   const rootArguments = operationArguments(schema, operation);
-  for (const name of hoisted) {
-    if (rootArguments.some((arg) => arg.name === name)) throw new Error(`${operation.key}: ${name} is both an argument and hoisted`);
-  }
+  const hoistedTypes = schema.hoistedVariableTypes();
+  const hoisted = reachableHoistedArguments(schema, itemType).filter((name) => {
+    const rootArgument = rootArguments.find((arg) => arg.name === name);
+    if (rootArgument && typeText(rootArgument.type) !== typeText(hoistedTypes.get(name))) {
+      throw new Error(`${operation.key}: $${name} is both an argument and a hoisted variable of another type`);
+    }
+    return !rootArgument;
+  });
   const variables = [
     ...rootArguments.map((arg) => ({ name: arg.name, type: typeText(arg.type) })),
-    ...hoisted.map((name) => ({ name, type: HOISTED_ARGUMENTS[name], hoisted: true })),
+    ...hoisted.map((name) => ({ name, type: typeText(hoistedTypes.get(name)), hoisted: true })),
   ];
+  const declared = new Set(variables.map((variable) => variable.name));
+  const used = hoistedNames(selection ?? []);
 
   const opening =
     operation.kind === "page"
@@ -554,7 +649,7 @@ function buildOperation(schema, operation) {
     .map((variable) => `$${variable.name}: ${variable.type}`)
     .join(", ");
   const header = `${keyword} ${operation.operationName}${declarations ? `(${declarations})` : ""}`;
-  const body = selection ? `${opening} { ${renderSelection(selection, used)} }${closing}` : `${opening}${closing}`;
+  const body = selection ? `${opening} { ${renderSelection(selection, declared)} }${closing}` : `${opening}${closing}`;
 
   const itemIsRecord = schema.type(itemType).kind === "OBJECT" && schema.isRecord(itemType);
   const alwaysSelected = ALWAYS_SELECTED_OVERRIDES[operation.key] ?? (itemIsRecord ? ["id"] : []);
@@ -577,7 +672,7 @@ function buildOperation(schema, operation) {
     nestedRecordLevel: level,
     opening,
     closing,
-    defaultSelection: selection ? renderSelection(selection, used) : null,
+    defaultSelection: selection ? renderSelection(selection, declared) : null,
     defaultDocument: `${header} { ${body} }`,
     estimatedCost: cost,
   };
@@ -589,8 +684,7 @@ function reachableHoistedArguments(schema, itemType) {
     const type = schema.type(name);
     if (type.kind !== "OBJECT") continue;
     for (const field of type.fields) {
-      const hoisted = hoistedArgument(field);
-      if (hoisted) found.add(hoisted.name);
+      for (const binding of hoistedBindings(name, field)) found.add(binding.variable);
     }
   }
   return [...found].sort();
@@ -629,18 +723,19 @@ function collectOutputTypes(schema, typeNames) {
   return found;
 }
 
-function walkableField(field) {
-  const hoisted = hoistedArgument(field);
+/** A field as `fields` sees it: its type and the hoisted variables it takes (`via` resolved in Rust). */
+function walkableField(ownerName, field) {
+  const hoisted = hoistedBindings(ownerName, field);
   return {
     type: typeText(field.type),
-    ...(hoisted ? { hoisted: hoisted.name } : {}),
+    ...(hoisted.length > 0 ? { hoisted } : {}),
   };
 }
 
 function buildCatalog(schema) {
   const operations = describeOperations(schema).map((operation) => buildOperation(schema, operation));
   const broadBuilder = new SelectionBuilder(schema, NESTED_RECORD_LEVELS[0]);
-  const allHoisted = new Set(Object.keys(HOISTED_ARGUMENTS));
+  const allHoisted = new Set(HOISTED_ARGUMENTS.map((rule) => rule.variable));
 
   const inputTypeNames = collectInputTypes(
     schema,
@@ -673,7 +768,7 @@ function buildCatalog(schema) {
     const fields =
       type.kind === "OBJECT"
         ? Object.fromEntries(
-            type.fields.filter((field) => !hasRequiredArgument(field)).map((field) => [field.name, walkableField(field)]),
+            type.fields.filter((field) => !hasRequiredArgument(field)).map((field) => [field.name, walkableField(name, field)]),
           )
         : undefined;
     outputTypes[name] = {
@@ -729,6 +824,14 @@ function tsOutputType(schema, ref) {
   if (inner.kind === "LIST") return `${wrapForArray(tsOutputType(schema, inner.ofType).replace(/ \| null$/, ""))}[]`;
   const named = tsNamedType(schema, inner.name);
   return nullable && schema.isLeaf(inner.name) && named !== "unknown" ? `${named} | null` : named;
+}
+
+/** Where a hoisted variable ends up, for its doc comment. */
+function hoistedVariableDescription(name) {
+  const rule = HOISTED_ARGUMENTS.find((candidate) => candidate.variable === name);
+  if (rule.field) return `Passed as \`${rule.argument}\` to \`${rule.field}\` when it is selected.`;
+  if (rule.via) return `Passed as \`${rule.argument}\` to the selected \`${rule.owner}\` lists under \`${rule.via}\`.`;
+  return `Passed to the selected fields that accept \`${rule.argument}\`.`;
 }
 
 function wrapForArray(text) {
@@ -828,8 +931,8 @@ function renderTypes(schema, catalog) {
     for (const variable of operation.variables) {
       const arg = args.get(variable.name);
       if (!arg) {
-        lines.push(`  /** Passed to the selected fields that accept \`${variable.name}\`. */`);
-        lines.push(`  ${variable.name}?: ${tsNamedType(schema, variable.type)} | null;`);
+        lines.push(`  /** ${hoistedVariableDescription(variable.name)} */`);
+        lines.push(`  ${variable.name}?: ${tsInputType(schema, schema.hoistedVariableTypes().get(variable.name))};`);
         continue;
       }
       const optional = arg.type.kind !== "NON_NULL";

@@ -10,19 +10,19 @@ fn registry() -> &'static Mutex<HashMap<u32, CancellationToken>> {
     CALLS.get_or_init(Default::default)
 }
 
-/// A call's cancellation token, registered while the returned guard lives. Id 0 means the
-/// caller gave no signal: nothing is registered.
+/// A call's cancellation token, registered under its id while the returned guard lives (only
+/// for calls that can be cancelled: the others skip the registry).
 pub struct Registration {
-    id: u32,
+    id: Option<u32>,
     pub token: CancellationToken,
 }
 
-pub fn register(id: u32) -> Registration {
+pub fn register(id: u32, cancellable: bool) -> Registration {
     let token = CancellationToken::new();
-    if id != 0 {
+    if cancellable {
         registry().lock().unwrap_or_else(|e| e.into_inner()).insert(id, token.clone());
     }
-    Registration { id, token }
+    Registration { id: cancellable.then_some(id), token }
 }
 
 pub fn cancel(id: u32) {
@@ -33,8 +33,8 @@ pub fn cancel(id: u32) {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        if self.id != 0 {
-            registry().lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+        if let Some(id) = self.id {
+            registry().lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
         }
     }
 }

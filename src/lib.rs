@@ -10,6 +10,7 @@ mod catalog;
 mod convert;
 mod failure;
 mod native_client;
+mod outbox;
 mod sink;
 
 use napi_derive::napi;

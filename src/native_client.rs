@@ -19,7 +19,8 @@ use anilink_transport::ProviderClient;
 use crate::calls;
 use crate::convert::{json_value, option_value, own_keys};
 use crate::failure::{describe, type_error};
-use crate::sink::{HookCallback, JsEventSink};
+use crate::outbox::{Kind, Outbox};
+use crate::sink::HookEvents;
 
 enum Endpoint {
     AniList(AniListEndpoint),
@@ -34,30 +35,22 @@ struct Inner {
 #[napi]
 pub struct NativeClient {
     inner: Arc<Inner>,
+    outbox: Outbox,
 }
 
 const AUTH_FIELDS_TAIL: [&str; 5] = ["refreshToken", "clientId", "clientSecret", "onTokenRefresh", "onTokenRefreshError"];
 
-type CallPromise<'env> = PromiseRaw<'env, Option<String>>;
+/// Call flag: the call has hooks, so the transport's events are sent to JavaScript.
+pub const WITH_EVENTS: u32 = 1;
+/// Call flag: the call has an AbortSignal, so it can be cancelled by its id.
+pub const CANCELLABLE: u32 = 2;
 
-/// Settle a call's promise on the JavaScript thread: the result's JSON text (null for
-/// `undefined`), or a rejection with the facade's error description.
-fn settle<'env, F>(env: &'env Env, call: F) -> Result<CallPromise<'env>>
-where
-    F: std::future::Future<Output = std::result::Result<Option<String>, Value>> + Send + 'static,
-{
-    env.spawn_future_with_callback(async move { Ok(call.await) }, |env, outcome| match outcome {
-        Ok(result) => Ok(result),
-        Err(description) => Err(match env.to_js_value(&description) {
-            Ok(value) => Error::from(value),
-            Err(error) => error,
-        }),
-    })
-}
+/// The outcome of starting a call: null when it was dispatched (its result arrives through the
+/// outbox), or the JSON text of the error description when it failed before any I/O.
+type Started = Option<String>;
 
-/// A call that fails before dispatch (validation, options): a rejected promise, no I/O.
-fn rejected(env: &Env, description: Value) -> Result<CallPromise<'_>> {
-    settle(env, async move { Err(description) })
+fn failed(description: Value) -> Started {
+    Some(description.to_string())
 }
 
 fn invalid_arg(message: String) -> Error {
@@ -69,8 +62,11 @@ impl NativeClient {
     /// Build the client of one provider slot (`"anilist"` or `"mal"`) from its credentials
     /// object: auth fields, transport options and `baseUrl`. Throws (InvalidArg) with a message
     /// naming the option and the rule for anything invalid; the facade rethrows it as TypeError.
+    ///
+    /// `on_batch(text)` receives this client's messages, `[[callId, kind, payload?], …]`
+    /// (kind 0 value, 1 undefined, 2 failure, 3 hook event), on the JavaScript thread.
     #[napi(factory, catch_unwind)]
-    pub fn create(env: Env, provider: String, slot: Object<'_>) -> Result<Self> {
+    pub fn create(env: Env, provider: String, slot: Object<'_>, on_batch: Function<'_, String, ()>) -> Result<Self> {
         let token_field = match provider.as_str() {
             "anilist" => "authToken",
             "mal" => "accessToken",
@@ -111,7 +107,7 @@ impl NativeClient {
                 MalEndpoint::new(&url, field(token_field).as_deref(), field("clientId").as_deref()).map_err(invalid_arg)?,
             )
         };
-        Ok(Self { inner: Arc::new(Inner { client: ProviderClient::new(options), endpoint }) })
+        Ok(Self { inner: Arc::new(Inner { client: ProviderClient::new(options), endpoint }), outbox: Outbox::new(on_batch)? })
     }
 
     /// The endpoint URL requests of this slot go to.
@@ -123,66 +119,66 @@ impl NativeClient {
         }
     }
 
-    /// Run a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
-    /// (`"anime.get"`, params, fields). Resolves with the JSON text of the result (null for
-    /// `undefined`); rejects (or throws, before dispatch) with an error description object.
-    #[napi(ts_return_type = "Promise<string | null>", catch_unwind)]
-    pub fn operation<'env>(
+    /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
+    /// (`"anime.get"`, params, fields). Returns null once dispatched, or an error description
+    /// (JSON text) when it fails before any I/O. `flags`: [`WITH_EVENTS`] | [`CANCELLABLE`].
+    #[napi(catch_unwind)]
+    pub fn operation(
         &self,
-        env: &'env Env,
+        env: Env,
         operation: String,
         input: Unknown,
         fields: Unknown,
         options: Option<Object<'_>>,
         call_id: u32,
-        on_event: Option<HookCallback>,
-    ) -> Result<CallPromise<'env>> {
+        flags: u32,
+    ) -> Result<Started> {
         let mut problems = Vec::new();
         let input = json_value(input, "", &mut problems, 0)?.unwrap_or(Value::Null);
         let spec = match &self.inner.endpoint {
             Endpoint::AniList(endpoint) => {
                 let fields = anilist_fields(fields, &mut problems)?;
                 if !problems.is_empty() {
-                    return rejected(env, describe(&TransportError::validation(problems)));
+                    return Ok(failed(describe(&TransportError::validation(problems))));
                 }
                 endpoint.operation(&operation, &input, fields.as_deref())
             }
             Endpoint::Mal(endpoint) => {
                 let fields = json_value(fields, "fields", &mut problems, 0)?;
                 if !problems.is_empty() {
-                    return rejected(env, describe(&TransportError::validation(problems)));
+                    return Ok(failed(describe(&TransportError::validation(problems))));
                 }
                 endpoint.operation(&operation, &input, fields.as_ref())
             }
         };
         match spec {
-            Ok(spec) => self.dispatch(env, spec, options, call_id, on_event),
-            Err(error) => rejected(env, describe(&error)),
+            Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
+            Err(error) => Ok(failed(describe(&error))),
         }
     }
 
-    /// `anilist.custom(document, variables)`.
-    #[napi(ts_return_type = "Promise<string | null>", catch_unwind)]
-    pub fn custom<'env>(
+    /// Start `anilist.custom(document, variables)`; returns as [`NativeClient::operation`].
+    #[napi(catch_unwind)]
+    pub fn custom(
         &self,
-        env: &'env Env,
+        env: Env,
         document: String,
         variables: Unknown,
         options: Option<Object<'_>>,
         call_id: u32,
-        on_event: Option<HookCallback>,
-    ) -> Result<CallPromise<'env>> {
+        flags: u32,
+    ) -> Result<Started> {
         let Endpoint::AniList(endpoint) = &self.inner.endpoint else {
             return Err(invalid_arg("custom documents are an AniList feature".into()));
         };
         let mut problems = Vec::new();
         let variables = json_value(variables, "variables", &mut problems, 0)?.unwrap_or(Value::Null);
         if !problems.is_empty() {
-            return rejected(env, describe(&TransportError::validation(problems)));
+            return Ok(failed(describe(&TransportError::validation(problems))));
         }
         match endpoint.custom(&document, &variables) {
-            Ok(spec) => self.dispatch(env, spec, options, call_id, on_event),
-            Err(error) => rejected(env, describe(&error)),
+            Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
+            Err(error) => Ok(failed(describe(&error))),
         }
     }
 
@@ -225,40 +221,56 @@ impl NativeClient {
 }
 
 impl NativeClient {
-    fn dispatch<'env>(
+    fn dispatch(
         &self,
-        env: &'env Env,
+        env: &Env,
         spec: RequestSpec,
         options: Option<Object<'_>>,
         call_id: u32,
-        on_event: Option<HookCallback>,
-    ) -> Result<CallPromise<'env>> {
+        flags: u32,
+    ) -> Result<Started> {
         let request_options = match options {
             Some(object) => match request_options(env, &object)? {
                 Ok(parsed) => Some(parsed),
-                Err(description) => return rejected(env, description),
+                Err(description) => return Ok(failed(description)),
             },
             None => None,
         };
         let options = self.inner.client.options(request_options.as_ref(), spec.is_write);
         let inner = self.inner.clone();
-        let registration = calls::register(call_id);
-        // Only a call whose hooks exist gets a channel to JavaScript.
-        let sink = on_event.filter(|_| !options.hooks.is_empty()).map(JsEventSink);
-        settle(env, async move {
-            let run = async {
-                match &sink {
+        let outbox = self.outbox.clone();
+        let registration = calls::register(call_id, flags & CANCELLABLE != 0);
+        // Only a call whose hooks exist sends events.
+        let events = (flags & WITH_EVENTS != 0 && !options.hooks.is_empty()).then(|| HookEvents { outbox: outbox.clone(), call_id });
+        outbox.call_started(env);
+        napi::bindgen_prelude::spawn(async move {
+            let outcome = contained(async {
+                match &events {
                     Some(sink) => inner.client.execute(&spec, &options, sink, &registration.token).await,
                     None => inner.client.execute(&spec, &options, &NoEvents, &registration.token).await,
                 }
-            };
-            let outcome = AssertUnwindSafe(run).catch_unwind().await;
+            })
+            .await;
             drop(registration);
-            outcome
-                .unwrap_or_else(|_| Err(TransportError::unknown("internal error (a panic was caught)")))
-                .map_err(|error| describe(&error))
-        })
+            match outcome {
+                Ok(Some(result)) => outbox.send(call_id, Kind::Value, Some(&result)),
+                Ok(None) => outbox.send(call_id, Kind::Nothing, None),
+                Err(error) => outbox.send(call_id, Kind::Failure, Some(&describe(&error).to_string())),
+            }
+        });
+        Ok(None)
     }
+}
+
+/// Run a call so that a panic anywhere inside it becomes an `UNKNOWN_ERROR` failure of that
+/// call instead of crossing into JavaScript.
+async fn contained<T>(
+    call: impl std::future::Future<Output = std::result::Result<T, TransportError>>,
+) -> std::result::Result<T, TransportError> {
+    AssertUnwindSafe(call)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| Err(TransportError::unknown("internal error (a panic was caught)")))
 }
 
 /// Per-request transport options. Keys the transport does not know (the facade's `fields`)
@@ -285,5 +297,24 @@ fn anilist_fields(fields: Unknown, problems: &mut Vec<String>) -> Result<Option<
             problems.push(format!("Invalid fields: {other}. Expected an array of field paths (strings)"));
             Ok(None)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anilink_transport::error::ErrorCode;
+
+    #[tokio::test]
+    async fn a_panic_inside_a_call_becomes_an_unknown_error() {
+        let outcome: std::result::Result<(), TransportError> = contained(async { panic!("boom") }).await;
+        let error = outcome.expect_err("the panic must surface as an error");
+        assert_eq!(error.code, ErrorCode::Unknown);
+        assert_eq!(error.message, "The request failed.");
+    }
+
+    #[tokio::test]
+    async fn results_pass_through_unchanged() {
+        assert_eq!(contained(async { Ok::<_, TransportError>(7) }).await, Ok(7));
     }
 }

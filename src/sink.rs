@@ -1,26 +1,24 @@
-//! Delivering transport events to the JavaScript hooks, in order.
+//! Transport events as hook messages in the client's outbox.
 //!
-//! Each call with hooks gets its own threadsafe function; `emit` waits until JavaScript has run
-//! the hook, so events can neither overtake each other nor the call's result, and a hook runs
-//! before the step it reports on continues (as the original's synchronous hooks did). The
-//! function is dropped with the call, so it never keeps the process alive afterwards.
+//! An event is queued and the transport goes on: the outbox keeps a call's messages in order,
+//! so its hooks run in order and before its promise settles, and a slow hook never holds up
+//! the network. Calls without hooks get [`NoEvents`](anilink_transport::events::NoEvents).
 
-use napi::threadsafe_function::ThreadsafeFunction;
-use napi::Status;
 use serde_json::{json, Map, Value};
 
 use anilink_transport::events::{Context, Event, EventSink};
 
 use crate::failure::{describe, rate_limit_json};
+use crate::outbox::{Kind, Outbox};
 
-pub type HookCallback = ThreadsafeFunction<Value, (), Value, Status, false>;
+pub struct HookEvents {
+    pub outbox: Outbox,
+    pub call_id: u32,
+}
 
-pub struct JsEventSink(pub HookCallback);
-
-impl EventSink for JsEventSink {
+impl EventSink for HookEvents {
     async fn emit(&self, event: Event) {
-        // A failed delivery (the environment is shutting down) must not fail the request.
-        let _ = self.0.call_async(payload(&event)).await;
+        self.outbox.send(self.call_id, Kind::Event, Some(&payload(&event).to_string()));
     }
 }
 

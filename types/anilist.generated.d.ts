@@ -398,6 +398,17 @@ export type UserStaffNameLanguage =
   | "ROMAJI"
   | "NATIVE";
 
+/** User statistics sort enum */
+export type UserStatisticsSort =
+  | "ID"
+  | "ID_DESC"
+  | "COUNT"
+  | "COUNT_DESC"
+  | "PROGRESS"
+  | "PROGRESS_DESC"
+  | "MEAN_SCORE"
+  | "MEAN_SCORE_DESC";
+
 /** The language the user wants to see media titles in */
 export type UserTitleLanguage =
   | "ROMAJI"
@@ -2342,10 +2353,20 @@ export interface UserQueryVariables {
   search?: string | null;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.media`. */
@@ -2492,10 +2513,20 @@ export interface MediaQueryVariables {
   countryOfOrigin_not_in?: readonly string[] | null;
   /** The order the results will be returned in */
   sort?: readonly MediaSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.mediaTrend`. */
@@ -2550,10 +2581,20 @@ export interface MediaTrendQueryVariables {
   episode_not?: number | null;
   /** The order the results will be returned in */
   sort?: readonly MediaTrendSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.airingSchedule`. */
@@ -2596,10 +2637,20 @@ export interface AiringScheduleQueryVariables {
   airingAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly AiringSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.character`. */
@@ -2618,10 +2669,20 @@ export interface CharacterQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly CharacterSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.staff`. */
@@ -2640,10 +2701,20 @@ export interface StaffQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StaffSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.mediaList`. */
@@ -2698,10 +2769,20 @@ export interface MediaListQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.mediaListCollection`. */
@@ -2748,10 +2829,20 @@ export interface MediaListCollectionQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.genreCollection`. */
@@ -2765,10 +2856,20 @@ export interface MediaTagCollectionQueryVariables {
 
 /** Variables of `query.viewer`. */
 export interface ViewerQueryVariables {
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.notification`. */
@@ -2779,10 +2880,20 @@ export interface NotificationQueryVariables {
   resetNotificationCount?: boolean | null;
   /** Filter by the type of notifications (max 10,000 items) */
   type_in?: readonly NotificationType[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.studio`. */
@@ -2799,10 +2910,20 @@ export interface StudioQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StudioSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.review`. */
@@ -2817,10 +2938,20 @@ export interface ReviewQueryVariables {
   mediaType?: MediaType | null;
   /** The order the results will be returned in */
   sort?: readonly ReviewSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.activity`. */
@@ -2879,10 +3010,20 @@ export interface ActivityQueryVariables {
   createdAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ActivitySort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.activityReply`. */
@@ -2891,10 +3032,20 @@ export interface ActivityReplyQueryVariables {
   id?: number | null;
   /** Filter by the parent id */
   activityId?: number | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.following`. */
@@ -2903,10 +3054,20 @@ export interface FollowingQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.follower`. */
@@ -2915,10 +3076,20 @@ export interface FollowerQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.thread`. */
@@ -2941,10 +3112,20 @@ export interface ThreadQueryVariables {
   id_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.threadComment`. */
@@ -2957,10 +3138,20 @@ export interface ThreadCommentQueryVariables {
   userId?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadCommentSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.recommendation`. */
@@ -2983,10 +3174,20 @@ export interface RecommendationQueryVariables {
   rating_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.markdown`. */
@@ -2997,10 +3198,20 @@ export interface MarkdownQueryVariables {
 
 /** Variables of `query.aniChartUser`. */
 export interface AniChartUserQueryVariables {
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.siteStatistics`. */
@@ -3030,10 +3241,20 @@ export interface UsersPageQueryVariables {
   search?: string | null;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.medias`. */
@@ -3184,10 +3405,20 @@ export interface MediasPageQueryVariables {
   countryOfOrigin_not_in?: readonly string[] | null;
   /** The order the results will be returned in */
   sort?: readonly MediaSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.characters`. */
@@ -3210,10 +3441,20 @@ export interface CharactersPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly CharacterSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.staffs`. */
@@ -3236,10 +3477,20 @@ export interface StaffsPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StaffSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.studios`. */
@@ -3260,10 +3511,20 @@ export interface StudiosPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StudioSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.mediaLists`. */
@@ -3322,10 +3583,20 @@ export interface MediaListsPageQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.airingSchedules`. */
@@ -3372,10 +3643,20 @@ export interface AiringSchedulesPageQueryVariables {
   airingAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly AiringSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.mediaTrends`. */
@@ -3434,10 +3715,20 @@ export interface MediaTrendsPageQueryVariables {
   episode_not?: number | null;
   /** The order the results will be returned in */
   sort?: readonly MediaTrendSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.notifications`. */
@@ -3452,10 +3743,20 @@ export interface NotificationsPageQueryVariables {
   resetNotificationCount?: boolean | null;
   /** Filter by the type of notifications (max 10,000 items) */
   type_in?: readonly NotificationType[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.followers`. */
@@ -3468,10 +3769,20 @@ export interface FollowersPageQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.following`. */
@@ -3484,10 +3795,20 @@ export interface FollowingPageQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.activities`. */
@@ -3550,10 +3871,20 @@ export interface ActivitiesPageQueryVariables {
   createdAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ActivitySort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.activityReplies`. */
@@ -3566,10 +3897,20 @@ export interface ActivityRepliesPageQueryVariables {
   id?: number | null;
   /** Filter by the parent id */
   activityId?: number | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.threads`. */
@@ -3596,10 +3937,20 @@ export interface ThreadsPageQueryVariables {
   id_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.threadComments`. */
@@ -3616,10 +3967,20 @@ export interface ThreadCommentsPageQueryVariables {
   userId?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadCommentSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.reviews`. */
@@ -3638,10 +3999,20 @@ export interface ReviewsPageQueryVariables {
   mediaType?: MediaType | null;
   /** The order the results will be returned in */
   sort?: readonly ReviewSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.recommendations`. */
@@ -3668,10 +4039,20 @@ export interface RecommendationsPageQueryVariables {
   rating_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `query.page.likes`. */
@@ -3684,10 +4065,20 @@ export interface LikesPageQueryVariables {
   likeableId?: number | null;
   /** The type of model the id applies to */
   type?: LikeableType | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.updateUser`. */
@@ -3723,10 +4114,18 @@ export interface UpdateUserMutationVariables {
   /** Only allow messages from other users the user follows */
   restrictMessagesToFollowing?: boolean | null;
   disabledListActivity?: readonly ListActivityOptionInput[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
 }
 
 /** Variables of `mutation.saveMediaListEntry`. */
@@ -3763,10 +4162,20 @@ export interface SaveMediaListEntryMutationVariables {
   startedAt?: FuzzyDateInput | null;
   /** When the entry was completed by the user */
   completedAt?: FuzzyDateInput | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.updateMediaListEntries`. */
@@ -3799,10 +4208,20 @@ export interface UpdateMediaListEntriesMutationVariables {
   completedAt?: FuzzyDateInput | null;
   /** The list entries ids to update */
   ids?: readonly number[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.deleteMediaListEntry`. */
@@ -3827,10 +4246,20 @@ export interface SaveTextActivityMutationVariables {
   text?: string | null;
   /** If the activity should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.saveMessageActivity`. */
@@ -3847,10 +4276,20 @@ export interface SaveMessageActivityMutationVariables {
   locked?: boolean | null;
   /** If the message should be sent from the Moderator account (Mod Only) */
   asMod?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.saveListActivity`. */
@@ -3859,10 +4298,20 @@ export interface SaveListActivityMutationVariables {
   id?: number | null;
   /** If the activity should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.deleteActivity`. */
@@ -3877,10 +4326,20 @@ export interface ToggleActivityPinMutationVariables {
   id?: number | null;
   /** If the activity should be pinned or unpinned */
   pinned?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.toggleActivitySubscription`. */
@@ -3889,10 +4348,20 @@ export interface ToggleActivitySubscriptionMutationVariables {
   activityId?: number | null;
   /** Whether to subscribe or unsubscribe from the activity */
   subscribe?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.saveActivityReply`. */
@@ -3905,10 +4374,20 @@ export interface SaveActivityReplyMutationVariables {
   text?: string | null;
   /** If the reply should be sent from the Moderator account (Mod Only) */
   asMod?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.deleteActivityReply`. */
@@ -3923,10 +4402,20 @@ export interface ToggleLikeMutationVariables {
   id?: number | null;
   /** The type of model to be un/liked */
   type?: LikeableType | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.toggleLikeV2`. */
@@ -3935,20 +4424,40 @@ export interface ToggleLikeV2MutationVariables {
   id?: number | null;
   /** The type of model to be un/liked */
   type?: LikeableType | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.toggleFollow`. */
 export interface ToggleFollowMutationVariables {
   /** The id of the user to un/follow */
   userId?: number | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.toggleFavourite`. */
@@ -3963,10 +4472,20 @@ export interface ToggleFavouriteMutationVariables {
   staffId?: number | null;
   /** The id of the studio to un/favourite */
   studioId?: number | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.updateFavouriteOrder`. */
@@ -3991,10 +4510,20 @@ export interface UpdateFavouriteOrderMutationVariables {
   staffOrder?: readonly number[] | null;
   /** List of integers which the studio should be ordered by (Asc) */
   studioOrder?: readonly number[] | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.saveReview`. */
@@ -4011,10 +4540,20 @@ export interface SaveReviewMutationVariables {
   score?: number | null;
   /** If the review should only be visible to its creator */
   private?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.rateReview`. */
@@ -4023,10 +4562,20 @@ export interface RateReviewMutationVariables {
   reviewId?: number | null;
   /** The rating to apply to the review */
   rating?: ReviewRating | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.deleteReview`. */
@@ -4043,10 +4592,20 @@ export interface SaveRecommendationMutationVariables {
   mediaRecommendationId?: number | null;
   /** The rating to give the recommendation */
   rating?: RecommendationRating | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.saveThread`. */
@@ -4065,10 +4624,20 @@ export interface SaveThreadMutationVariables {
   sticky?: boolean | null;
   /** If the thread should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.deleteThread`. */
@@ -4083,10 +4652,20 @@ export interface ToggleThreadSubscriptionMutationVariables {
   threadId?: number | null;
   /** Whether to subscribe or unsubscribe from the forum thread */
   subscribe?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.saveThreadComment`. */
@@ -4101,10 +4680,20 @@ export interface SaveThreadCommentMutationVariables {
   comment?: string | null;
   /** If the comment tree should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
+  animeStatSort?: readonly UserStatisticsSort[] | null;
   /** Passed to the selected fields that accept `asArray`. */
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatLimit?: number | null;
+  /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
+  mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `format` to `MediaList.score` when it is selected. */
+  scoreFormat?: ScoreFormat | null;
 }
 
 /** Variables of `mutation.deleteThreadComment`. */

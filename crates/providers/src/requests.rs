@@ -43,7 +43,8 @@ fn checked_base_url(base_url: &str, option: &str) -> Result<String, String> {
 /// The AniList GraphQL endpoint of one slot.
 pub struct AniListEndpoint {
     url: String,
-    headers: HeaderMap,
+    /// URL parsed and headers built once; each call clones it and adds its body.
+    template: RequestSpec,
     has_token: bool,
 }
 
@@ -57,7 +58,10 @@ impl AniListEndpoint {
         if let Some(token) = token {
             headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {token}"), "authToken")?);
         }
-        Ok(Self { url, headers, has_token: token.is_some() })
+        let mut template = RequestSpec::new(Method::POST, &url, headers, Bytes::new(), Protocol::GraphQl, ResultShape::GraphQl)
+            .map_err(|error| error.message)?;
+        template.is_write = false;
+        Ok(Self { url, template, has_token: token.is_some() })
     }
 
     pub fn url(&self) -> &str {
@@ -91,20 +95,21 @@ impl AniListEndpoint {
         Ok(spec)
     }
 
+    /// `{"query": document, "variables": variables}`, written straight into the body buffer.
     fn graphql(&self, document: &str, variables: &Value) -> Result<RequestSpec, TransportError> {
-        let empty = Value::Object(Default::default());
-        let variables = if variables.is_null() { &empty } else { variables };
-        let body = serde_json::to_vec(&serde_json::json!({ "query": document, "variables": variables }))
-            .map_err(|e| TransportError::unknown(format!("could not encode the request body: {e}")))?;
-        let mut spec = RequestSpec::new(
-            Method::POST,
-            &self.url,
-            self.headers.clone(),
-            Bytes::from(body),
-            Protocol::GraphQl,
-            ResultShape::GraphQl,
-        )?;
-        spec.is_write = false;
+        let encode = |e: serde_json::Error| TransportError::unknown(format!("could not encode the request body: {e}"));
+        let mut body = Vec::with_capacity(document.len() + 64);
+        body.extend_from_slice(b"{\"query\":");
+        serde_json::to_writer(&mut body, document).map_err(encode)?;
+        body.extend_from_slice(b",\"variables\":");
+        if variables.is_null() {
+            body.extend_from_slice(b"{}");
+        } else {
+            serde_json::to_writer(&mut body, variables).map_err(encode)?;
+        }
+        body.push(b'}');
+        let mut spec = self.template.clone();
+        spec.body = Bytes::from(body);
         Ok(spec)
     }
 }
@@ -155,7 +160,8 @@ impl MalEndpoint {
             mal::HttpMethod::Delete => Method::DELETE,
         };
         let url = format!("{}{}", self.base, request.path_and_query);
-        let mut spec = RequestSpec::new(method, &url, headers, body, Protocol::Rest, ResultShape::Rest)?;
+        let shape = if request.empty_result { ResultShape::Nothing } else { ResultShape::Rest };
+        let mut spec = RequestSpec::new(method, &url, headers, body, Protocol::Rest, shape)?;
         let allowed = if request.requires_token { self.has_token } else { self.has_credentials };
         if !allowed {
             spec.missing_auth = Some(format!("mal.{key}"));
@@ -172,17 +178,17 @@ mod tests {
     fn tokens_are_sent_as_sensitive_bearer_headers() {
         let endpoint = AniListEndpoint::new("https://graphql.anilist.co/", Some("tok")).unwrap();
         assert_eq!(endpoint.url(), "https://graphql.anilist.co");
-        let auth = endpoint.headers.get(AUTHORIZATION).unwrap();
+        let auth = endpoint.template.headers.get(AUTHORIZATION).unwrap();
         assert!(auth.is_sensitive());
         assert_eq!(auth, "Bearer tok");
-        assert!(!format!("{:?}", endpoint.headers).contains("tok"), "debug output never shows the token");
+        assert!(!format!("{:?}", endpoint.template.headers).contains("tok"), "debug output never shows the token");
     }
 
     #[test]
     fn an_empty_token_means_no_auth() {
         let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("  ")).unwrap();
         assert!(!endpoint.has_token);
-        assert!(endpoint.headers.get(AUTHORIZATION).is_none());
+        assert!(endpoint.template.headers.get(AUTHORIZATION).is_none());
     }
 
     #[test]
@@ -202,6 +208,25 @@ mod tests {
     }
 
     #[test]
+    fn list_deletes_resolve_nothing_whatever_the_body() {
+        let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, Some("m"), None).unwrap();
+        let delete = endpoint.operation("anime.deleteFromList", &serde_json::json!({"id": 1}), None).unwrap();
+        assert_eq!(delete.shape, ResultShape::Nothing);
+        assert!(delete.is_write && delete.missing_auth.is_none());
+        let get = endpoint.operation("anime.get", &serde_json::json!({"id": 1}), None).unwrap();
+        assert_eq!(get.shape, ResultShape::Rest);
+    }
+
+    #[test]
+    fn token_only_mal_operations_are_marked_without_a_token() {
+        let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, None, Some("cid")).unwrap();
+        let me = endpoint.operation("user.me", &Value::Null, None).unwrap();
+        assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
+        let public = endpoint.operation("anime.get", &serde_json::json!({"id": 1}), None).unwrap();
+        assert!(public.missing_auth.is_none());
+    }
+
+    #[test]
     fn custom_documents_follow_their_operation_type() {
         let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("t")).unwrap();
         let query = endpoint.custom("query { Viewer { id } }", &Value::Null).unwrap();
@@ -210,5 +235,9 @@ mod tests {
         assert!(mutation.is_write);
         let body: Value = serde_json::from_slice(&query.body).unwrap();
         assert_eq!(body["variables"], serde_json::json!({}));
+        assert_eq!(body["query"], "query { Viewer { id } }");
+        let with_vars = endpoint.custom("query ($id: Int) { Media(id: $id) { id } }", &serde_json::json!({"id": 1})).unwrap();
+        let body: Value = serde_json::from_slice(&with_vars.body).unwrap();
+        assert_eq!(body["variables"], serde_json::json!({"id": 1}));
     }
 }

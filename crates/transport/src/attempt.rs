@@ -50,7 +50,8 @@ pub struct Shared<'a> {
     pub pools: &'a PoolRegistry,
 }
 
-/// A successful call: the JSON text of its result, or None for `undefined` (an empty REST body).
+/// A successful call: the JSON text of its result (always valid JSON), or None for `undefined`
+/// (an empty REST body).
 pub type CallResult = Option<String>;
 
 /// A failed attempt with what the breaker and the retry policy need to know about it.
@@ -212,7 +213,8 @@ impl<S: EventSink> Call<'_, S> {
                 Settled::Failed(failure) => failure,
             };
             if !failure.response_reported {
-                self.report_response(duration_ms, failure.error.rate_limit).await;
+                // The failure path reports no quota (transport.md 1.3 step 8.1); the error has it.
+                self.report_response(duration_ms, None).await;
             }
             let transition = self.record_outcome(failure.outcome);
             self.announce(transition).await;
@@ -332,9 +334,12 @@ impl<S: EventSink> Call<'_, S> {
                 response_reported: false,
             });
         }
-        if self.spec.shape == ResultShape::Rest {
-            let result = (!text.trim().is_empty()).then_some(text);
-            return Settled::Success { result, partial: None, rate_limit };
+        match self.spec.shape {
+            ResultShape::Nothing => return Settled::Success { result: None, partial: None, rate_limit },
+            ResultShape::Rest => {
+                return Settled::Success { result: rest_result(text), partial: None, rate_limit };
+            }
+            ResultShape::GraphQl => {}
         }
         match envelope::classify(&text, self.options.allow_partial_data, rate_limit, content_type.clone()) {
             Some(Envelope::Success(result)) => Settled::Success { result: Some(result), partial: None, rate_limit },
@@ -448,6 +453,18 @@ fn envelope_classes(error: &TransportError, now_ms: u64) -> (FailureClass, Outco
     }
 }
 
+/// A REST body as the result: JSON as it is, any other text as a JSON string (the body
+/// verbatim, transport.md 1.9), nothing for an empty body (decisions D11).
+fn rest_result(text: String) -> CallResult {
+    if text.trim().is_empty() {
+        return None;
+    }
+    if serde_json::from_str::<&serde_json::value::RawValue>(&text).is_ok() {
+        return Some(text);
+    }
+    serde_json::to_string(&text).ok()
+}
+
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -494,6 +511,13 @@ mod tests {
         assert_eq!(&id[14..15], "4");
         assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"));
         assert_ne!(id, new_request_id());
+    }
+
+    #[test]
+    fn rest_bodies_become_json_text() {
+        assert_eq!(rest_result(r#"{"a":1}"#.into()).as_deref(), Some(r#"{"a":1}"#));
+        assert_eq!(rest_result("plain text".into()).as_deref(), Some(r#""plain text""#));
+        assert_eq!(rest_result("  \n".into()), None);
     }
 
     #[test]

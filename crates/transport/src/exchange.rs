@@ -4,8 +4,8 @@
 //! connection at the moment we reused it. That failure says nothing about the upstream's
 //! health, so it is resent once on a fresh connection, uncharged and without counting as a
 //! retry, but only when the request cannot have been processed: hyper reports it unsent, or it
-//! is a read (query or GET) and the connection died before a single response byte (a server
-//! closing an idle connection has not read what arrived after it closed).
+//! is a read (query or GET) and the server closed the connection cleanly before a single
+//! response byte (a server closing an idle connection has not read what arrived after it).
 
 use std::sync::Arc;
 
@@ -68,22 +68,11 @@ fn build_request(spec: &RequestSpec) -> Result<Request<Full<Bytes>>, TransportEr
     Ok(request)
 }
 
-/// The connection ended (EOF or reset) before any response arrived.
+/// The server closed the connection cleanly (EOF) before a single response byte: what a server
+/// does to an idle keep-alive connection, and never to a request it has read and is answering
+/// (RFC 9112 §9.3.1). A reset is not enough: a server that read the request may have sent it.
 fn closed_before_response(error: &hyper::Error) -> bool {
-    if error.is_incomplete_message() || error.is_canceled() {
-        return true;
-    }
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            return matches!(
-                io.kind(),
-                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionAborted
-            );
-        }
-        source = cause.source();
-    }
-    false
+    error.is_incomplete_message() || error.is_canceled()
 }
 
 /// The full cause chain: hyper's own message omits the socket error behind it.

@@ -10,7 +10,7 @@
 //! instead of kept.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use bytes::Bytes;
@@ -45,6 +45,8 @@ pub struct Pool {
 struct OriginPool {
     permits: Arc<Semaphore>,
     idle: Mutex<Vec<Sender>>,
+    /// Requests waiting for a permit: a connection given back while one waits goes to it.
+    waiting: AtomicUsize,
 }
 
 /// A connection lent to one request, with the permit that counts it against `max_sockets`.
@@ -65,10 +67,14 @@ impl Lease {
             return;
         }
         let mut idle = lock(&origin_pool.idle);
-        if idle.len() < pool.bounds.max_free_sockets as usize {
+        // A connection a waiting request will take is not idle: hand it over rather than close
+        // it and make that request dial a new one (as Node's agents do).
+        let keep = (pool.bounds.max_free_sockets as usize).max(origin_pool.waiting.load(Ordering::Acquire));
+        if idle.len() < keep {
             idle.push(sender);
         }
-        // Otherwise the sender drops here and hyper closes the connection.
+        // Otherwise the sender drops here and hyper closes the connection. The permit is
+        // released after this, so a waiter always finds the connection pushed above.
     }
 }
 
@@ -89,6 +95,7 @@ impl Pool {
         let created = Arc::new(OriginPool {
             permits: Arc::new(Semaphore::new(self.bounds.max_sockets as usize)),
             idle: Mutex::new(Vec::new()),
+            waiting: AtomicUsize::new(0),
         });
         origins.insert(origin.clone(), created.clone());
         created
@@ -98,12 +105,18 @@ impl Pool {
     /// idle connections are skipped (the stale-connection resend).
     pub async fn lease(self: &Arc<Self>, origin: &Origin, fresh: bool) -> Result<Lease, TransportError> {
         let origin_pool = self.origin_pool(origin);
-        let permit = origin_pool
-            .permits
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| TransportError::network("connection pool closed".into()))?;
+        let permit = match origin_pool.permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let _waiting = Waiting::new(&origin_pool.waiting);
+                origin_pool
+                    .permits
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| TransportError::network("connection pool closed".into()))?
+            }
+        };
         if !fresh {
             loop {
                 let popped = lock(&origin_pool.idle).pop();
@@ -132,6 +145,22 @@ impl Pool {
     /// Idle connections currently kept, over all origins (for tests and snapshots).
     pub fn idle_connections(&self) -> usize {
         lock(&self.origins).values().map(|p| lock(&p.idle).len()).sum()
+    }
+}
+
+/// Counts a request as waiting for as long as it waits, even when it is cancelled meanwhile.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::AcqRel);
+        Self(counter)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

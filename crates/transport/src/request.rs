@@ -20,6 +20,9 @@ pub enum ResultShape {
     GraphQl,
     /// A REST body, returned verbatim; an empty body resolves `undefined` (decisions D11).
     Rest,
+    /// A REST call whose success carries no result (MAL's list deletes answer `[]` or nothing):
+    /// any 2xx resolves `undefined`.
+    Nothing,
 }
 
 #[derive(Clone, Debug)]

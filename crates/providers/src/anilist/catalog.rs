@@ -238,8 +238,30 @@ pub(super) enum OutputType {
 pub(super) struct OutputField {
     #[serde(rename = "type")]
     pub(super) type_ref: TypeRef,
-    /// The hoisted variable this field takes as an argument (`asHtml`), if any.
-    pub(super) hoisted: Option<String>,
+    /// The hoisted variables this field takes as arguments (`asHtml`, `limit: $animeStatLimit`).
+    #[serde(default)]
+    pub(super) hoisted: Vec<HoistedBinding>,
+}
+
+/// An argument of a nested field bound to one of the operation's hoisted variables.
+#[derive(Debug, Deserialize)]
+pub(super) struct HoistedBinding {
+    pub(super) argument: String,
+    pub(super) variable: String,
+    /// Only when the field's owner was reached through this `Type.field` (the anime or manga
+    /// side of `UserStatistics`); bound wherever the field is selected otherwise.
+    via: Option<String>,
+}
+
+impl HoistedBinding {
+    /// Whether the binding applies to a field whose owner was reached through `reached_through`
+    /// (the parent's type and field name; `None` for the operation's item).
+    pub(super) fn applies(&self, reached_through: Option<(&str, &str)>) -> bool {
+        match &self.via {
+            None => true,
+            Some(via) => via.split_once('.') == reached_through,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -504,6 +526,74 @@ mod tests {
         assert_eq!(optional("query.follower"), Some(false));
         assert_eq!(optional("query.page.followers"), Some(false));
         assert_eq!(optional("query.markdown"), Some(false));
+    }
+
+    #[test]
+    fn hoisted_variables_of_api_md() {
+        let hoisted = |key: &str| -> Vec<String> {
+            operation(key)
+                .expect(key)
+                .variables
+                .iter()
+                .filter(|variable| variable.hoisted)
+                .map(|variable| format!("{}: {}", variable.name, variable.type_ref))
+                .collect()
+        };
+        assert_eq!(
+            hoisted("query.user"),
+            [
+                "animeStatLimit: Int",
+                "animeStatSort: [UserStatisticsSort]",
+                "asArray: Boolean",
+                "asHtml: Boolean",
+                "mangaStatLimit: Int",
+                "mangaStatSort: [UserStatisticsSort]",
+                "scoreFormat: ScoreFormat",
+            ]
+        );
+        assert!(
+            hoisted("query.mediaListCollection").contains(&"scoreFormat: ScoreFormat".to_owned())
+        );
+        // updateUser's own `scoreFormat` argument doubles as the hoisted one.
+        let update = operation("mutation.updateUser").expect("mutation.updateUser");
+        let score_formats: Vec<bool> = update
+            .variables
+            .iter()
+            .filter(|variable| variable.name == "scoreFormat")
+            .map(|variable| variable.hoisted)
+            .collect();
+        assert_eq!(score_formats, [false]);
+        assert!(hoisted("query.genreCollection").is_empty());
+    }
+
+    #[test]
+    fn single_users_select_the_statistics_breakdowns_by_default() {
+        for key in [
+            "query.user",
+            "query.viewer",
+            "query.follower",
+            "mutation.toggleFollow",
+        ] {
+            let document = operation(key).expect(key).default_document();
+            for side in ["anime", "manga"] {
+                assert!(
+                    document.contains(&format!(
+                        "genres(limit: ${side}StatLimit, sort: ${side}StatSort) {{ count meanScore minutesWatched chaptersRead mediaIds genre }}"
+                    )),
+                    "{key}: {document}"
+                );
+                assert!(
+                    document.contains(&format!("${side}StatLimit: Int")),
+                    "{key}"
+                );
+            }
+            // Breakdowns naming a record (tags, staff, voice actors, studios) are left to `fields`.
+            assert!(!document.contains("tags(limit:"), "{key}");
+        }
+        let page = operation("query.page.users")
+            .expect("query.page.users")
+            .default_document();
+        assert!(!page.contains("Stat"), "{page}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::catalog::{catalog, operation, Catalog, Operation, OutputType};
+use super::catalog::{catalog, operation, Catalog, HoistedBinding, Operation, OutputType};
 
 /// Paths longer than this are refused. Far beyond anything AniList answers, it only keeps a
 /// hostile path from exhausting the stack of the recursive walk.
@@ -64,7 +64,10 @@ pub fn document_for(
 /// A requested field and what was asked below it, in the order of first mention.
 struct SelectionNode<'a> {
     type_name: &'a str,
-    hoisted: Option<&'a str>,
+    /// The parent's type and the field this node was selected as; `None` for the item.
+    reached_through: Option<(&'a str, &'a str)>,
+    /// The hoisted variables the field can take as arguments.
+    hoisted: &'a [HoistedBinding],
     /// The path ended here: select the object broadly.
     broad: bool,
     children: Vec<(&'a str, SelectionNode<'a>)>,
@@ -74,7 +77,8 @@ impl<'a> SelectionNode<'a> {
     fn new(type_name: &'a str) -> Self {
         SelectionNode {
             type_name,
-            hoisted: None,
+            reached_through: None,
+            hoisted: &[],
             broad: false,
             children: Vec::new(),
         }
@@ -115,7 +119,8 @@ impl<'a> SelectionNode<'a> {
             Some(position) => position,
             None => {
                 let mut child = SelectionNode::new(field.type_ref.named());
-                child.hoisted = field.hoisted.as_deref();
+                child.reached_through = Some((self.type_name, name.as_str()));
+                child.hoisted = &field.hoisted;
                 self.children.push((name.as_str(), child));
                 self.children.len() - 1
             }
@@ -157,12 +162,22 @@ impl<'a> SelectionNode<'a> {
             }
         }
         for (name, child) in &self.children {
-            let argument = match child.hoisted {
-                Some(hoisted) if op.variable(hoisted).is_some() => {
-                    note_hoisted(used_hoisted, hoisted);
-                    format!("({hoisted}: ${hoisted})")
-                }
-                _ => String::new(),
+            let arguments: Vec<String> = child
+                .hoisted
+                .iter()
+                .filter(|binding| {
+                    binding.applies(self.reached_through)
+                        && op.variable(&binding.variable).is_some()
+                })
+                .map(|binding| {
+                    note_hoisted(used_hoisted, &binding.variable);
+                    format!("{}: ${}", binding.argument, binding.variable)
+                })
+                .collect();
+            let argument = if arguments.is_empty() {
+                String::new()
+            } else {
+                format!("({})", arguments.join(", "))
             };
             if child.broad || !child.children.is_empty() {
                 parts.push(format!(
@@ -267,6 +282,63 @@ mod tests {
         let without = narrowed("query.mediaListCollection", &["lists.name"]).expect("valid");
         assert!(!without.contains("$as"), "{without}");
         assert_eq!(item_selection(&without, "sort: $sort)"), "lists { name }");
+    }
+
+    #[test]
+    fn statistics_breakdowns_bind_the_limit_and_sort_of_their_side() {
+        let document = narrowed(
+            "query.user",
+            &["statistics.anime.genres.genre", "statistics.manga.genres"],
+        )
+        .expect("valid");
+        assert_eq!(
+            item_selection(&document, "sort: $sort)"),
+            "id statistics { anime { genres(limit: $animeStatLimit, sort: $animeStatSort) { genre } } \
+             manga { genres(limit: $mangaStatLimit, sort: $mangaStatSort) { count meanScore minutesWatched chaptersRead mediaIds genre } } }"
+        );
+        assert!(
+            document.contains("$sort: [UserSort], $animeStatLimit: Int, $animeStatSort: [UserStatisticsSort], $mangaStatLimit: Int, $mangaStatSort: [UserStatisticsSort])"),
+            "{document}"
+        );
+        // Page items bind them the same way; totals alone need no variable.
+        let page =
+            narrowed("query.page.users", &["statistics.anime.formats.format"]).expect("valid");
+        assert!(
+            page.contains("formats(limit: $animeStatLimit, sort: $animeStatSort) { format }")
+                && !page.contains("$mangaStat"),
+            "{page}"
+        );
+        let totals = narrowed("query.user", &["statistics"]).expect("valid");
+        assert!(!totals.contains("Stat"), "{totals}");
+    }
+
+    #[test]
+    fn scores_take_the_score_format() {
+        let document =
+            narrowed("query.mediaListCollection", &["lists.entries.score"]).expect("valid");
+        assert_eq!(
+            item_selection(&document, "sort: $sort)"),
+            "lists { entries { score(format: $scoreFormat) } }"
+        );
+        assert!(
+            document.contains("$sort: [MediaListSort], $scoreFormat: ScoreFormat)"),
+            "{document}"
+        );
+        // updateUser's own `scoreFormat` argument is the variable bound there: declared once.
+        let update = narrowed(
+            "mutation.updateUser",
+            &["favourites.anime.nodes.mediaListEntry.score"],
+        )
+        .expect("valid");
+        assert!(
+            update.contains("mediaListEntry { score(format: $scoreFormat) }"),
+            "{update}"
+        );
+        assert_eq!(
+            update.matches("$scoreFormat: ScoreFormat").count(),
+            1,
+            "{update}"
+        );
     }
 
     #[test]

@@ -454,6 +454,52 @@ mod tests {
     }
 
     #[test]
+    fn hoisted_variables_take_the_types_of_the_arguments_they_bind() {
+        assert_eq!(
+            validate(
+                "query.user",
+                json!({
+                    "id": 1, "asHtml": true, "animeStatLimit": 5, "mangaStatLimit": 3,
+                    "animeStatSort": ["COUNT_DESC"], "mangaStatSort": ["MEAN_SCORE", "ID"]
+                })
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            problems(
+                "query.user",
+                json!({ "animeStatLimit": "5", "mangaStatSort": ["COUNT_DESC", "BEST"] })
+            ),
+            [
+                "Invalid animeStatLimit: \"5\". Expected type: Int",
+                "Invalid mangaStatSort[1]: \"BEST\". Expected one of: ID, ID_DESC, COUNT, COUNT_DESC, PROGRESS, PROGRESS_DESC, MEAN_SCORE, MEAN_SCORE_DESC",
+            ]
+        );
+        assert_eq!(
+            validate(
+                "query.mediaListCollection",
+                json!({ "userId": 1, "type": "MANGA", "scoreFormat": "POINT_10_DECIMAL" })
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            problems(
+                "query.mediaListCollection",
+                json!({ "userId": 1, "type": "MANGA", "scoreFormat": "POINT_7" })
+            ),
+            ["Invalid scoreFormat: \"POINT_7\". Expected one of: POINT_100, POINT_10_DECIMAL, POINT_10, POINT_5, POINT_3"]
+        );
+        // Presentation variables are no filter: the Media rule still wants one.
+        assert_eq!(
+            problems(
+                "query.media",
+                json!({ "scoreFormat": "POINT_5", "animeStatLimit": 1 })
+            ),
+            ["The Media query requires at least one filter variable."]
+        );
+    }
+
+    #[test]
     fn media_list_collection_needs_a_user_and_a_type() {
         assert_eq!(
             problems("query.mediaListCollection", json!({})),

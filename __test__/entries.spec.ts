@@ -1,0 +1,58 @@
+// Module entries (decisions D15): `require` and `import` of the package and of its
+// `/anilist` and `/mal` subpaths all hand out the same AniLink and error class objects, so
+// `instanceof` holds whichever entry created or threw an error. Checked in real Node processes
+// (one starting from CommonJS, one from ESM) and in the test process itself.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import * as root from 'anilink-api-wrapper';
+import * as anilistEntry from 'anilink-api-wrapper/anilist';
+import * as malEntry from 'anilink-api-wrapper/mal';
+
+const run = promisify(execFile);
+const packageRoot = join(__dirname, '..');
+const fixtures = join(__dirname, 'fixtures', 'entries');
+
+const SHARED_EXPORTS = [
+  'AniLink',
+  'AniLinkErrorCodes',
+  'AniLinkError',
+  'AniLinkApiError',
+  'AniLinkGraphQLError',
+  'AniLinkRestError',
+  'AniLinkNetworkError',
+  'AniLinkAuthError',
+  'AniLinkValidationError',
+] as const;
+
+describe.each(['identity.cjs', 'identity.mjs'])('a Node process started from %s', (fixture) => {
+  it('sees one set of classes across require, import and both subpaths', async () => {
+    const { stdout } = await run(process.execPath, [join(fixtures, fixture)], { cwd: packageRoot, timeout: 15_000 });
+    const report = JSON.parse(stdout) as { entries: string[]; mismatches: string[]; missing: string[]; notInstances: string[] };
+
+    expect(report.entries).toHaveLength(6);
+    expect(report.missing).toEqual([]);
+    expect(report.mismatches).toEqual([]);
+    expect(report.notInstances).toEqual([]);
+  });
+});
+
+describe('in the test process', () => {
+  it.each(SHARED_EXPORTS)('%s is the same object from the root, /anilist and /mal', (name) => {
+    expect(root[name]).toBeDefined();
+    expect(anilistEntry[name]).toBe(root[name]);
+    expect(malEntry[name]).toBe(root[name]);
+  });
+
+  it('an error built from a subpath class is an instance of the root classes', () => {
+    const error = new malEntry.AniLinkRestError(404, null);
+    expect(error).toBeInstanceOf(root.AniLinkRestError);
+    expect(error).toBeInstanceOf(anilistEntry.AniLinkApiError);
+    expect(error).toBeInstanceOf(root.AniLinkError);
+  });
+
+  it('the root entry exports destroyCachedAgents', () => {
+    expect(typeof root.destroyCachedAgents).toBe('function');
+  });
+});

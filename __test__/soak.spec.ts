@@ -1,0 +1,108 @@
+/**
+ * A bounded soak of the connection pools (issue 6): a few thousand calls spread over more
+ * socket configurations than the pool cache holds, so pools are created, evicted, parked and
+ * released all the time. Connections must stay bounded, teardown must close every one of them,
+ * and process memory must stay flat between the two halves of the run.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AniLink, destroyCachedAgents, type RequestOptions } from 'anilink-api-wrapper';
+import { startTestServer, type TestServer } from './support/test-server';
+
+const CALLS_PER_HALF = 1_500;
+const CONCURRENCY = 50;
+/** The default pool plus 16 dedicated configurations: twice what the pool cache holds (8). */
+const SOCKET_CONFIGURATIONS: Array<RequestOptions | undefined> = [
+  undefined,
+  ...Array.from({ length: 16 }, (_, i) => ({ maxSockets: 1 + i, maxFreeSockets: i % 3 })),
+];
+/** Idle connections the pools may keep once quiet: 8 cached pools with at most 2 each, plus the default pool's 5. */
+const MAX_IDLE_CONNECTIONS = 8 * 2 + 5;
+/**
+ * Growth of the resident set allowed between the halves, after a full garbage collection.
+ * Measured flat within a few MB; leaking one connection or response per call would add far more.
+ */
+const MAX_RSS_GROWTH_BYTES = 24 * 1024 * 1024;
+
+// A full collection before each measurement, so the comparison sees retained memory rather
+// than garbage the collector has not reached yet.
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc') as () => void;
+
+/** The resident set size after a full garbage collection. */
+function settledRss(): number {
+  collectGarbage();
+  return process.memoryUsage().rss;
+}
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+
+afterAll(async () => {
+  destroyCachedAgents();
+  await server.close();
+});
+
+/** Run `total` calls, at most `CONCURRENCY` at once, cycling through the socket configurations. */
+async function runCalls(aniLink: AniLink, total: number): Promise<number> {
+  let next = 0;
+  let failures = 0;
+  const worker = async () => {
+    while (next < total) {
+      const index = next++;
+      try {
+        await aniLink.anilist.query.media({ id: 1 }, SOCKET_CONFIGURATIONS[index % SOCKET_CONFIGURATIONS.length]);
+      } catch {
+        failures += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return failures;
+}
+
+/** Poll until `condition` holds; fail with `description` after `timeoutMs`. */
+async function waitFor(condition: () => boolean, description: string, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
+    await sleep(10);
+  }
+}
+
+/**
+ * One half of the run: every call succeeds, the server sees exactly those calls, and it never
+ * has more connections open than calls in flight plus what the pools may keep idle.
+ * Returns the settled resident set size afterwards.
+ */
+async function runHalf(aniLink: AniLink): Promise<number> {
+  expect(await runCalls(aniLink, CALLS_PER_HALF)).toBe(0);
+  expect(server.requests).toHaveLength(CALLS_PER_HALF);
+  expect(server.maxOpenConnections).toBeLessThanOrEqual(CONCURRENCY + MAX_IDLE_CONNECTIONS);
+  // Drop the server's own records so only the client's memory is compared.
+  server.reset();
+  return settledRss();
+}
+
+describe('pool soak', () => {
+  it('keeps connections and memory flat over thousands of calls across many socket configurations', async () => {
+    const aniLink = new AniLink({ anilist: { baseUrl: server.url, retry: false } });
+    const rssAfterFirstHalf = await runHalf(aniLink);
+    const rssAfterSecondHalf = await runHalf(aniLink);
+    expect(rssAfterSecondHalf - rssAfterFirstHalf).toBeLessThan(MAX_RSS_GROWTH_BYTES);
+
+    // Quiet again: only what the cached and default pools may keep idle stays open.
+    await waitFor(
+      () => server.openConnections() <= MAX_IDLE_CONNECTIONS,
+      `at most ${MAX_IDLE_CONNECTIONS} idle connections to stay open`,
+    );
+
+    destroyCachedAgents();
+    await waitFor(() => server.openConnections() === 0, 'every connection to close after destroyCachedAgents()');
+  });
+});

@@ -1,0 +1,135 @@
+//! The one channel from the transport to JavaScript for a provider client: call results,
+//! failures and hook events, in order, batched.
+//!
+//! Every message is appended as JSON text to one queue; the first message into an empty queue
+//! wakes the JavaScript thread, which takes the whole queue as a single JSON array and parses
+//! it once. Under load many calls settle per wake-up, and no call pays for a promise bridge of
+//! its own. Because results and events share the queue, a call's hooks always run before its
+//! promise settles. The channel keeps Node's event loop alive only while calls are pending
+//! (decisions D12).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use napi::bindgen_prelude::Function;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Status};
+
+/// What a message says about its call (the second element of `[callId, kind, payload]`).
+#[derive(Clone, Copy)]
+#[repr(u8)]
+pub enum Kind {
+    /// Resolved; the payload is the result.
+    Value = 0,
+    /// Resolved with `undefined`; no payload.
+    Nothing = 1,
+    /// Rejected; the payload is the error description.
+    Failure = 2,
+    /// A hook event; the payload is `{ hook, ctx, error? }`.
+    Event = 3,
+}
+
+type BatchFunction = ThreadsafeFunction<(), (), String, Status, false, true>;
+
+#[derive(Default)]
+struct Queue {
+    text: Vec<u8>,
+    /// Messages in `text` that settle a call (the rest are events).
+    settlements: u32,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Calls started and not yet delivered; touched on the JavaScript thread only.
+    pending: AtomicU32,
+    /// Wakes the JavaScript thread. Calling it needs a shared lock (any thread); referencing
+    /// and unreferencing it an exclusive one (the JavaScript thread).
+    wake: RwLock<Option<BatchFunction>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Clone)]
+pub struct Outbox {
+    shared: Arc<Shared>,
+}
+
+impl Outbox {
+    /// `on_batch(text)` receives `[[callId, kind, payload?], …]` on the JavaScript thread.
+    pub fn new(on_batch: Function<'_, String, ()>) -> napi::Result<Self> {
+        let shared = Arc::new(Shared { queue: Mutex::default(), pending: AtomicU32::new(0), wake: RwLock::new(None) });
+        // Weak: the function lives in `shared`, so a strong reference here would keep both alive forever.
+        let drained = Arc::downgrade(&shared);
+        let wake: BatchFunction = on_batch
+            .build_threadsafe_function::<()>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build_callback(move |context| {
+                let Some(drained) = drained.upgrade() else {
+                    return Ok("[]".to_string());
+                };
+                let batch = std::mem::take(&mut *lock(&drained.queue));
+                let left = drained.pending.load(Ordering::Relaxed).saturating_sub(batch.settlements);
+                drained.pending.store(left, Ordering::Relaxed);
+                if left == 0 {
+                    set_referenced(&drained, &context.env, false);
+                }
+                let mut text = String::with_capacity(batch.text.len() + 2);
+                text.push('[');
+                // Every piece appended below is valid UTF-8 JSON text.
+                text.push_str(&String::from_utf8_lossy(&batch.text));
+                text.push(']');
+                Ok(text)
+            })?;
+        *shared.wake.write().unwrap_or_else(|e| e.into_inner()) = Some(wake);
+        Ok(Self { shared })
+    }
+
+    /// A call was started (on the JavaScript thread): keep the process alive until it settles.
+    pub fn call_started(&self, env: &Env) {
+        if self.shared.pending.fetch_add(1, Ordering::Relaxed) == 0 {
+            set_referenced(&self.shared, env, true);
+        }
+    }
+
+    /// Append one message; `payload` writes its JSON text, if any.
+    pub fn send(&self, call_id: u32, kind: Kind, payload: Option<&str>) {
+        let was_empty = {
+            let mut queue = lock(&self.shared.queue);
+            let was_empty = queue.text.is_empty();
+            if !was_empty {
+                queue.text.push(b',');
+            }
+            queue.text.push(b'[');
+            queue.text.extend_from_slice(call_id.to_string().as_bytes());
+            queue.text.push(b',');
+            queue.text.push(b'0' + kind as u8);
+            if let Some(payload) = payload {
+                queue.text.push(b',');
+                queue.text.extend_from_slice(payload.as_bytes());
+            }
+            queue.text.push(b']');
+            if !matches!(kind, Kind::Event) {
+                queue.settlements += 1;
+            }
+            was_empty
+        };
+        if was_empty {
+            if let Some(wake) = self.shared.wake.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }
+    }
+}
+
+/// Reference the function (the loop stays alive) or not (it may exit). napi's ref/unref of a
+/// threadsafe function is exactly this switch; the clone-based counting napi-rs recommends
+/// instead cannot express "referenced only while calls are pending" for a long-lived function.
+#[allow(deprecated)]
+fn set_referenced(shared: &Shared, env: &Env, referenced: bool) {
+    if let Some(function) = shared.wake.write().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        let _ = if referenced { function.refer(env) } else { function.unref(env) };
+    }
+}
