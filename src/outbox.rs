@@ -33,6 +33,7 @@ type BatchFunction = ThreadsafeFunction<(), (), String, Status, false, true>;
 
 #[derive(Default)]
 struct Queue {
+    /// `[message,message,…` (the closing bracket is added when the batch is taken).
     text: Vec<u8>,
     /// Messages in `text` that settle a call (the rest are events).
     settlements: u32,
@@ -76,12 +77,13 @@ impl Outbox {
                 if left == 0 {
                     set_referenced(&drained, &context.env, false);
                 }
-                let mut text = String::with_capacity(batch.text.len() + 2);
-                text.push('[');
-                // Every piece appended below is valid UTF-8 JSON text.
-                text.push_str(&String::from_utf8_lossy(&batch.text));
-                text.push(']');
-                Ok(text)
+                let mut text = batch.text;
+                if text.is_empty() {
+                    text.push(b'[');
+                }
+                text.push(b']');
+                // Every message was appended from Rust strings, so this never has to repair anything.
+                Ok(String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
             })?;
         *shared.wake.write().unwrap_or_else(|e| e.into_inner()) = Some(wake);
         Ok(Self { shared })
@@ -99,9 +101,7 @@ impl Outbox {
         let was_empty = {
             let mut queue = lock(&self.shared.queue);
             let was_empty = queue.text.is_empty();
-            if !was_empty {
-                queue.text.push(b',');
-            }
+            queue.text.push(if was_empty { b'[' } else { b',' });
             queue.text.push(b'[');
             queue.text.extend_from_slice(call_id.to_string().as_bytes());
             queue.text.push(b',');

@@ -9,7 +9,10 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use serde_json::Value;
 
 use anilink_transport::error::{Protocol, TransportError};
-use anilink_transport::request::{host_of, RequestSpec, ResultShape};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use anilink_transport::request::{host_of, Body, RequestSpec, ResultShape};
 
 use crate::{anilist, mal};
 
@@ -74,7 +77,11 @@ impl AniListEndpoint {
             .ok_or_else(|| TransportError::unknown(format!("unknown AniList operation {key}")))?;
         anilist::validate_variables(operation, variables).map_err(TransportError::validation)?;
         let document = anilist::document_for(operation, fields).map_err(TransportError::validation)?;
-        let mut spec = self.graphql(&document, variables)?;
+        let prefix = match fields {
+            None => default_prefix(operation),
+            Some(_) => document_prefix(&document)?,
+        };
+        let mut spec = self.graphql(prefix, variables)?;
         spec.is_write = operation.kind() == anilist::OperationKind::Mutation;
         if operation.requires_auth() && !self.has_token {
             spec.missing_auth = Some(format!("anilist.{key}"));
@@ -90,27 +97,53 @@ impl AniListEndpoint {
                 "Invalid variables: {variables}. Expected an object."
             )]));
         }
-        let mut spec = self.graphql(document, variables)?;
+        let mut spec = self.graphql(document_prefix(document)?, variables)?;
         spec.is_write = analysis.is_mutation;
         Ok(spec)
     }
 
-    /// `{"query": document, "variables": variables}`, written straight into the body buffer.
-    fn graphql(&self, document: &str, variables: &Value) -> Result<RequestSpec, TransportError> {
-        let encode = |e: serde_json::Error| TransportError::unknown(format!("could not encode the request body: {e}"));
-        let mut body = Vec::with_capacity(document.len() + 64);
-        body.extend_from_slice(b"{\"query\":");
-        serde_json::to_writer(&mut body, document).map_err(encode)?;
-        body.extend_from_slice(b",\"variables\":");
+    /// `{"query": document, "variables": variables}`: the document part as given, the
+    /// variables written after it.
+    fn graphql(&self, prefix: Bytes, variables: &Value) -> Result<RequestSpec, TransportError> {
+        let mut tail = Vec::with_capacity(64);
         if variables.is_null() {
-            body.extend_from_slice(b"{}");
+            tail.extend_from_slice(b"{}");
         } else {
-            serde_json::to_writer(&mut body, variables).map_err(encode)?;
+            serde_json::to_writer(&mut tail, variables).map_err(encoding_failed)?;
         }
-        body.push(b'}');
+        tail.push(b'}');
         let mut spec = self.template.clone();
-        spec.body = Bytes::from(body);
+        spec.body = Body::from_chunks(vec![prefix, Bytes::from(tail)]);
         Ok(spec)
+    }
+}
+
+fn encoding_failed(error: serde_json::Error) -> TransportError {
+    TransportError::unknown(format!("could not encode the request body: {error}"))
+}
+
+/// `{"query":"<document, escaped>","variables":` for one document.
+fn document_prefix(document: &str) -> Result<Bytes, TransportError> {
+    let mut prefix = Vec::with_capacity(document.len() + 32);
+    prefix.extend_from_slice(b"{\"query\":");
+    serde_json::to_writer(&mut prefix, document).map_err(encoding_failed)?;
+    prefix.extend_from_slice(b",\"variables\":");
+    Ok(Bytes::from(prefix))
+}
+
+/// The prefix of every operation's default document, escaped once per process: calls share it
+/// instead of copying several kilobytes each.
+fn default_prefix(operation: &anilist::Operation) -> Bytes {
+    static PREFIXES: OnceLock<HashMap<&'static str, Bytes>> = OnceLock::new();
+    let prefixes = PREFIXES.get_or_init(|| {
+        anilist::operations()
+            .filter_map(|op| document_prefix(op.default_document()).ok().map(|prefix| (op.key(), prefix)))
+            .collect()
+    });
+    match prefixes.get(operation.key()) {
+        Some(prefix) => prefix.clone(),
+        // Every catalog operation is in the map; rebuilding is only a fallback.
+        None => document_prefix(operation.default_document()).unwrap_or_default(),
     }
 }
 
@@ -208,6 +241,22 @@ mod tests {
     }
 
     #[test]
+    fn default_documents_are_shared_and_variables_follow() {
+        let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
+        let first = endpoint.operation("query.media", &serde_json::json!({"id": 1}), None).unwrap();
+        let second = endpoint.operation("query.media", &serde_json::json!({"id": 2}), None).unwrap();
+        assert_eq!(first.body.chunks()[0].as_ptr(), second.body.chunks()[0].as_ptr(), "the document is not copied");
+        let body: Value = serde_json::from_slice(&second.body.to_vec()).unwrap();
+        let media = anilist::operation("query.media").unwrap();
+        assert_eq!(body["query"], media.default_document());
+        assert_eq!(body["variables"], serde_json::json!({"id": 2}));
+        let narrowed = endpoint.operation("query.media", &serde_json::json!({"id": 3}), Some(&["episodes".to_string()])).unwrap();
+        let body: Value = serde_json::from_slice(&narrowed.body.to_vec()).unwrap();
+        assert!(body["query"].as_str().unwrap().contains("episodes"));
+        assert_ne!(body["query"], media.default_document());
+    }
+
+    #[test]
     fn list_deletes_resolve_nothing_whatever_the_body() {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, Some("m"), None).unwrap();
         let delete = endpoint.operation("anime.deleteFromList", &serde_json::json!({"id": 1}), None).unwrap();
@@ -233,11 +282,11 @@ mod tests {
         assert!(!query.is_write);
         let mutation = endpoint.custom("mutation { ToggleFollow(userId: 1) { id } }", &Value::Null).unwrap();
         assert!(mutation.is_write);
-        let body: Value = serde_json::from_slice(&query.body).unwrap();
+        let body: Value = serde_json::from_slice(&query.body.to_vec()).unwrap();
         assert_eq!(body["variables"], serde_json::json!({}));
         assert_eq!(body["query"], "query { Viewer { id } }");
         let with_vars = endpoint.custom("query ($id: Int) { Media(id: $id) { id } }", &serde_json::json!({"id": 1})).unwrap();
-        let body: Value = serde_json::from_slice(&with_vars.body).unwrap();
+        let body: Value = serde_json::from_slice(&with_vars.body.to_vec()).unwrap();
         assert_eq!(body["variables"], serde_json::json!({"id": 1}));
     }
 }

@@ -45,10 +45,9 @@ pub fn classify(
     rate_limit: Option<RateLimitInfo>,
     content_type: Option<String>,
 ) -> Option<Envelope> {
-    let value: &RawValue = serde_json::from_str(text).ok()?;
-    let Ok(body) = serde_json::from_str::<Body>(value.get()) else {
-        // Valid JSON that is not an object: nothing to unwrap.
-        return Some(Envelope::Success(text.to_string()));
+    let Ok(body) = serde_json::from_str::<Body>(text) else {
+        // Valid JSON that is not an envelope object has nothing to unwrap; anything else is not JSON.
+        return serde_json::from_str::<&RawValue>(text).ok().map(|_| Envelope::Success(text.to_string()));
     };
     let roots = body.data.and_then(|d| serde_json::from_str::<HashMap<String, &RawValue>>(d.get()).ok());
     let result = || match &roots {

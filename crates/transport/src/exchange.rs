@@ -7,12 +7,17 @@
 //! is a read (query or GET) and the server closed the connection cleanly before a single
 //! response byte (a server closing an idle connection has not read what arrived after it).
 
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::header::HOST;
 use http::{HeaderMap, HeaderValue, Request};
-use http_body_util::{BodyExt, Full};
+use http_body::{Frame, SizeHint};
+use http_body_util::BodyExt;
 
 use crate::error::TransportError;
 use crate::pool::Pool;
@@ -54,12 +59,40 @@ pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec) -> Result<RawResponse, T
     }
 }
 
-fn build_request(spec: &RequestSpec) -> Result<Request<Full<Bytes>>, TransportError> {
+/// The outgoing body: the spec's chunks, handed to hyper one by one (written vectored).
+pub struct SendBody {
+    chunks: VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl http_body::Body for SendBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let next = self.chunks.pop_front();
+        if let Some(chunk) = &next {
+            self.remaining -= chunk.len() as u64;
+        }
+        Poll::Ready(next.map(|chunk| Ok(Frame::data(chunk))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}
+
+fn build_request(spec: &RequestSpec) -> Result<Request<SendBody>, TransportError> {
     let path = spec.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let body = SendBody { chunks: spec.body.chunks().iter().cloned().collect(), remaining: spec.body.len() as u64 };
     let mut request = Request::builder()
         .method(spec.method.clone())
         .uri(path)
-        .body(Full::new(spec.body.clone()))
+        .body(body)
         .map_err(|e| TransportError::unknown(format!("could not build the request: {e}")))?;
     *request.headers_mut() = spec.headers.clone();
     let host = HeaderValue::from_str(&spec.host)

@@ -13,8 +13,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use bytes::Bytes;
-use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
@@ -24,7 +22,7 @@ use crate::error::TransportError;
 use crate::options::PoolBounds;
 use crate::request::Origin;
 
-pub type Sender = SendRequest<Full<Bytes>>;
+pub type Sender = SendRequest<crate::exchange::SendBody>;
 
 /// Dedicated pools kept in the cache; the least recently used one beyond this is parked.
 pub const MAX_CACHED_POOLS: usize = 8;

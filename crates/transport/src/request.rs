@@ -5,6 +5,40 @@ use http::{HeaderMap, Method, Uri};
 
 use crate::error::{Protocol, TransportError};
 
+/// A request body as a few shared chunks, so a large constant part (an AniList document) is
+/// sent by reference instead of being copied into every request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Body(Vec<Bytes>);
+
+impl Body {
+    pub fn from_chunks(chunks: Vec<Bytes>) -> Self {
+        Self(chunks.into_iter().filter(|c| !c.is_empty()).collect())
+    }
+
+    pub fn chunks(&self) -> &[Bytes] {
+        &self.0
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.iter().map(Bytes::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The whole body in one piece (tests and diagnostics).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.0.concat()
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(bytes: Bytes) -> Self {
+        Self::from_chunks(vec![bytes])
+    }
+}
+
 /// Where a connection goes: the pool key below the socket bounds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Origin {
@@ -36,7 +70,7 @@ pub struct RequestSpec {
     /// The URL as hooks report it.
     pub url: String,
     pub headers: HeaderMap,
-    pub body: Bytes,
+    pub body: Body,
     pub protocol: Protocol,
     pub shape: ResultShape,
     /// A mutation or REST write: never resent on a connection that may have delivered it.
@@ -66,7 +100,7 @@ impl RequestSpec {
             url: url.to_string(),
             uri,
             headers,
-            body,
+            body: Body::from(body),
             protocol,
             shape,
             is_write,
