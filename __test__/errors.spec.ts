@@ -304,13 +304,30 @@ describe('network errors', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('with retry:false, a reset on a reused keep-alive connection is one attempt and NETWORK_ERROR', async () => {
+  it('with retry:false, a read reset on a reused keep-alive connection is resent once on a fresh connection', async () => {
+    // A reused connection that dies before any response byte is the stale keep-alive race
+    // (README, "Stale connections"): a read is resent once, uncounted, on a new connection.
     const aniLink = aniListClient();
     await aniLink.anilist.query.media({ id: 1 }); // leaves an idle keep-alive connection in the pool
     server.reset();
     server.enqueue({ drop: 'before-response' });
+    const starts: unknown[] = [];
 
-    const error = await rejectionOf(aniLink.anilist.query.media({ id: 1 }));
+    const media = await aniLink.anilist.query.media({ id: 1 }, { onRequestStart: (ctx) => starts.push(ctx) });
+
+    expect(media).toEqual({ id: 1 });
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[0].connectionId).not.toBe(server.requests[1].connectionId);
+    expect(starts).toHaveLength(1);
+  });
+
+  it('with retry:false, a write reset on a reused keep-alive connection is one attempt and NETWORK_ERROR', async () => {
+    const aniLink = aniListClient();
+    await aniLink.anilist.query.media({ id: 1 });
+    server.reset();
+    server.enqueue({ drop: 'before-response' });
+
+    const error = await rejectionOf(aniLink.anilist.custom('mutation { ToggleFollow(userId: 1) { id } }'));
 
     expect(error).toBeInstanceOf(AniLinkNetworkError);
     expect(error.code).toBe('NETWORK_ERROR');

@@ -242,12 +242,13 @@ impl NativeClient {
         let registration = calls::register(call_id, flags & CANCELLABLE != 0);
         // Only a call whose hooks exist sends events.
         let events = (flags & WITH_EVENTS != 0 && !options.hooks.is_empty()).then(|| HookEvents { outbox: outbox.clone(), call_id });
+        let pool = inner.client.pool(&options);
         outbox.call_started(env);
         napi::bindgen_prelude::spawn(async move {
             let outcome = contained(async {
                 match &events {
-                    Some(sink) => inner.client.execute(&spec, &options, sink, &registration.token).await,
-                    None => inner.client.execute(&spec, &options, &NoEvents, &registration.token).await,
+                    Some(sink) => inner.client.execute(pool, &spec, &options, sink, &registration.token).await,
+                    None => inner.client.execute(pool, &spec, &options, &NoEvents, &registration.token).await,
                 }
             })
             .await;

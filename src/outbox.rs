@@ -1,13 +1,14 @@
 //! The one channel from the transport to JavaScript for a provider client: call results,
 //! failures and hook events, in order, batched.
 //!
-//! Every message is appended as JSON text to one queue; the first message into an empty queue
-//! wakes the JavaScript thread, which takes the whole queue as a single JSON array and parses
-//! it once. Under load many calls settle per wake-up, and no call pays for a promise bridge of
-//! its own. Because results and events share the queue, a call's hooks always run before its
+//! Every message is appended as JSON text to the open batch of one queue; the message that
+//! opens a batch wakes the JavaScript thread, which takes that batch as a single JSON array and
+//! parses it once. Under load many calls settle per wake-up, and no call pays for a promise
+//! bridge of its own. Because results and events share the queue, a call's hooks always run before its
 //! promise settles. The channel keeps Node's event loop alive only while calls are pending
 //! (decisions D12).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
@@ -31,8 +32,13 @@ pub enum Kind {
 
 type BatchFunction = ThreadsafeFunction<(), (), String, Status, false, true>;
 
+/// A batch stops growing at this size and the next message starts another, so JavaScript
+/// never has to hold one huge string and all its parsed results at once (a burst of thousands
+/// of responses is delivered in slices it can collect as it goes).
+const BATCH_LIMIT: usize = 64 * 1024;
+
 #[derive(Default)]
-struct Queue {
+struct Batch {
     /// `[message,message,…` (the closing bracket is added when the batch is taken).
     text: Vec<u8>,
     /// Messages in `text` that settle a call (the rest are events).
@@ -40,7 +46,8 @@ struct Queue {
 }
 
 struct Shared {
-    queue: Mutex<Queue>,
+    /// Batches in delivery order; each wake-up of the JavaScript thread takes the first one.
+    queue: Mutex<VecDeque<Batch>>,
     /// Calls started and not yet delivered; touched on the JavaScript thread only.
     pending: AtomicU32,
     /// Wakes the JavaScript thread. Calling it needs a shared lock (any thread); referencing
@@ -71,7 +78,7 @@ impl Outbox {
                 let Some(drained) = drained.upgrade() else {
                     return Ok("[]".to_string());
                 };
-                let batch = std::mem::take(&mut *lock(&drained.queue));
+                let batch = lock(&drained.queue).pop_front().unwrap_or_default();
                 let left = drained.pending.load(Ordering::Relaxed).saturating_sub(batch.settlements);
                 drained.pending.store(left, Ordering::Relaxed);
                 if left == 0 {
@@ -98,25 +105,30 @@ impl Outbox {
 
     /// Append one message; `payload` writes its JSON text, if any.
     pub fn send(&self, call_id: u32, kind: Kind, payload: Option<&str>) {
-        let was_empty = {
+        let opened_batch = {
             let mut queue = lock(&self.shared.queue);
-            let was_empty = queue.text.is_empty();
-            queue.text.push(if was_empty { b'[' } else { b',' });
-            queue.text.push(b'[');
-            queue.text.extend_from_slice(call_id.to_string().as_bytes());
-            queue.text.push(b',');
-            queue.text.push(b'0' + kind as u8);
+            let open = queue.back().is_some_and(|batch| batch.text.len() < BATCH_LIMIT);
+            if !open {
+                queue.push_back(Batch::default());
+            }
+            let Some(batch) = queue.back_mut() else { return };
+            batch.text.push(if open { b',' } else { b'[' });
+            batch.text.push(b'[');
+            batch.text.extend_from_slice(call_id.to_string().as_bytes());
+            batch.text.push(b',');
+            batch.text.push(b'0' + kind as u8);
             if let Some(payload) = payload {
-                queue.text.push(b',');
-                queue.text.extend_from_slice(payload.as_bytes());
+                batch.text.push(b',');
+                batch.text.extend_from_slice(payload.as_bytes());
             }
-            queue.text.push(b']');
+            batch.text.push(b']');
             if !matches!(kind, Kind::Event) {
-                queue.settlements += 1;
+                batch.settlements += 1;
             }
-            was_empty
+            !open
         };
-        if was_empty {
+        // One wake-up per batch: the JavaScript thread takes one batch per call.
+        if opened_batch {
             if let Some(wake) = self.shared.wake.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
                 wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
             }

@@ -22,7 +22,7 @@ use crate::host_state::HostStates;
 use crate::options::{Hook, ResolvedOptions};
 use crate::pacing;
 use crate::policy::{self, FailureClass};
-use crate::pool::PoolRegistry;
+use crate::pool::Pool;
 use crate::random::RandomSource;
 use crate::rate_limit::RateLimitInfo;
 use crate::request::{RequestSpec, ResultShape};
@@ -47,7 +47,6 @@ pub struct Shared<'a> {
     pub hosts: &'a HostStates,
     pub clock: &'a dyn Clock,
     pub rng: &'a dyn RandomSource,
-    pub pools: &'a PoolRegistry,
 }
 
 /// A successful call: the JSON text of its result (always valid JSON), or None for `undefined`
@@ -69,8 +68,11 @@ enum Settled {
 
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
+/// Run one logical request on `pool`, the connection pool chosen when the call started (so a
+/// teardown after that never moves it to a new pool or lifts its socket cap).
 pub async fn execute(
     shared: &Shared<'_>,
+    pool: Arc<Pool>,
     spec: &RequestSpec,
     options: &ResolvedOptions,
     sink: &impl EventSink,
@@ -89,7 +91,7 @@ pub async fn execute(
         paced_ms: 0,
         retry_wait_ms: 0,
     };
-    call.run().await.map_err(|mut error| {
+    call.run(&pool).await.map_err(|mut error| {
         error.request_id = Some(call.request_id.to_string());
         error
     })
@@ -176,8 +178,7 @@ impl<S: EventSink> Call<'_, S> {
         self.shared.hosts.with(&self.spec.host, |s| s.breaker.record(&config, outcome, now, self.token))
     }
 
-    async fn run(&mut self) -> Result<CallResult, TransportError> {
-        let pool = self.shared.pools.pool(self.options.pool_bounds);
+    async fn run(&mut self, pool: &Arc<Pool>) -> Result<CallResult, TransportError> {
         loop {
             if let Some(operation) = &self.spec.missing_auth {
                 let error = TransportError::auth(Some(operation));
@@ -201,7 +202,7 @@ impl<S: EventSink> Call<'_, S> {
             let dispatched = tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => Err(TransportError::aborted()),
-                response = self.dispatch(&pool) => response,
+                response = self.dispatch(pool) => response,
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
 
@@ -285,7 +286,7 @@ impl<S: EventSink> Call<'_, S> {
         Ok(())
     }
 
-    async fn dispatch(&self, pool: &Arc<crate::pool::Pool>) -> Result<RawResponse, TransportError> {
+    async fn dispatch(&self, pool: &Arc<Pool>) -> Result<RawResponse, TransportError> {
         match self.options.timeout {
             Some(limit) => tokio::time::timeout(limit, exchange::send(pool, self.spec))
                 .await

@@ -13,7 +13,7 @@ use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::host_state::{HostSnapshot, HostStates};
 use crate::options::{PartialOptions, ResolvedOptions};
-use crate::pool::PoolRegistry;
+use crate::pool::{Pool, PoolRegistry};
 use crate::random::{RandomSource, ThreadRandom};
 use crate::request::RequestSpec;
 
@@ -51,20 +51,22 @@ impl ProviderClient {
         }
     }
 
+    /// The connection pool a call with these options uses. Taken when the call starts, so a
+    /// `destroyCachedAgents()` after that cannot move the call to another pool.
+    pub fn pool(&self, options: &ResolvedOptions) -> Arc<Pool> {
+        PoolRegistry::global().pool(options.pool_bounds)
+    }
+
     pub async fn execute(
         &self,
+        pool: Arc<Pool>,
         spec: &RequestSpec,
         options: &ResolvedOptions,
         sink: &impl EventSink,
         cancel: &CancellationToken,
     ) -> Result<CallResult, TransportError> {
-        let shared = Shared {
-            hosts: &self.hosts,
-            clock: self.clock.as_ref(),
-            rng: self.rng.as_ref(),
-            pools: PoolRegistry::global(),
-        };
-        attempt::execute(&shared, spec, options, sink, cancel).await
+        let shared = Shared { hosts: &self.hosts, clock: self.clock.as_ref(), rng: self.rng.as_ref() };
+        attempt::execute(&shared, pool, spec, options, sink, cancel).await
     }
 
     pub fn snapshot(&self) -> Vec<HostSnapshot> {

@@ -4,8 +4,8 @@
 //! connection at the moment we reused it. That failure says nothing about the upstream's
 //! health, so it is resent once on a fresh connection, uncharged and without counting as a
 //! retry, but only when the request cannot have been processed: hyper reports it unsent, or it
-//! is a read (query or GET) and the server closed the connection cleanly before a single
-//! response byte (a server closing an idle connection has not read what arrived after it).
+//! is a read (query or GET) and the connection died before a single response byte (the server
+//! closed it as idle just as the request arrived, which its kernel answers with a reset).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -101,11 +101,26 @@ fn build_request(spec: &RequestSpec) -> Result<Request<SendBody>, TransportError
     Ok(request)
 }
 
-/// The server closed the connection cleanly (EOF) before a single response byte: what a server
-/// does to an idle keep-alive connection, and never to a request it has read and is answering
-/// (RFC 9112 §9.3.1). A reset is not enough: a server that read the request may have sent it.
+/// The connection ended (EOF or reset) before a single response byte. On a reused
+/// connection that is the keep-alive race: the server closed the idle connection as our
+/// request arrived, and its kernel answered the unread bytes with a reset (Node's server does
+/// exactly this). A server that had read the request could also reset, so only reads, which
+/// a duplicate cannot harm, are resent on this evidence.
 fn closed_before_response(error: &hyper::Error) -> bool {
-    error.is_incomplete_message() || error.is_canceled()
+    if error.is_incomplete_message() || error.is_canceled() {
+        return true;
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionAborted
+            );
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// The full cause chain: hyper's own message omits the socket error behind it.

@@ -131,10 +131,11 @@ impl Pool {
         Ok(Lease { sender, reused: false, origin_pool, pool: self.clone(), _permit: permit })
     }
 
-    /// Close idle connections and keep no more; leases in flight finish normally.
+    /// Close idle connections and keep no more; leases in flight finish normally, and requests
+    /// still holding this pool keep its per-host caps (the semaphores stay).
     fn release(&self) {
         self.released.store(true, Ordering::Release);
-        let origins: Vec<Arc<OriginPool>> = lock(&self.origins).drain().map(|(_, pool)| pool).collect();
+        let origins: Vec<Arc<OriginPool>> = lock(&self.origins).values().cloned().collect();
         for origin_pool in origins {
             lock(&origin_pool.idle).clear();
         }
