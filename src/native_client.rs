@@ -23,7 +23,7 @@ use crate::outbox::{Kind, Outbox};
 use crate::sink::HookEvents;
 
 enum Endpoint {
-    AniList(AniListEndpoint),
+    AniList(Box<AniListEndpoint>),
     Mal(MalEndpoint),
 }
 
@@ -100,7 +100,7 @@ impl NativeClient {
         let environment = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let endpoint = if provider == "anilist" {
             let url = field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into());
-            Endpoint::AniList(AniListEndpoint::new(&url, field(token_field).as_deref()).map_err(invalid_arg)?)
+            Endpoint::AniList(Box::new(AniListEndpoint::new(&url, field(token_field).as_deref()).map_err(invalid_arg)?))
         } else {
             let url = field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into());
             Endpoint::Mal(
@@ -122,6 +122,9 @@ impl NativeClient {
     /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
     /// (`"anime.get"`, params, fields). Returns null once dispatched, or an error description
     /// (JSON text) when it fails before any I/O. `flags`: [`WITH_EVENTS`] | [`CANCELLABLE`].
+    // One parameter per argument of the JavaScript call; grouping them would only add a
+    // conversion on the hottest path.
+    #[allow(clippy::too_many_arguments)]
     #[napi(catch_unwind)]
     pub fn operation(
         &self,

@@ -62,7 +62,7 @@ impl AniListEndpoint {
             headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {token}"), "authToken")?);
         }
         let mut template = RequestSpec::new(Method::POST, &url, headers, Bytes::new(), Protocol::GraphQl, ResultShape::GraphQl)
-            .map_err(|error| error.message)?;
+            .map_err(|error| error.message.clone())?;
         template.is_write = false;
         Ok(Self { url, template, has_token: token.is_some() })
     }

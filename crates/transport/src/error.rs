@@ -44,8 +44,14 @@ pub enum Protocol {
     Rest,
 }
 
+/// A failure, boxed: results travel through every await of the attempt loop, and a pointer
+/// keeps those futures (one per request in flight) small.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TransportError {
+pub struct TransportError(Box<ErrorDetail>);
+
+/// What a [`TransportError`] says; read and written through it (`error.status`, …).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorDetail {
     pub code: ErrorCode,
     pub message: String,
     /// HTTP status, or the upstream status of a GraphQL envelope error (200 when it had none).
@@ -72,7 +78,27 @@ const ABORTED_PACING_MESSAGE: &str =
     "The request was cancelled while waiting for the rate-limit window to reset.";
 const AUTH_MESSAGE: &str = "This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.";
 
-impl TransportError {
+impl std::ops::Deref for TransportError {
+    type Target = ErrorDetail;
+
+    fn deref(&self) -> &ErrorDetail {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for TransportError {
+    fn deref_mut(&mut self) -> &mut ErrorDetail {
+        &mut self.0
+    }
+}
+
+impl From<ErrorDetail> for TransportError {
+    fn from(detail: ErrorDetail) -> Self {
+        Self(Box::new(detail))
+    }
+}
+
+impl ErrorDetail {
     fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -90,7 +116,9 @@ impl TransportError {
             request_id: None,
         }
     }
+}
 
+impl TransportError {
     /// A non-2xx HTTP response: `AniLinkApiError` from a GraphQL endpoint, `AniLinkRestError` from REST.
     pub fn http_status(
         protocol: Protocol,
@@ -103,13 +131,14 @@ impl TransportError {
             Protocol::GraphQl => ErrorCode::Api,
             Protocol::Rest => ErrorCode::Rest,
         };
-        Self {
+        ErrorDetail {
             status: Some(status),
             body: Some(body),
             rate_limit,
             content_type,
-            ..Self::new(code, format!("API request failed with status {status}."))
+            ..ErrorDetail::new(code, format!("API request failed with status {status}."))
         }
+        .into()
     }
 
     /// A 2xx GraphQL answer whose body is not JSON (decisions D11).
@@ -130,42 +159,46 @@ impl TransportError {
         rate_limit: Option<RateLimitInfo>,
         content_type: Option<String>,
     ) -> Self {
-        Self {
+        ErrorDetail {
             status: Some(status),
             graphql_errors: Some(errors_json),
             graphql_data: Some(data_json),
             rate_limit,
             content_type,
-            ..Self::new(
+            ..ErrorDetail::new(
                 ErrorCode::GraphQl,
                 format!("The request failed with GraphQL errors: {}", messages.join("; ")),
             )
         }
+        .into()
     }
 
     pub fn network(reason: String) -> Self {
-        Self {
+        ErrorDetail {
             reason: Some(reason),
-            ..Self::new(ErrorCode::Network, "The request failed due to a network error.")
+            ..ErrorDetail::new(ErrorCode::Network, "The request failed due to a network error.")
         }
+        .into()
     }
 
     pub fn timeout(timeout_ms: u64) -> Self {
-        Self {
+        ErrorDetail {
             timeout_ms: (timeout_ms > 0).then_some(timeout_ms),
-            ..Self::new(ErrorCode::Timeout, "The request timed out.")
+            ..ErrorDetail::new(ErrorCode::Timeout, "The request timed out.")
         }
+        .into()
     }
 
     pub fn aborted() -> Self {
-        Self::new(ErrorCode::Aborted, ABORTED_MESSAGE)
+        ErrorDetail::new(ErrorCode::Aborted, ABORTED_MESSAGE).into()
     }
 
     pub fn aborted_during_pacing() -> Self {
-        Self {
+        ErrorDetail {
             aborted_during_pacing: true,
-            ..Self::new(ErrorCode::Aborted, ABORTED_PACING_MESSAGE)
+            ..ErrorDetail::new(ErrorCode::Aborted, ABORTED_PACING_MESSAGE)
         }
+        .into()
     }
 
     pub fn circuit_open(threshold: u32, probing: bool) -> Self {
@@ -174,7 +207,7 @@ impl TransportError {
         } else {
             format!("The request failed fast: the circuit breaker is open after {threshold} consecutive failures. Retrying is possible after the cooldown elapses.")
         };
-        Self::new(ErrorCode::CircuitOpen, message)
+        ErrorDetail::new(ErrorCode::CircuitOpen, message).into()
     }
 
     pub fn auth(operation: Option<&str>) -> Self {
@@ -182,23 +215,25 @@ impl TransportError {
             Some(name) => format!("{AUTH_MESSAGE} (operation: {name})"),
             None => AUTH_MESSAGE.to_string(),
         };
-        Self::new(ErrorCode::Auth, message)
+        ErrorDetail::new(ErrorCode::Auth, message).into()
     }
 
     pub fn validation(details: Vec<String>) -> Self {
-        Self {
+        ErrorDetail {
             message: format!("Request variables are invalid:\n{}", details.join("\n")),
             details,
-            ..Self::new(ErrorCode::Validation, String::new())
+            ..ErrorDetail::new(ErrorCode::Validation, String::new())
         }
+        .into()
     }
 
     /// Anything unexpected, including a caught panic: never retried, resets the breaker streak.
     pub fn unknown(reason: impl Into<String>) -> Self {
-        Self {
+        ErrorDetail {
             reason: Some(reason.into()),
-            ..Self::new(ErrorCode::Unknown, "The request failed.")
+            ..ErrorDetail::new(ErrorCode::Unknown, "The request failed.")
         }
+        .into()
     }
 }
 
@@ -240,6 +275,11 @@ mod tests {
     fn circuit_messages_differ_between_open_and_probing() {
         assert!(TransportError::circuit_open(5, false).message.contains("after the cooldown elapses"));
         assert!(TransportError::circuit_open(5, true).message.contains("once the probe settles"));
+    }
+
+    #[test]
+    fn an_error_is_one_pointer_wide() {
+        assert_eq!(std::mem::size_of::<TransportError>(), std::mem::size_of::<usize>());
     }
 
     #[test]
