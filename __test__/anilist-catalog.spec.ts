@@ -7,22 +7,11 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import {
-  buildClientSchema,
-  Kind,
-  parse,
-  print,
-  validate,
-  type GraphQLField,
-  type GraphQLSchema,
-  type IntrospectionQuery,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-} from "graphql";
+import { Kind, print, type GraphQLField, type SelectionSetNode } from "graphql";
 import { afterAll, describe, expect, it } from "vitest";
+import { anilistSchema, ANILIST_SCHEMA_PATH, onlyOperation, schemaErrors } from "./support/anilist-schema";
 
 const root = join(__dirname, "..");
-const schemaPath = join(root, "data/anilist-schema.json");
 const catalogPath = join(root, "crates/providers/src/anilist/catalog.json");
 const samplesPath = join(root, "crates/providers/src/anilist/narrowing-samples.json");
 const generator = join(root, "scripts/generate-anilist.mjs");
@@ -46,7 +35,6 @@ interface Catalog {
 /** The complexity above which AniList rejects a document (see LIMITS.md). */
 const ANILIST_MAX_COMPLEXITY = 500;
 
-const schema: GraphQLSchema = buildClientSchema(JSON.parse(readFileSync(schemaPath, "utf8")) as IntrospectionQuery);
 const catalog = JSON.parse(readFileSync(catalogPath, "utf8")) as Catalog;
 const samples = JSON.parse(readFileSync(samplesPath, "utf8")) as { operation: string; fields: string[]; document: string }[];
 
@@ -73,23 +61,11 @@ function depth(selectionSet: SelectionSetNode | undefined): number {
   );
 }
 
-function onlyOperation(document: string): OperationDefinitionNode {
-  const definitions = parse(document).definitions;
-  expect(definitions).toHaveLength(1);
-  const [operation] = definitions;
-  if (operation.kind !== Kind.OPERATION_DEFINITION) throw new Error("not an operation");
-  return operation;
-}
-
-function schemaErrors(document: string): string[] {
-  return validate(schema, parse(document)).map((error) => error.message);
-}
-
 function rootArguments(operation: CatalogOperation): readonly GraphQLField<unknown, unknown>["args"][number][] {
-  if (operation.kind === "mutation") return schema.getMutationType()!.getFields()[operation.rootField].args;
-  const queryFields = schema.getQueryType()!.getFields();
+  if (operation.kind === "mutation") return anilistSchema.getMutationType()!.getFields()[operation.rootField].args;
+  const queryFields = anilistSchema.getQueryType()!.getFields();
   if (operation.kind === "query") return queryFields[operation.rootField].args;
-  const pageType = schema.getType("Page");
+  const pageType = anilistSchema.getType("Page");
   if (!pageType || !("getFields" in pageType)) throw new Error("no Page type");
   return [...queryFields.Page.args, ...pageType.getFields()[operation.itemsField!].args];
 }
@@ -174,7 +150,7 @@ describe("generate-anilist.mjs --check", () => {
     mkdirSync(join(scratch, "types"));
     mkdirSync(join(scratch, "crates/providers/src/anilist"), { recursive: true });
     cpSync(generator, join(scratch, "scripts/generate-anilist.mjs"));
-    cpSync(schemaPath, join(scratch, "data/anilist-schema.json"));
+    cpSync(ANILIST_SCHEMA_PATH, join(scratch, "data/anilist-schema.json"));
     cpSync(join(root, "types/anilist.generated.d.ts"), join(scratch, "types/anilist.generated.d.ts"));
     writeFileSync(join(scratch, "crates/providers/src/anilist/catalog.json"), "{}\n");
 

@@ -8,26 +8,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import {
-  buildClientSchema,
-  Kind,
-  parse,
-  validate,
-  type IntrospectionQuery,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-} from 'graphql';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Kind, type SelectionSetNode } from 'graphql';
+import { describe, expect, it } from 'vitest';
 
-import {
-  AniLink,
-  AniLinkApiError,
-  AniLinkAuthError,
-  AniLinkError,
-  AniLinkValidationError,
-  destroyCachedAgents,
-} from 'anilink-api-wrapper';
-import { graphqlData, startTestServer, type RecordedRequest, type TestServer } from './support/test-server';
+import { AniLink, AniLinkApiError, AniLinkAuthError, AniLinkError, AniLinkValidationError } from 'anilink-api-wrapper';
+import { onlyOperation, schemaErrors } from './support/anilist-schema';
+import { onlyRequest, rejectionOf, sentBody, useTestServer } from './support/helpers';
+import { graphqlData, type TestServer } from './support/test-server';
 
 interface CatalogVariable {
   name: string;
@@ -64,9 +51,6 @@ const root = join(__dirname, '..');
 const catalog = JSON.parse(
   readFileSync(join(root, 'crates/providers/src/anilist/catalog.json'), 'utf8'),
 ) as Catalog;
-const schema = buildClientSchema(
-  JSON.parse(readFileSync(join(root, 'data/anilist-schema.json'), 'utf8')) as IntrospectionQuery,
-);
 
 /** The operation keys of api.md §9.1, written out so the facade is checked against the spec, not against itself. */
 const SPEC_QUERY_KEYS = [
@@ -227,22 +211,6 @@ function sampleResult(operation: CatalogOperation): unknown {
   return { id: 42, marker: operation.key };
 }
 
-function onlyRequest(server: TestServer): RecordedRequest {
-  expect(server.requests).toHaveLength(1);
-  return server.requests[0];
-}
-
-function sentBody(request: RecordedRequest): { query: string; variables: unknown } {
-  return request.json as { query: string; variables: unknown };
-}
-
-function onlyOperation(document: string): OperationDefinitionNode {
-  const [definition, ...rest] = parse(document).definitions;
-  expect(rest).toHaveLength(0);
-  if (definition.kind !== Kind.OPERATION_DEFINITION) throw new Error('not an operation');
-  return definition;
-}
-
 /**
  * A selection set as a nested object: scalars map to `true`, objects to their own selection,
  * inline fragments (union results) to `"... on Type"` keys.
@@ -269,12 +237,8 @@ function rootSelection(document: string): SelectionTree {
 
 /** Assert a call rejected with AniLinkValidationError carrying exactly these details, nothing sent. */
 async function expectValidationError(call: Promise<unknown>, server: TestServer): Promise<readonly string[]> {
-  const error = await call.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(AniLinkValidationError);
-  const validation = error as AniLinkValidationError;
+  const validation = await rejectionOf<AniLinkValidationError>(call);
+  expect(validation).toBeInstanceOf(AniLinkValidationError);
   expect(validation).toBeInstanceOf(AniLinkError);
   expect(validation.code).toBe('VALIDATION_ERROR');
   expect(validation.details.length).toBeGreaterThan(0);
@@ -287,19 +251,10 @@ let server: TestServer;
 let authed: AniLink;
 let anonymous: AniLink;
 
-beforeAll(async () => {
-  server = await startTestServer();
+useTestServer((started) => {
+  server = started;
   authed = new AniLink({ anilist: { baseUrl: server.url, authToken: TOKEN } });
   anonymous = new AniLink(undefined, { baseUrl: server.url });
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
 });
 
 describe('the operation surface', () => {
@@ -400,7 +355,7 @@ describe('variables named by api.md §9.1', () => {
 
     const body = sentBody(onlyRequest(server));
     expect(body.variables).toEqual(variables);
-    expect(validate(schema, parse(body.query)).map((error) => error.message)).toEqual([]);
+    expect(schemaErrors(body.query)).toEqual([]);
   });
 });
 
@@ -509,7 +464,7 @@ describe('validation before dispatch (api.md §5)', () => {
 
 describe('fields narrowing (api.md §9.1)', () => {
   function expectValidDocument(document: string): void {
-    expect(validate(schema, parse(document)).map((error) => error.message)).toEqual([]);
+    expect(schemaErrors(document)).toEqual([]);
   }
 
   it('selects the requested paths, merged by head, plus id and idMal for media', async () => {

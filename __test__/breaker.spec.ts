@@ -8,18 +8,18 @@
  * busy machine cannot make a test pass or fail by accident.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   AniLink,
   AniLinkApiError,
   AniLinkGraphQLError,
   AniLinkNetworkError,
-  destroyCachedAgents,
   type AniLinkError,
   type CircuitStateSnapshot,
   type RequestOptions,
 } from 'anilink-api-wrapper';
-import { rateLimitHeaders, startTestServer, type ScriptedResponse, type TestServer } from './support/test-server';
+import { failureRecorder, recordingHooks, rejectionOf, useTestServer, type RequestHookName } from './support/helpers';
+import { rateLimitHeaders, type ScriptedResponse, type TestServer } from './support/test-server';
 
 const OPEN_MESSAGE = (threshold: number) =>
   `The request failed fast: the circuit breaker is open after ${threshold} consecutive failures. Retrying is possible after the cooldown elapses.`;
@@ -32,54 +32,20 @@ const STATUSLESS_ENVELOPE: ScriptedResponse = { body: { data: null, errors: [{ m
 const ENVELOPE_503: ScriptedResponse = { body: { data: { Media: null }, errors: [{ message: 'Service Unavailable', status: 503 }] } };
 const PARTIAL_503: ScriptedResponse = { body: { data: { Media: { id: 7 } }, errors: [{ message: 'Service Unavailable', status: 503 }] } };
 
-type HookName = 'onRequestStart' | 'onResponse' | 'onError' | 'onRetry' | 'onCircuitOpen' | 'onCircuitClose';
-interface HookEvent {
-  hook: HookName;
-  ctx: Record<string, unknown>;
-  error?: AniLinkError;
-}
-
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  destroyCachedAgents();
-  await server.close();
+useTestServer((started) => {
+  server = started;
 });
 
 /** An AniList client on the test server (retries off), recording every hook it fires. */
 function breakerClient(options: RequestOptions) {
-  const events: HookEvent[] = [];
-  const record = (hook: HookName) => (ctx: object) => {
-    events.push({ hook, ctx: { ...ctx } });
-  };
-  const recordFailure = (hook: HookName) => (error: AniLinkError, ctx: object) => {
-    events.push({ hook, ctx: { ...ctx }, error });
-  };
-  const aniLink = new AniLink({
-    anilist: {
-      baseUrl: server.url,
-      retry: false,
-      onRequestStart: record('onRequestStart'),
-      onResponse: record('onResponse'),
-      onError: recordFailure('onError'),
-      onCircuitOpen: record('onCircuitOpen'),
-      onCircuitClose: record('onCircuitClose'),
-      ...options,
-    },
-  });
+  const { calls: events, hooks } = recordingHooks(['onRequestStart', 'onResponse', 'onError', 'onCircuitOpen', 'onCircuitClose']);
+  const aniLink = new AniLink({ anilist: { baseUrl: server.url, retry: false, ...hooks, ...options } });
   return {
     aniLink,
     events,
     /** The events of one hook, in order. */
-    of: (hook: HookName) => events.filter((event) => event.hook === hook),
+    of: (hook: RequestHookName) => events.filter((event) => event.hook === hook),
     /** The hooks fired for one logical request, in order. */
     hooksOf: (requestId: string | undefined) =>
       events.filter((event) => event.ctx.requestId === requestId).map((event) => event.hook),
@@ -91,16 +57,6 @@ function breakerClient(options: RequestOptions) {
 }
 
 type BreakerClient = ReturnType<typeof breakerClient>;
-
-/** The rejection of `promise` (fails the test if it resolves). */
-async function rejectionOf(promise: Promise<unknown>): Promise<AniLinkError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as AniLinkError;
-  }
-  throw new Error('expected the call to reject, but it resolved');
-}
 
 /** Send `count` calls one after another, each answered with `response`; they must all reject. */
 async function failSequentially(client: BreakerClient, count: number, response: ScriptedResponse = UNAVAILABLE) {
@@ -494,11 +450,11 @@ describe('circuit breaker: probing after the cooldown', () => {
 
 describe('circuit breaker and retries', () => {
   it('fast-fails the next retry attempt of a failing call once the breaker is open', async () => {
-    const retries: HookEvent[] = [];
+    const retries = failureRecorder();
     const client = breakerClient({
       circuitBreaker: { threshold: 2, cooldownMs: 5_000 },
       retry: { maxRetries: 3, baseDelayMs: 5, jitter: false },
-      onRetry: (error, ctx) => retries.push({ hook: 'onRetry', ctx: { ...ctx }, error }),
+      onRetry: retries.hook,
     });
     server.setDefault(UNAVAILABLE);
     const failure = await rejectionOf(client.media());
@@ -507,7 +463,7 @@ describe('circuit breaker and retries', () => {
     expect(failure).toBeInstanceOf(AniLinkNetworkError);
     expect(failure.code).toBe('CIRCUIT_OPEN_ERROR');
     expect(failure.message).toBe(OPEN_MESSAGE(2));
-    expect(retries.map((event) => [event.ctx.attempt, event.ctx.nextDelayMs])).toEqual([
+    expect(retries.reports.map(({ context }) => [context.attempt, context.nextDelayMs])).toEqual([
       [1, 5],
       [2, 10],
     ]);
@@ -534,22 +490,22 @@ describe('circuit breaker and retries', () => {
 
   it('never retries a failed probe', async () => {
     const cooldownMs = 60;
-    const retries: HookEvent[] = [];
+    const retries = failureRecorder();
     const client = breakerClient({
       circuitBreaker: { threshold: 1, cooldownMs },
       retry: { maxRetries: 3, baseDelayMs: 5, jitter: false },
-      onRetry: (error, ctx) => retries.push({ hook: 'onRetry', ctx: { ...ctx }, error }),
+      onRetry: retries.hook,
     });
     server.setDefault(UNAVAILABLE);
     await rejectionOf(client.media()); // trips on its first attempt; its retry fast-fails
     expect(server.requests).toHaveLength(1);
     await sleepUntil(probeAllowedAt(client, cooldownMs) + 2);
 
-    retries.length = 0;
+    retries.reports.length = 0;
     const probeFailure = await rejectionOf(client.media());
     expect(probeFailure).toMatchObject({ code: 'API_ERROR', status: 503 });
     expect(server.requests).toHaveLength(2);
-    expect(retries).toEqual([]);
+    expect(retries.reports).toEqual([]);
     const report = client.of('onError').find((event) => event.ctx.requestId === probeFailure.requestId);
     expect(report?.ctx).toMatchObject({ attempt: 1, code: 'API_ERROR', status: 503 });
     expect(report?.ctx).not.toHaveProperty('nextDelayMs');

@@ -4,26 +4,16 @@
 // covers the headers and the whole body, defaults to 30000 ms, is disabled by 0, and starts
 // afresh for every retry.
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AniLink, AniLinkNetworkError, destroyCachedAgents } from 'anilink-api-wrapper';
-import { graphqlData, rateLimitHeaders, startTestServer, type TestServer } from './support/test-server';
+import { describe, expect, it } from 'vitest';
+import { AniLink, AniLinkNetworkError } from 'anilink-api-wrapper';
+import { useTestServer, UUID_V4 } from './support/helpers';
+import { graphqlData, rateLimitHeaders, type TestServer } from './support/test-server';
 
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const MEDIA = graphqlData('Media', { id: 1 });
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
+useTestServer((started) => {
+  server = started;
 });
 
 /** Settle `promise` and report how long that took, in ms. */

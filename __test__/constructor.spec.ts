@@ -2,9 +2,10 @@
 // their auth headers, base URLs and their environment overrides, the TypeErrors for bad
 // credentials, and getTransportState(). Each behaviour is checked on what the test server
 // actually received.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AniLink, AniLinkAuthError, AniLinkApiError, destroyCachedAgents } from 'anilink-api-wrapper';
-import { graphqlData, rateLimitHeaders, startTestServer, type TestServer } from './support/test-server';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AniLink, AniLinkAuthError, AniLinkApiError } from 'anilink-api-wrapper';
+import { useTestServer } from './support/helpers';
+import { graphqlData, rateLimitHeaders, type TestServer } from './support/test-server';
 
 /** The 23 transport option keys, in the order api.md §3 lists them. */
 const TRANSPORT_KEYS =
@@ -18,15 +19,17 @@ const ENV_KEYS = ['ANILINK_ANILIST_URL', 'ANILINK_MAL_URL'] as const;
 const Untyped = AniLink as unknown as new (...args: unknown[]) => AniLink;
 
 let server: TestServer;
+useTestServer((started) => {
+  server = started;
+});
+
 const savedEnv: Partial<Record<(typeof ENV_KEYS)[number], string>> = {};
 
-beforeAll(async () => {
-  server = await startTestServer();
+beforeAll(() => {
   for (const key of ENV_KEYS) savedEnv[key] = process.env[key];
 });
 
 beforeEach(() => {
-  server.reset();
   for (const key of ENV_KEYS) delete process.env[key];
 });
 
@@ -36,11 +39,6 @@ afterEach(() => {
     if (savedEnv[key] === undefined) delete process.env[key];
     else process.env[key] = savedEnv[key];
   }
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
 });
 
 /** Point both providers' default endpoints at the test server, as a deployment would. */

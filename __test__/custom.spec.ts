@@ -3,48 +3,19 @@
 // several roots the `{ data }` envelope; malformed documents are rejected locally; mutation
 // documents are not retried by default; customPage walks `$page`/`$perPage` until
 // `pageInfo.hasNextPage` is false and refuses documents it cannot walk, before any request.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-
-import {
-  AniLink,
-  AniLinkApiError,
-  AniLinkGraphQLError,
-  AniLinkValidationError,
-  destroyCachedAgents,
-} from 'anilink-api-wrapper';
-import { graphqlData, startTestServer, type RecordedRequest, type TestServer } from './support/test-server';
+import { describe, expect, it } from 'vitest';
+import { AniLink, AniLinkApiError, AniLinkGraphQLError, AniLinkValidationError } from 'anilink-api-wrapper';
+import { rejectionOf, sentBody, useTestServer } from './support/helpers';
+import { graphqlData, type TestServer } from './support/test-server';
 
 const TOKEN = 'anilist-token';
 const unavailable = { status: 503, body: { errors: [{ message: 'Service Unavailable', status: 503 }] } };
 
-function sentBody(request: RecordedRequest): { query: string; variables?: unknown } {
-  return request.json as { query: string; variables?: unknown };
-}
-
-async function failureOf(call: Promise<unknown>): Promise<unknown> {
-  return call.then(
-    () => {
-      throw new Error('the call resolved');
-    },
-    (error: unknown) => error,
-  );
-}
-
 let server: TestServer;
 let aniLink: AniLink;
-
-beforeAll(async () => {
-  server = await startTestServer();
+useTestServer((started) => {
+  server = started;
   aniLink = new AniLink({ anilist: { baseUrl: server.url, authToken: TOKEN } });
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
 });
 
 describe('anilist.custom', () => {
@@ -89,7 +60,7 @@ describe('anilist.custom', () => {
   it('rejects GraphQL errors as AniLinkGraphQLError', async () => {
     server.enqueue({ body: { data: { Media: null }, errors: [{ message: 'Not Found.', status: 404 }] } });
 
-    const error = (await failureOf(aniLink.anilist.custom('query { Media(id: -1) { id } }'))) as AniLinkGraphQLError;
+    const error = await rejectionOf<AniLinkGraphQLError>(aniLink.anilist.custom('query { Media(id: -1) { id } }'));
 
     expect(error).toBeInstanceOf(AniLinkGraphQLError);
     expect(error.status).toBe(404);
@@ -106,7 +77,7 @@ describe('anilist.custom', () => {
     ['two anonymous operations', '{ Media(id: 1) { id } } { Viewer { id } }'],
     ['a fragment without an operation', 'fragment F on Media { id }'],
   ])('rejects %s with AniLinkValidationError, nothing sent', async (_label, document) => {
-    const error = await failureOf(aniLink.anilist.custom(document));
+    const error = await rejectionOf(aniLink.anilist.custom(document));
 
     expect(error).toBeInstanceOf(AniLinkValidationError);
     expect((error as AniLinkValidationError).details.length).toBeGreaterThan(0);
@@ -129,7 +100,7 @@ describe('anilist.custom retries (decisions D1)', () => {
   ])('sends %s once by default, even on a 503', async (_label, document) => {
     server.setDefault(unavailable);
 
-    const error = (await failureOf(aniLink.anilist.custom(document, { id: 1 }))) as AniLinkApiError;
+    const error = await rejectionOf<AniLinkApiError>(aniLink.anilist.custom(document, { id: 1 }));
 
     expect(error).toBeInstanceOf(AniLinkApiError);
     expect(error.status).toBe(503);
@@ -220,7 +191,7 @@ describe('anilist.customPage', () => {
     ['a mutation', 'mutation ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { hasNextPage } } }'],
     ['a malformed document', 'query ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { hasNextPage }'],
   ])('rejects %s with AniLinkValidationError, nothing sent', async (_label, document) => {
-    const error = await failureOf(aniLink.anilist.customPage(document, 'media'));
+    const error = await rejectionOf(aniLink.anilist.customPage(document, 'media'));
 
     expect(error).toBeInstanceOf(AniLinkValidationError);
     expect((error as AniLinkValidationError).details.length).toBeGreaterThan(0);

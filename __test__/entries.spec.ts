@@ -3,6 +3,7 @@
 // `instanceof` holds whichever entry created or threw an error. Checked in real Node processes
 // (one starting from CommonJS, one from ESM) and in the test process itself.
 import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -14,17 +15,10 @@ const run = promisify(execFile);
 const packageRoot = join(__dirname, '..');
 const fixtures = join(__dirname, 'fixtures', 'entries');
 
-const SHARED_EXPORTS = [
-  'AniLink',
-  'AniLinkErrorCodes',
-  'AniLinkError',
-  'AniLinkApiError',
-  'AniLinkGraphQLError',
-  'AniLinkRestError',
-  'AniLinkNetworkError',
-  'AniLinkAuthError',
-  'AniLinkValidationError',
-] as const;
+/** The names every entry must share: the list the fixture processes check, so both sides agree. */
+const { SHARED_EXPORTS } = createRequire(__filename)(join(fixtures, 'identity-report.cjs')) as {
+  SHARED_EXPORTS: readonly (keyof typeof root & keyof typeof anilistEntry & keyof typeof malEntry)[];
+};
 
 describe.each(['identity.cjs', 'identity.mjs'])('a Node process started from %s', (fixture) => {
   it('sees one set of classes across require, import and both subpaths', async () => {

@@ -2,70 +2,29 @@
  * GraphQL envelopes end to end (issue 5; transport.md 1.9, decisions D11): how a 2xx body
  * becomes a result or an error, `allowPartialData`, and what reaches the hooks and the server.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  AniLink,
-  AniLinkApiError,
-  AniLinkGraphQLError,
-  destroyCachedAgents,
-  type AniLinkError,
-  type RequestOptions,
-} from 'anilink-api-wrapper';
-import { rateLimitHeaders, startTestServer, type ScriptedResponse, type TestServer } from './support/test-server';
+import { describe, expect, it } from 'vitest';
+import { AniLink, AniLinkApiError, AniLinkGraphQLError, type RequestOptions } from 'anilink-api-wrapper';
+import { recordingHooks, rejectionOf, useTestServer } from './support/helpers';
+import { rateLimitHeaders, type ScriptedResponse, type TestServer } from './support/test-server';
 
 const TWO_ROOTS = 'query { a: Media(id: 1) { id } b: Media(id: 2) { id } }';
 const FAST_RETRIES = { maxRetries: 2, baseDelayMs: 5, jitter: false };
 
-interface Report {
-  hook: string;
-  ctx: Record<string, unknown>;
-  error?: AniLinkError;
-}
-
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  destroyCachedAgents();
-  await server.close();
+useTestServer((started) => {
+  server = started;
 });
 
 /** An AniList client on the test server that records its hooks in call order. */
 function envelopeClient(options: RequestOptions = {}) {
-  const reports: Report[] = [];
-  const aniLink = new AniLink({
-    anilist: {
-      baseUrl: server.url,
-      retry: FAST_RETRIES,
-      onRequestStart: (ctx) => reports.push({ hook: 'onRequestStart', ctx: { ...ctx } }),
-      onResponse: (ctx) => reports.push({ hook: 'onResponse', ctx: { ...ctx } }),
-      onRetry: (error, ctx) => reports.push({ hook: 'onRetry', ctx: { ...ctx }, error }),
-      onError: (error, ctx) => reports.push({ hook: 'onError', ctx: { ...ctx }, error }),
-      ...options,
-    },
-  });
+  const { calls: reports, hooks } = recordingHooks(['onRequestStart', 'onResponse', 'onRetry', 'onError']);
+  const aniLink = new AniLink({ anilist: { baseUrl: server.url, retry: FAST_RETRIES, ...hooks, ...options } });
   return {
     aniLink,
     reports,
     media: (requestOptions?: RequestOptions) => aniLink.anilist.query.media({ id: 1 }, requestOptions),
     custom: (document: string, requestOptions?: RequestOptions) => aniLink.anilist.custom(document, {}, requestOptions),
   };
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<AniLinkError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as AniLinkError;
-  }
-  throw new Error('expected the call to reject, but it resolved');
 }
 
 describe('GraphQL envelopes without errors', () => {

@@ -2,8 +2,7 @@
 // chain, the fields each failure carries, the documented messages, and the requestId shared
 // with the hooks. Each failure is produced by a real response (or non-response) of the test
 // server.
-import net from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   AniLink,
   AniLinkApiError,
@@ -16,53 +15,16 @@ import {
   AniLinkValidationError,
   destroyCachedAgents,
 } from 'anilink-api-wrapper';
-import { rateLimitHeaders, startTestServer, type TestServer } from './support/test-server';
+import { aniListClient, closedPort, malClient, rejectionOf, useTestServer, UUID_V4 } from './support/helpers';
+import { rateLimitHeaders, type TestServer } from './support/test-server';
 
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const AUTH_MESSAGE =
   'This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.';
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
+useTestServer((started) => {
+  server = started;
 });
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
-});
-
-/** The rejection of `promise`; fails the test if it resolves. */
-async function rejectionOf(promise: Promise<unknown>): Promise<any> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
-    },
-    (error: unknown) => error,
-  );
-}
-
-function aniListClient(options: Record<string, unknown> = {}): AniLink {
-  return new AniLink({ anilist: { baseUrl: server.url, retry: false, ...options } });
-}
-
-function malClient(options: Record<string, unknown> = {}): AniLink {
-  return new AniLink({ mal: { clientId: 'cid', baseUrl: server.url, retry: false, ...options } });
-}
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 describe('codes and classes', () => {
   it('AniLinkErrorCodes maps every documented key to its code', () => {
@@ -120,7 +82,7 @@ describe('API_ERROR (non-2xx from the GraphQL endpoint)', () => {
     const body = { data: null, errors: [{ message: 'Internal Server Error', status: 500 }] };
     server.enqueue({ status: 500, headers: rateLimitHeaders(90, 42, 1_900_000_000), body });
 
-    const error = await rejectionOf(aniListClient().anilist.query.media({ id: 1 }));
+    const error = await rejectionOf<AniLinkApiError>(aniListClient(server).anilist.query.media({ id: 1 }));
 
     expect(error).toBeInstanceOf(AniLinkApiError);
     expect(error).toBeInstanceOf(AniLinkError);
@@ -141,7 +103,7 @@ describe('API_ERROR (non-2xx from the GraphQL endpoint)', () => {
     const html = '<html><body>502 Bad Gateway</body></html>';
     server.enqueue({ status: 502, headers: { 'content-type': 'text/html; charset=utf-8' }, body: html });
 
-    const error = await rejectionOf(aniListClient().anilist.query.media({ id: 1 }));
+    const error = await rejectionOf<AniLinkApiError>(aniListClient(server).anilist.query.media({ id: 1 }));
 
     expect(error).toBeInstanceOf(AniLinkApiError);
     expect(error.status).toBe(502);
@@ -152,7 +114,7 @@ describe('API_ERROR (non-2xx from the GraphQL endpoint)', () => {
   it('has no rateLimit unless all three x-ratelimit headers are present', async () => {
     server.enqueue({ status: 500, headers: { 'x-ratelimit-limit': '90', 'x-ratelimit-remaining': '10' }, body: 'x' });
 
-    const error = await rejectionOf(aniListClient().anilist.query.media({ id: 1 }));
+    const error = await rejectionOf<AniLinkApiError>(aniListClient(server).anilist.query.media({ id: 1 }));
 
     expect(error.status).toBe(500);
     expect('rateLimit' in error).toBe(false);
@@ -160,9 +122,9 @@ describe('API_ERROR (non-2xx from the GraphQL endpoint)', () => {
 
   it('a 2xx GraphQL body that is not JSON is an API error with the text, not retried (D11)', async () => {
     server.setDefault({ status: 200, headers: { 'content-type': 'text/html' }, body: '<html>maintenance</html>' });
-    const aniLink = aniListClient({ retry: { maxRetries: 3, baseDelayMs: 5, jitter: false, retryOnStatus: [200, 503] } });
+    const aniLink = aniListClient(server, { retry: { maxRetries: 3, baseDelayMs: 5, jitter: false, retryOnStatus: [200, 503] } });
 
-    const error = await rejectionOf(aniLink.anilist.query.media({ id: 1 }));
+    const error = await rejectionOf<AniLinkApiError>(aniLink.anilist.query.media({ id: 1 }));
 
     expect(error).toBeInstanceOf(AniLinkApiError);
     expect(error).not.toBeInstanceOf(AniLinkGraphQLError);
@@ -173,7 +135,7 @@ describe('API_ERROR (non-2xx from the GraphQL endpoint)', () => {
     expect(server.requests).toHaveLength(1);
   });
   it('a 2xx GraphQL body that is not JSON is neutral for the breaker (D11)', async () => {
-    const aniLink = aniListClient({ circuitBreaker: { threshold: 2, cooldownMs: 60_000 } });
+    const aniLink = aniListClient(server, { circuitBreaker: { threshold: 2, cooldownMs: 60_000 } });
     const streak = () => aniLink.getTransportState().anilist.circuit[0].consecutiveFailures;
     server.enqueue(
       { status: 503, body: 'down' },
@@ -198,7 +160,7 @@ describe('GRAPHQL_ERROR (errors inside a 2xx envelope)', () => {
     ];
     server.enqueue({ headers: rateLimitHeaders(90, 80, 1_900_000_000), body: { data: { Media: null }, errors } });
 
-    const error = await rejectionOf(aniListClient().anilist.query.media({ id: 1 }));
+    const error = await rejectionOf<AniLinkGraphQLError>(aniListClient(server).anilist.query.media({ id: 1 }));
 
     expect(error).toBeInstanceOf(AniLinkGraphQLError);
     expect(error).toBeInstanceOf(AniLinkApiError);
@@ -217,7 +179,7 @@ describe('GRAPHQL_ERROR (errors inside a 2xx envelope)', () => {
   it('has status 200 when no entry carries a numeric status', async () => {
     server.enqueue({ body: { data: null, errors: [{ message: 'Validation failed' }] } });
 
-    const error = await rejectionOf(aniListClient().anilist.query.media({ id: 1 }));
+    const error = await rejectionOf<AniLinkGraphQLError>(aniListClient(server).anilist.query.media({ id: 1 }));
 
     expect(error).toBeInstanceOf(AniLinkGraphQLError);
     expect(error.status).toBe(200);
@@ -230,7 +192,7 @@ describe('REST_ERROR (non-2xx from MyAnimeList)', () => {
     const body = { error: 'not_found', message: '' };
     server.enqueue({ status: 404, body });
 
-    const error = await rejectionOf(malClient().mal.anime.get({ id: 999 }));
+    const error = await rejectionOf<AniLinkRestError>(malClient(server).mal.anime.get({ id: 999 }));
 
     expect(error).toBeInstanceOf(AniLinkRestError);
     expect(error).toBeInstanceOf(AniLinkApiError);
@@ -249,7 +211,7 @@ describe('REST_ERROR (non-2xx from MyAnimeList)', () => {
   it('keeps an HTML body as text', async () => {
     server.enqueue({ status: 403, headers: { 'content-type': 'text/html' }, body: '<h1>Forbidden</h1>' });
 
-    const error = await rejectionOf(malClient().mal.anime.get({ id: 1 }));
+    const error = await rejectionOf<AniLinkRestError>(malClient(server).mal.anime.get({ id: 1 }));
 
     expect(error.code).toBe('REST_ERROR');
     expect(error.data).toBe('<h1>Forbidden</h1>');
@@ -259,7 +221,7 @@ describe('REST_ERROR (non-2xx from MyAnimeList)', () => {
   it('a 2xx body that is not JSON resolves as its text, verbatim (transport.md 1.9)', async () => {
     server.enqueue({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'plain text answer' });
 
-    await expect(malClient().mal.anime.get({ id: 1 })).resolves.toBe('plain text answer');
+    await expect(malClient(server).mal.anime.get({ id: 1 })).resolves.toBe('plain text answer');
   });
 
   it('a 2xx with an empty body resolves undefined (D11)', async () => {
@@ -297,7 +259,7 @@ describe('network errors', () => {
     destroyCachedAgents();
     server.enqueue({ drop: 'before-response' });
 
-    const error = await rejectionOf(aniListClient().anilist.query.media({ id: 1 }));
+    const error = await rejectionOf(aniListClient(server).anilist.query.media({ id: 1 }));
 
     expect(error).toBeInstanceOf(AniLinkNetworkError);
     expect(error.code).toBe('NETWORK_ERROR');
@@ -307,7 +269,7 @@ describe('network errors', () => {
   it('with retry:false, a read reset on a reused keep-alive connection is resent once on a fresh connection', async () => {
     // A reused connection that dies before any response byte is the stale keep-alive race
     // (README, "Stale connections"): a read is resent once, uncounted, on a new connection.
-    const aniLink = aniListClient();
+    const aniLink = aniListClient(server);
     await aniLink.anilist.query.media({ id: 1 }); // leaves an idle keep-alive connection in the pool
     server.reset();
     server.enqueue({ drop: 'before-response' });
@@ -322,7 +284,7 @@ describe('network errors', () => {
   });
 
   it('with retry:false, a write reset on a reused keep-alive connection is one attempt and NETWORK_ERROR', async () => {
-    const aniLink = aniListClient();
+    const aniLink = aniListClient(server);
     await aniLink.anilist.query.media({ id: 1 });
     server.reset();
     server.enqueue({ drop: 'before-response' });
@@ -337,14 +299,14 @@ describe('network errors', () => {
   it('a body cut off mid-way is NETWORK_ERROR', async () => {
     server.enqueue({ drop: 'mid-body' });
 
-    const error = await rejectionOf(malClient().mal.anime.get({ id: 1 }));
+    const error = await rejectionOf(malClient(server).mal.anime.get({ id: 1 }));
 
     expect(error).toBeInstanceOf(AniLinkNetworkError);
     expect(error.code).toBe('NETWORK_ERROR');
   });
 
   it('an open breaker fails fast with CIRCUIT_OPEN_ERROR and its message', async () => {
-    const aniLink = aniListClient({ circuitBreaker: { threshold: 1, cooldownMs: 60_000 } });
+    const aniLink = aniListClient(server, { circuitBreaker: { threshold: 1, cooldownMs: 60_000 } });
     server.enqueue({ status: 503, body: 'down' });
 
     await expect(aniLink.anilist.query.media({ id: 1 })).rejects.toMatchObject({ status: 503 });
@@ -362,7 +324,7 @@ describe('network errors', () => {
 
 describe('errors raised before dispatch', () => {
   it('an auth-required operation without a token is AUTH_ERROR, with nothing sent', async () => {
-    const error = await rejectionOf(aniListClient().anilist.query.viewer());
+    const error = await rejectionOf(aniListClient(server).anilist.query.viewer());
 
     expect(error).toBeInstanceOf(AniLinkAuthError);
     expect(error).toBeInstanceOf(AniLinkError);
@@ -372,7 +334,7 @@ describe('errors raised before dispatch', () => {
     expect(error.requestId).toMatch(UUID_V4);
 
     // MAL: a token-only operation with only a client id, and any operation with no credentials.
-    await expect(malClient().mal.user.me()).rejects.toBeInstanceOf(AniLinkAuthError);
+    await expect(malClient(server).mal.user.me()).rejects.toBeInstanceOf(AniLinkAuthError);
     await expect(new AniLink({ mal: { baseUrl: server.url } }).mal.anime.get({ id: 1 })).rejects.toBeInstanceOf(
       AniLinkAuthError,
     );
@@ -380,7 +342,7 @@ describe('errors raised before dispatch', () => {
   });
 
   it('invalid variables are VALIDATION_ERROR with details, with nothing sent', async () => {
-    const error = await rejectionOf(aniListClient().anilist.query.media({ id: 1, nope: 2 } as never));
+    const error = await rejectionOf<AniLinkValidationError>(aniListClient(server).anilist.query.media({ id: 1, nope: 2 } as never));
 
     expect(error).toBeInstanceOf(AniLinkValidationError);
     expect(error).toBeInstanceOf(AniLinkError);
@@ -395,7 +357,7 @@ describe('errors raised before dispatch', () => {
 describe('requestId', () => {
   it('is the UUID v4 every hook of the call saw, read-only and enumerable', async () => {
     const seen: string[] = [];
-    const aniLink = aniListClient({
+    const aniLink = aniListClient(server, {
       onRequestStart: (ctx: { requestId: string }) => seen.push(ctx.requestId),
       onResponse: (ctx: { requestId: string }) => seen.push(ctx.requestId),
       onError: (hookError: { requestId?: string }, ctx: { requestId: string }) => seen.push(ctx.requestId, hookError.requestId!),
@@ -411,14 +373,14 @@ describe('requestId', () => {
     expect(descriptor).toMatchObject({ enumerable: true, writable: false });
     expect(Object.keys(error)).toContain('requestId');
     expect(() => {
-      error.requestId = 'something else';
+      (error as { requestId: string }).requestId = 'something else';
     }).toThrow(TypeError);
     expect(error.requestId).toMatch(UUID_V4);
   });
 
   it('is fresh for every call', async () => {
     server.setDefault({ status: 500, body: 'x' });
-    const aniLink = aniListClient();
+    const aniLink = aniListClient(server);
 
     const first = await rejectionOf(aniLink.anilist.query.media({ id: 1 }));
     const second = await rejectionOf(aniLink.anilist.query.media({ id: 1 }));

@@ -2,32 +2,12 @@
 // the firing order for success and failure, one requestId per call, delivery before the
 // call's promise settles, isolation of throwing hooks and the routing of their diagnostics,
 // onHookError precedence, per-key overriding, and per-provider scope.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AniLink, AniLinkApiError, AniLinkNetworkError, destroyCachedAgents } from 'anilink-api-wrapper';
-import { graphqlData, rateLimitHeaders, startTestServer, type TestServer } from './support/test-server';
+import { recordingHooks, useTestServer, UUID_V4, type HookCall } from './support/helpers';
+import { graphqlData, rateLimitHeaders, type TestServer } from './support/test-server';
 
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const FAST_RETRY = { maxRetries: 2, baseDelayMs: 5, jitter: false } as const;
-
-/** One hook invocation: the hook's name, its context, and the error for onError/onRetry. */
-interface HookCall {
-  hook: string;
-  ctx: Record<string, unknown>;
-  error?: unknown;
-}
-
-/** Hooks that record every invocation, in order. */
-function recordingHooks(names: string[] = ['onRequestStart', 'onResponse', 'onError', 'onRetry']) {
-  const calls: HookCall[] = [];
-  const hooks: Record<string, (...args: unknown[]) => void> = {};
-  for (const hook of names) {
-    hooks[hook] = (...args: unknown[]) => {
-      if (hook === 'onError' || hook === 'onRetry') calls.push({ hook, error: args[0], ctx: args[1] as HookCall['ctx'] });
-      else calls.push({ hook, ctx: args[0] as HookCall['ctx'] });
-    };
-  }
-  return { calls, hooks };
-}
 
 function summary(calls: HookCall[]): string[] {
   return calls.map((call) => `${call.hook}#${call.ctx.attempt}`);
@@ -44,22 +24,12 @@ function throwing(message: string) {
 }
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
+useTestServer((started) => {
+  server = started;
 });
 
 afterEach(() => {
   vi.restoreAllMocks();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
 });
 
 describe('payloads', () => {

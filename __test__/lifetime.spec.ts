@@ -5,9 +5,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { destroyCachedAgents } from 'anilink-api-wrapper';
-import { graphqlData, startTestServer, type TestServer } from './support/test-server';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useTestServer } from './support/helpers';
+import { graphqlData, type TestServer } from './support/test-server';
 
 const packageRoot = join(__dirname, '..');
 const fixture = join(__dirname, 'fixtures', 'lifetime', 'calls-then-idle.mjs');
@@ -56,13 +56,11 @@ function settledReport(run: ChildRun): { outcomes: string[]; hookCounts: Record<
 }
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
+useTestServer((started) => {
+  server = started;
 });
 
 beforeEach(() => {
-  server.reset();
   server.handle((req) => {
     if (req.path.startsWith('/fail')) return { status: 503, body: 'down' };
     if (req.path.startsWith('/hang')) return { hang: true };
@@ -70,11 +68,6 @@ beforeEach(() => {
     if (req.path.startsWith('/mal')) return { body: { id: 1, title: 'Cowboy Bebop' } };
     return undefined;
   });
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
 });
 
 describe('a process that made calls and then does nothing', () => {

@@ -7,7 +7,7 @@
 // slot, the seed's provider-scoping example, and `mal.paginate` following `paging.next`.
 import { performance } from 'node:perf_hooks';
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import {
   AniLink,
@@ -16,9 +16,9 @@ import {
   AniLinkError,
   AniLinkRestError,
   AniLinkValidationError,
-  destroyCachedAgents,
 } from 'anilink-api-wrapper';
-import { graphqlData, startTestServer, type RecordedRequest, type TestServer } from './support/test-server';
+import { onlyRequest, rejectionOf, useTestServer } from './support/helpers';
+import { graphqlData, type RecordedRequest, type TestServer } from './support/test-server';
 
 const CLIENT_ID = 'cid';
 const ACCESS_TOKEN = 'mal-token';
@@ -404,20 +404,6 @@ const SPEC_OPERATIONS = {
   forum: ['boards', 'topics', 'topic'],
 };
 
-function onlyRequest(server: TestServer): RecordedRequest {
-  expect(server.requests).toHaveLength(1);
-  return server.requests[0];
-}
-
-async function failureOf(call: Promise<unknown>): Promise<unknown> {
-  return call.then(
-    () => {
-      throw new Error('the call resolved');
-    },
-    (error: unknown) => error,
-  );
-}
-
 let server: TestServer;
 let malBase: string;
 /** A client id only. */
@@ -425,20 +411,11 @@ let publicClient: AniLink;
 /** An access token (and a client id, which must then not be sent). */
 let userClient: AniLink;
 
-beforeAll(async () => {
-  server = await startTestServer();
+useTestServer((started) => {
+  server = started;
   malBase = `${server.url}/v2`;
   publicClient = new AniLink({ mal: { baseUrl: malBase, clientId: CLIENT_ID } });
   userClient = new AniLink({ mal: { baseUrl: malBase, clientId: CLIENT_ID, accessToken: ACCESS_TOKEN } });
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
 });
 
 describe('the operation surface', () => {
@@ -511,7 +488,7 @@ describe('token-only operations without a token', () => {
     ['user.animeList @me', (mal) => mal.user.animeList({ username: '@Me' })],
     ['user.mangaList @me', (mal) => mal.user.mangaList({ username: ' @me' })],
   ])('%s rejects with AniLinkAuthError, nothing sent', async (_name, call) => {
-    const error = await failureOf(call(publicClient.mal));
+    const error = await rejectionOf(call(publicClient.mal));
     expect(error).toBeInstanceOf(AniLinkAuthError);
     expect((error as AniLinkAuthError).code).toBe('AUTH_ERROR');
     expect(server.requests).toHaveLength(0);
@@ -520,7 +497,7 @@ describe('token-only operations without a token', () => {
 
 describe('parameter validation before dispatch', () => {
   async function details(call: Promise<unknown>): Promise<readonly string[]> {
-    const error = await failureOf(call);
+    const error = await rejectionOf(call);
     expect(error).toBeInstanceOf(AniLinkValidationError);
     expect(error).toBeInstanceOf(AniLinkError);
     const validation = error as AniLinkValidationError;
@@ -609,7 +586,7 @@ describe('failures', () => {
     });
     server.setDefault({ status: 503, headers: { 'content-type': 'text/html; charset=utf-8' }, body: htmlPage });
 
-    const error = await failureOf(retrying.mal.anime.get({ id: 1 }, { fields: 'id' }));
+    const error = await rejectionOf(retrying.mal.anime.get({ id: 1 }, { fields: 'id' }));
 
     expect(error).toBeInstanceOf(AniLinkRestError);
     expect(error).toBeInstanceOf(AniLinkApiError);
@@ -630,7 +607,7 @@ describe('failures', () => {
   it('surfaces a JSON 404 at once, its body parsed', async () => {
     server.enqueue({ status: 404, body: { error: 'not_found', message: '' } });
 
-    const error = (await failureOf(publicClient.mal.anime.get({ id: 999999 }))) as AniLinkRestError;
+    const error = await rejectionOf<AniLinkRestError>(publicClient.mal.anime.get({ id: 999999 }));
 
     expect(error).toBeInstanceOf(AniLinkRestError);
     expect(error.status).toBe(404);

@@ -2,9 +2,10 @@
 // 1.1). A defined but invalid value is a TypeError naming the option and its rule: thrown at
 // construction for constructor options, a rejection before any I/O or hook for per-request
 // options. Per-request options replace slot options key by key.
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
-import { graphqlData, startTestServer, type TestServer } from './support/test-server';
+import { describe, expect, it, vi } from 'vitest';
+import { AniLink } from 'anilink-api-wrapper';
+import { useTestServer } from './support/helpers';
+import { graphqlData, type TestServer } from './support/test-server';
 
 interface InvalidCase {
   option: string;
@@ -120,18 +121,8 @@ const Untyped = AniLink as unknown as new (...args: unknown[]) => AniLink;
 type LooseOptions = Record<string, unknown>;
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
+useTestServer((started) => {
+  server = started;
 });
 
 describe('constructor options', () => {

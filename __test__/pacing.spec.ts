@@ -3,39 +3,20 @@
 // holds the *next* request to that host until the reset, judged by when the test server
 // received each request.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  AniLink,
-  AniLinkError,
-  AniLinkNetworkError,
-  destroyCachedAgents,
-  type AniListCredentials,
-  type MalCredentials,
-  type PaceContext,
-  type ResponseContext,
-} from 'anilink-api-wrapper';
+import { describe, expect, it } from 'vitest';
+import { AniLink, AniLinkNetworkError, type PaceContext, type ResponseContext } from 'anilink-api-wrapper';
+import { clientFor, contextRecorder, failureOf, mediaIdOf, useTestServer } from './support/helpers';
 import {
   graphqlData,
   rateLimitHeaders,
-  startTestServer,
   type RecordedRequest,
   type ScriptedResponse,
   type TestServer,
 } from './support/test-server';
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
+useTestServer((started) => {
+  server = started;
 });
 
 /** How far ahead the quota resets in these tests. */
@@ -56,41 +37,6 @@ function ok(headers: Record<string, string>): ScriptedResponse {
   return { status: 200, headers, body: graphqlData('Media', { id: 1 }) };
 }
 
-/** A fresh client (so no deadline left from another test) with both slots on the test server. */
-function client(anilist: AniListCredentials = {}, mal: MalCredentials = {}): AniLink {
-  return new AniLink({
-    anilist: { baseUrl: server.url, ...anilist },
-    mal: { baseUrl: server.url, clientId: 'cid', ...mal },
-  });
-}
-
-/** The error a call rejects with; fails the test if it resolves. */
-async function failureOf(call: Promise<unknown>): Promise<AniLinkError> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error).toBeInstanceOf(AniLinkError);
-    return error as AniLinkError;
-  }
-  throw new Error('expected the call to reject');
-}
-
-/** `onPace` and `onResponse` hooks that record their payloads. */
-function hookRecorder() {
-  const paces: PaceContext[] = [];
-  const responses: ResponseContext[] = [];
-  return {
-    paces,
-    responses,
-    onPace: (context: PaceContext) => {
-      paces.push(context);
-    },
-    onResponse: (context: ResponseContext) => {
-      responses.push(context);
-    },
-  };
-}
-
 /** ms between the server receiving request `later` and request `earlier`. */
 function gap(requests: readonly RecordedRequest[], earlier: number, later: number): number {
   return requests[later].receivedAt - requests[earlier].receivedAt;
@@ -103,14 +49,15 @@ function expectPacedGap(requests: readonly RecordedRequest[], earlier: number, l
 
 describe('pacing after a successful response', () => {
   it('returns the exhausting response at once and holds the next request until the reset', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ onPace: hooks.onPace, onResponse: hooks.onResponse });
+    const paces = contextRecorder<PaceContext>();
+    const responses = contextRecorder<ResponseContext>();
+    const aniLink = clientFor(server, { onPace: paces.hook, onResponse: responses.hook });
     server.enqueue(ok(quota(0)));
 
     const firstStartedAt = performance.now();
     await aniLink.anilist.query.media({ id: 1 });
     expect(performance.now() - firstStartedAt).toBeLessThan(UNPACED_MAX_MS);
-    expect(hooks.paces).toEqual([]);
+    expect(paces.contexts).toEqual([]);
 
     const secondStartedAt = performance.now();
     const media = await aniLink.anilist.query.media({ id: 2 });
@@ -122,14 +69,14 @@ describe('pacing after a successful response', () => {
     expectPacedGap(server.requests, 0, 1);
     expect(secondTookMs).toBeGreaterThanOrEqual(WAITED_AT_LEAST_MS);
 
-    expect(hooks.paces).toHaveLength(1);
-    const pace = hooks.paces[0];
+    expect(paces.contexts).toHaveLength(1);
+    const pace = paces.contexts[0];
     expect(pace.attempt).toBe(1);
     expect(pace.delayMs).toBeGreaterThan(RESET_IN_MS - 300);
     expect(pace.delayMs).toBeLessThanOrEqual(RESET_IN_MS);
     expect('aborted' in pace).toBe(false);
 
-    const [first, second] = hooks.responses;
+    const [first, second] = responses.contexts;
     expect('pacedMs' in first).toBe(false);
     expect(second.requestId).toBe(pace.requestId);
     expect(second.pacedMs).toBe(pace.delayMs);
@@ -140,48 +87,49 @@ describe('pacing after a successful response', () => {
   });
 
   it('paces a retry too: the wait runs before every attempt, not only the first', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ retry: { baseDelayMs: 400, jitter: false } });
+    const paces = contextRecorder<PaceContext>();
+    const responses = contextRecorder<ResponseContext>();
+    const aniLink = clientFor(server, { retry: { baseDelayMs: 400, jitter: false } });
     // Media 1 fails once, then succeeds; media 2 exhausts the quota while media 1 is in backoff.
     let media1Answers = 0;
     server.handle((request) => {
-      const id = (request.json as { variables: { id: number } }).variables.id;
-      if (id === 2) return ok(quota(0));
+      if (mediaIdOf(request) === 2) return ok(quota(0));
       media1Answers += 1;
       return media1Answers === 1 ? { status: 500 } : ok({});
     });
 
-    const retried = aniLink.anilist.query.media({ id: 1 }, { onPace: hooks.onPace, onResponse: hooks.onResponse });
+    const retried = aniLink.anilist.query.media({ id: 1 }, { onPace: paces.hook, onResponse: responses.hook });
     await server.waitForRequests(1);
     await aniLink.anilist.query.media({ id: 2 });
     await retried;
 
     expect(server.requests).toHaveLength(3);
     expectPacedGap(server.requests, 1, 2);
-    expect(hooks.paces.map((pace) => pace.attempt)).toEqual([2]);
-    expect(hooks.responses.map((response) => response.attempt)).toEqual([1, 2]);
-    expect('pacedMs' in hooks.responses[0]).toBe(false);
-    expect(hooks.responses[1].pacedMs).toBe(hooks.paces[0].delayMs);
+    expect(paces.contexts.map((pace) => pace.attempt)).toEqual([2]);
+    expect(responses.contexts.map((response) => response.attempt)).toEqual([1, 2]);
+    expect('pacedMs' in responses.contexts[0]).toBe(false);
+    expect(responses.contexts[1].pacedMs).toBe(paces.contexts[0].delayMs);
   });
 
   it('pacedMs carries a wait of an earlier attempt into the reports of later ones', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ retry: { baseDelayMs: 5, jitter: false } });
+    const paces = contextRecorder<PaceContext>();
+    const responses = contextRecorder<ResponseContext>();
+    const aniLink = clientFor(server, { retry: { baseDelayMs: 5, jitter: false } });
     server.enqueue(ok(quota(0, 500)), { status: 502 });
     await aniLink.anilist.query.media({ id: 1 });
 
-    await aniLink.anilist.query.media({ id: 2 }, { onPace: hooks.onPace, onResponse: hooks.onResponse });
+    await aniLink.anilist.query.media({ id: 2 }, { onPace: paces.hook, onResponse: responses.hook });
 
-    expect(hooks.paces.map((pace) => pace.attempt)).toEqual([1]);
-    expect(hooks.responses.map((response) => [response.attempt, response.pacedMs])).toEqual([
-      [1, hooks.paces[0].delayMs],
-      [2, hooks.paces[0].delayMs],
+    expect(paces.contexts.map((pace) => pace.attempt)).toEqual([1]);
+    expect(responses.contexts.map((response) => [response.attempt, response.pacedMs])).toEqual([
+      [1, paces.contexts[0].delayMs],
+      [2, paces.contexts[0].delayMs],
     ]);
   });
 
   it('holds every concurrent waiter until the reset', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ onPace: hooks.onPace });
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, { onPace: paces.hook });
     server.enqueue(ok(quota(0)));
     await aniLink.anilist.query.media({ id: 1 });
 
@@ -189,26 +137,26 @@ describe('pacing after a successful response', () => {
 
     expect(server.requests).toHaveLength(4);
     for (const later of [1, 2, 3]) expectPacedGap(server.requests, 0, later);
-    expect(hooks.paces).toHaveLength(3);
+    expect(paces.contexts).toHaveLength(3);
     // The stagger is added to the sleep, never to the reported delay.
-    expect(hooks.paces.every((pace) => pace.delayMs <= RESET_IN_MS)).toBe(true);
+    expect(paces.contexts.every((pace) => pace.delayMs <= RESET_IN_MS)).toBe(true);
   });
 
   it('with the default floor of 1, a remaining quota of 1 does not pace', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ onPace: hooks.onPace });
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, { onPace: paces.hook });
     server.enqueue(ok(quota(1)));
 
     await aniLink.anilist.query.media({ id: 1 });
     await aniLink.anilist.query.media({ id: 2 });
 
     expect(gap(server.requests, 0, 1)).toBeLessThan(UNPACED_MAX_MS);
-    expect(hooks.paces).toEqual([]);
+    expect(paces.contexts).toEqual([]);
   });
 
   it('rateLimitFloor: 5 starts waiting at 4 remaining, not at 5', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ rateLimitFloor: 5, onPace: hooks.onPace });
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, { rateLimitFloor: 5, onPace: paces.hook });
     server.enqueue(ok(quota(5)), ok(quota(4)));
 
     await aniLink.anilist.query.media({ id: 1 });
@@ -217,11 +165,11 @@ describe('pacing after a successful response', () => {
 
     expect(gap(server.requests, 0, 1)).toBeLessThan(UNPACED_MAX_MS);
     expectPacedGap(server.requests, 1, 2);
-    expect(hooks.paces).toHaveLength(1);
+    expect(paces.contexts).toHaveLength(1);
   });
 
   it('rateLimitFloor: 0 disables floor pacing', async () => {
-    const aniLink = client({ rateLimitFloor: 0 });
+    const aniLink = clientFor(server, { rateLimitFloor: 0 });
     server.enqueue(ok(quota(0)));
 
     await aniLink.anilist.query.media({ id: 1 });
@@ -231,8 +179,8 @@ describe('pacing after a successful response', () => {
   });
 
   it('ignorePaceDeadline: true goes straight through, and leaves the deadline for others', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ onPace: hooks.onPace });
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, { onPace: paces.hook });
     const resetSeconds = (Date.now() + RESET_IN_MS) / 1000;
     server.enqueue(ok(rateLimitHeaders(90, 0, resetSeconds)));
 
@@ -240,22 +188,22 @@ describe('pacing after a successful response', () => {
     await aniLink.anilist.query.media({ id: 2 }, { ignorePaceDeadline: true });
 
     expect(gap(server.requests, 0, 1)).toBeLessThan(UNPACED_MAX_MS);
-    expect(hooks.paces).toEqual([]);
+    expect(paces.contexts).toEqual([]);
     expect(aniLink.getTransportState().anilist.paceDeadlines).toEqual([
       { host: server.host, deadlineMs: Math.round(resetSeconds * 1000) },
     ]);
 
     await aniLink.anilist.query.media({ id: 3 });
     expectPacedGap(server.requests, 0, 2);
-    expect(hooks.paces).toHaveLength(1);
+    expect(paces.contexts).toHaveLength(1);
   });
 
   it('paceWithRateLimit: false turns pacing off: the 429 is met and retried instead', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, {
       paceWithRateLimit: false,
       retry: { baseDelayMs: 5, jitter: false },
-      onPace: hooks.onPace,
+      onPace: paces.hook,
     });
     server.enqueue(
       ok(quota(0)),
@@ -270,15 +218,15 @@ describe('pacing after a successful response', () => {
     expect(gap(server.requests, 0, 1)).toBeLessThan(UNPACED_MAX_MS);
     // The retry waited for the 429's x-ratelimit-reset (about 300 ms), not the 5 ms backoff.
     expect(gap(server.requests, 1, 2)).toBeGreaterThanOrEqual(200);
-    expect(hooks.paces).toEqual([]);
+    expect(paces.contexts).toEqual([]);
     expect(aniLink.getTransportState().anilist.paceDeadlines).toEqual([]);
   });
 });
 
 describe('pacing after a terminal failure', () => {
   it('a terminal 429 with quota headers paces the next call', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ retry: false, onPace: hooks.onPace });
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, { retry: false, onPace: paces.hook });
     server.enqueue({ status: 429, headers: quota(0) });
 
     const error = await failureOf(aniLink.anilist.query.media({ id: 1 }));
@@ -287,12 +235,12 @@ describe('pacing after a terminal failure', () => {
 
     expect(server.requests).toHaveLength(2);
     expectPacedGap(server.requests, 0, 1);
-    expect(hooks.paces).toHaveLength(1);
+    expect(paces.contexts).toHaveLength(1);
   });
 
   it('a 429 that exhausts the retries paces the next call', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ retry: { maxRetries: 1, baseDelayMs: 5, jitter: false }, onPace: hooks.onPace });
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, { retry: { maxRetries: 1, baseDelayMs: 5, jitter: false }, onPace: paces.hook });
     // Retry-After: 0 lets the retry go at once; the quota headers say when the quota is back.
     const tooMany = { status: 429, headers: { 'retry-after': '0', ...quota(0) } };
     server.enqueue(tooMany, tooMany);
@@ -303,11 +251,11 @@ describe('pacing after a terminal failure', () => {
     expect(server.requests).toHaveLength(3);
     expect(gap(server.requests, 0, 1)).toBeLessThan(UNPACED_MAX_MS);
     expectPacedGap(server.requests, 0, 2);
-    expect(hooks.paces).toHaveLength(1);
+    expect(paces.contexts).toHaveLength(1);
   });
 
   it('a terminal 503 with quota headers records nothing', async () => {
-    const aniLink = client({ retry: false });
+    const aniLink = clientFor(server, { retry: false });
     server.enqueue({ status: 503, headers: quota(0) });
 
     await failureOf(aniLink.anilist.query.media({ id: 1 }));
@@ -320,9 +268,9 @@ describe('pacing after a terminal failure', () => {
 
 describe('pacing per provider client', () => {
   it("MAL's X-RateLimit-* headers pace the MAL slot only", async () => {
-    const aniListHooks = hookRecorder();
-    const malHooks = hookRecorder();
-    const aniLink = client({ onPace: aniListHooks.onPace }, { onPace: malHooks.onPace });
+    const aniListPaces = contextRecorder<PaceContext>();
+    const malPaces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, { onPace: aniListPaces.hook }, { onPace: malPaces.hook });
     const resetSeconds = (Date.now() + RESET_IN_MS) / 1000;
     server.enqueue(
       ok({ 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(resetSeconds) }),
@@ -331,7 +279,7 @@ describe('pacing per provider client', () => {
     await aniLink.mal.anime.get({ id: 1 });
     await aniLink.anilist.query.media({ id: 2 });
     expect(gap(server.requests, 0, 1)).toBeLessThan(UNPACED_MAX_MS);
-    expect(aniListHooks.paces).toEqual([]);
+    expect(aniListPaces.contexts).toEqual([]);
 
     const state = aniLink.getTransportState();
     expect(state.mal.paceDeadlines).toEqual([{ host: server.host, deadlineMs: Math.round(resetSeconds * 1000) }]);
@@ -340,19 +288,19 @@ describe('pacing per provider client', () => {
     await aniLink.mal.anime.get({ id: 3 });
     expect(server.requests.map((request) => request.method)).toEqual(['GET', 'POST', 'GET']);
     expectPacedGap(server.requests, 0, 2);
-    expect(malHooks.paces).toHaveLength(1);
+    expect(malPaces.contexts).toHaveLength(1);
   });
 
   it("the AniList slot's deadline never delays the MAL slot", async () => {
-    const malHooks = hookRecorder();
-    const aniLink = client({}, { onPace: malHooks.onPace });
+    const malPaces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, {}, { onPace: malPaces.hook });
     server.enqueue(ok(quota(0)));
 
     await aniLink.anilist.query.media({ id: 1 });
     await aniLink.mal.anime.get({ id: 2 });
 
     expect(gap(server.requests, 0, 1)).toBeLessThan(UNPACED_MAX_MS);
-    expect(malHooks.paces).toEqual([]);
+    expect(malPaces.contexts).toEqual([]);
     expect(aniLink.getTransportState().anilist.paceDeadlines).toHaveLength(1);
     expect(aniLink.getTransportState().mal.paceDeadlines).toEqual([]);
   });
@@ -360,8 +308,8 @@ describe('pacing per provider client', () => {
   it('another AniLink instance is not paced by this one', async () => {
     server.enqueue(ok(quota(0)));
 
-    await client().anilist.query.media({ id: 1 });
-    await client().anilist.query.media({ id: 2 });
+    await clientFor(server).anilist.query.media({ id: 1 });
+    await clientFor(server).anilist.query.media({ id: 2 });
 
     expect(gap(server.requests, 0, 1)).toBeLessThan(UNPACED_MAX_MS);
   });
@@ -369,8 +317,8 @@ describe('pacing per provider client', () => {
 
 describe('cancelling a pacing wait', () => {
   it('rejects with ABORTED_ERROR and abortedDuringPacing, and reports the aborted wait', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ onPace: hooks.onPace });
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = clientFor(server, { onPace: paces.hook });
     server.enqueue(ok(quota(0, 2_000)));
     await aniLink.anilist.query.media({ id: 1 });
 
@@ -401,8 +349,8 @@ describe('cancelling a pacing wait', () => {
     expect(server.requests).toHaveLength(1);
     expect(otherHooks).toEqual([]);
 
-    expect(hooks.paces).toHaveLength(1);
-    const [pace] = hooks.paces;
+    expect(paces.contexts).toHaveLength(1);
+    const [pace] = paces.contexts;
     expect(pace.aborted).toBe(true);
     expect(pace.requestId).toBe(error.requestId);
     // The time actually waited, not the full delay.
@@ -414,17 +362,17 @@ describe('cancelling a pacing wait', () => {
 describe('options and state', () => {
   it('an invalid rateLimitFloor throws a TypeError', async () => {
     for (const floor of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '5']) {
-      expect(() => client({ rateLimitFloor: floor as number }), String(floor)).toThrow(TypeError);
-      expect(() => client({ rateLimitFloor: floor as number }), String(floor)).toThrow(/rateLimitFloor/);
+      expect(() => clientFor(server, { rateLimitFloor: floor as number }), String(floor)).toThrow(TypeError);
+      expect(() => clientFor(server, { rateLimitFloor: floor as number }), String(floor)).toThrow(/rateLimitFloor/);
       expect(() => new AniLink(undefined, { baseUrl: server.url, rateLimitFloor: floor as number })).toThrow(TypeError);
     }
     // Per request: the call rejects before any I/O.
-    await expect(client().anilist.query.media({ id: 1 }, { rateLimitFloor: -1 })).rejects.toThrow(TypeError);
+    await expect(clientFor(server).anilist.query.media({ id: 1 }, { rateLimitFloor: -1 })).rejects.toThrow(TypeError);
     expect(server.requests).toHaveLength(0);
   });
 
   it('getTransportState() lists the recorded deadlines', async () => {
-    const aniLink = client();
+    const aniLink = clientFor(server);
     expect(aniLink.getTransportState().anilist.paceDeadlines).toEqual([]);
     const resetSeconds = (Date.now() + 60_000) / 1000;
     server.enqueue(ok(rateLimitHeaders(90, 0, resetSeconds)));
@@ -438,7 +386,7 @@ describe('options and state', () => {
   });
 
   it('caps a far-away reset at five minutes', async () => {
-    const aniLink = client();
+    const aniLink = clientFor(server);
     server.enqueue(ok(rateLimitHeaders(90, 0, (Date.now() + 3_600_000) / 1000)));
 
     const before = Date.now();

@@ -9,8 +9,9 @@
  */
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { AniLink, destroyCachedAgents, type RequestOptions } from 'anilink-api-wrapper';
+import { aniListClient, useTestServer } from './support/helpers';
 import {
   graphqlData,
   startTestServer,
@@ -22,26 +23,20 @@ import {
 const SLOW = (delayMs: number, id = 1): ScriptedResponse => ({ delayMs, body: graphqlData('Media', { id }) });
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
+useTestServer((started) => {
+  server = started;
 });
 
 beforeEach(async () => {
-  server.reset();
   destroyCachedAgents();
   // After a reset `connections` lists only the ones still open: wait for all of them to close.
   await server.waitForClosedConnections(server.connections.length);
   server.reset();
 });
 
-afterAll(async () => {
-  destroyCachedAgents();
-  await server.close();
-});
-
-function clientFor(target: TestServer, options: RequestOptions = {}) {
-  const aniLink = new AniLink({ anilist: { baseUrl: target.url, retry: false, ...options } });
+/** `query.media` of a fresh AniList-only client on `target` (retries off), as `(requestOptions?, id = 1) => call`. */
+function mediaCallerFor(target: TestServer, options: RequestOptions = {}) {
+  const aniLink = aniListClient(target, options);
   return (requestOptions?: RequestOptions, id = 1) => aniLink.anilist.query.media({ id }, requestOptions);
 }
 
@@ -122,7 +117,7 @@ async function startClosingServer(
 
 describe('connection reuse and bounds', () => {
   it('reuses one keep-alive connection for sequential calls', async () => {
-    const media = clientFor(server);
+    const media = mediaCallerFor(server);
     for (let i = 0; i < 10; i++) await expect(media()).resolves.toEqual({ id: 1 });
     expect(server.requests).toHaveLength(10);
     expect(server.connections).toHaveLength(1);
@@ -130,13 +125,13 @@ describe('connection reuse and bounds', () => {
   });
 
   it('reuses one connection for sequential calls on a dedicated pool too', async () => {
-    const media = clientFor(server, { maxSockets: 3, maxFreeSockets: 1 });
+    const media = mediaCallerFor(server, { maxSockets: 3, maxFreeSockets: 1 });
     for (let i = 0; i < 5; i++) await media();
     expect(server.connections).toHaveLength(1);
   });
 
   it('never opens more than maxSockets connections at once for 50 concurrent calls', async () => {
-    const media = clientFor(server, { maxSockets: 4 });
+    const media = mediaCallerFor(server, { maxSockets: 4 });
     server.setDefault(SLOW(30));
     const results = await Promise.all(Array.from({ length: 50 }, () => media()));
     expect(results).toHaveLength(50);
@@ -147,7 +142,7 @@ describe('connection reuse and bounds', () => {
   });
 
   it('closes idle connections beyond maxFreeSockets and keeps the rest for reuse', async () => {
-    const media = clientFor(server, { maxSockets: 8, maxFreeSockets: 2 });
+    const media = mediaCallerFor(server, { maxSockets: 8, maxFreeSockets: 2 });
     server.setDefault(SLOW(150));
     await Promise.all(Array.from({ length: 8 }, () => media()));
     expect(server.maxOpenConnections).toBe(8);
@@ -166,7 +161,7 @@ describe('connection reuse and bounds', () => {
   });
 
   it('caps the default pool at 20 connections per host and keeps 5 of them idle', async () => {
-    const media = clientFor(server);
+    const media = mediaCallerFor(server);
     server.setDefault(SLOW(150));
     await Promise.all(Array.from({ length: 30 }, () => media()));
     expect(server.maxOpenConnections).toBe(20);
@@ -179,7 +174,7 @@ describe('connection reuse and bounds', () => {
     // maxFreeSockets limits connections left idle; one with a call waiting for it is not idle
     // (as with Node's agents, which the pools stand in for: D13). Closing it and dialling again
     // churns connections and, for a moment, leaves more than maxSockets open.
-    const media = clientFor(server, { maxSockets: 2, maxFreeSockets: 0 });
+    const media = mediaCallerFor(server, { maxSockets: 2, maxFreeSockets: 0 });
     server.setDefault(SLOW(100));
     await Promise.all(Array.from({ length: 6 }, () => media()));
     expect(server.requests).toHaveLength(6);
@@ -188,7 +183,7 @@ describe('connection reuse and bounds', () => {
   });
 
   it('keeps no idle connection with maxFreeSockets: 0', async () => {
-    const media = clientFor(server, { maxFreeSockets: 0 });
+    const media = mediaCallerFor(server, { maxFreeSockets: 0 });
     for (let i = 0; i < 3; i++) await media();
     expect(connectionsUsed().size).toBe(3);
     await server.waitForClosedConnections(3);
@@ -198,8 +193,8 @@ describe('connection reuse and bounds', () => {
 
 describe('the pool cache', () => {
   it('shares one pool between calls with identical bounds, even from different clients', async () => {
-    const first = clientFor(server);
-    const second = clientFor(server);
+    const first = mediaCallerFor(server);
+    const second = mediaCallerFor(server);
     await first({ maxSockets: 2, maxFreeSockets: 1 });
     await second({ maxSockets: 2, maxFreeSockets: 1 });
     expect(server.connections).toHaveLength(1);
@@ -213,7 +208,7 @@ describe('the pool cache', () => {
   });
 
   it('evicts the least recently used of nine configurations without breaking its in-flight calls', async () => {
-    const media = clientFor(server);
+    const media = mediaCallerFor(server);
     // Two calls on the pool for maxSockets 1: the first is slow, the second waits for its socket.
     server.handle((request) => (requestedId(request) === 101 ? SLOW(600, 101) : undefined));
     server.setDefault((request) => SLOW(0, Number(requestedId(request))));
@@ -248,7 +243,7 @@ describe('the pool cache', () => {
 
 describe('destroyCachedAgents()', () => {
   it('closes the idle connections of the default and dedicated pools, is harmless twice, and the next call works', async () => {
-    const media = clientFor(server);
+    const media = mediaCallerFor(server);
     server.setDefault(SLOW(100));
     await Promise.all([media(), media(), media(), media({ maxSockets: 3 }), media({ maxSockets: 3 })]);
     expect(server.openConnections()).toBe(5);
@@ -267,7 +262,7 @@ describe('destroyCachedAgents()', () => {
   });
 
   it('lets a call still waiting for a socket complete when the pools are torn down', async () => {
-    const media = clientFor(server, { maxSockets: 1 });
+    const media = mediaCallerFor(server, { maxSockets: 1 });
     server.handle((request) => (requestedId(request) === 1 ? SLOW(300, 1) : undefined));
     server.setDefault((request) => SLOW(0, Number(requestedId(request))));
     const first = media(undefined, 1);
@@ -291,7 +286,7 @@ describe('destroyCachedAgents()', () => {
     { name: 'the default pool', options: {} },
     { name: 'a dedicated pool', options: { maxSockets: 2, maxFreeSockets: 2 } },
   ])('lets a call in flight on $name complete, then closes its connection', async ({ options }) => {
-    const media = clientFor(server, options);
+    const media = mediaCallerFor(server, options);
     server.enqueue(SLOW(300, 42));
     const inFlight = media();
     await server.waitForRequests(1);
@@ -310,7 +305,7 @@ describe('stale keep-alive connections', () => {
     const closing = await startTestServer({ keepAliveTimeoutMs: 1_000 });
     try {
       const starts: Array<{ attempt: number }> = [];
-      const media = clientFor(closing, { onRequestStart: (ctx) => starts.push(ctx) });
+      const media = mediaCallerFor(closing, { onRequestStart: (ctx) => starts.push(ctx) });
       // Around the server's idle limit, where a reused connection may be closing as the request goes out.
       const gapsMs = [985, 995, 998, 1_000, 1_001, 1_002, 999, 1_000, 1_005, 1_015];
       await media();
@@ -340,14 +335,10 @@ describe('stale keep-alive connections', () => {
     const closer = await startClosingServer(closeWith);
     try {
       const reports: string[] = [];
-      const aniLink = new AniLink({
-        anilist: {
-          baseUrl: closer.url,
-          retry: false,
-          onRequestStart: (ctx) => reports.push(`start ${ctx.attempt}`),
-          onRetry: () => reports.push('retry'),
-          onError: () => reports.push('error'),
-        },
+      const aniLink = aniListClient(closer, {
+        onRequestStart: (ctx) => reports.push(`start ${ctx.attempt}`),
+        onRetry: () => reports.push('retry'),
+        onError: () => reports.push('error'),
       });
       await aniLink.anilist.query.media({ id: 1 });
       reports.length = 0;
@@ -363,7 +354,7 @@ describe('stale keep-alive connections', () => {
   it('never resends a mutation, even when the server closed the reused connection cleanly', async () => {
     const closer = await startClosingServer('end');
     try {
-      const aniLink = new AniLink({ anilist: { baseUrl: closer.url, retry: false } });
+      const aniLink = aniListClient(closer);
       await aniLink.anilist.query.media({ id: 1 });
       const mutation = aniLink.anilist.custom('mutation { ToggleFavourite(animeId: 1) { anime { nodes { id } } } }');
       await expect(mutation).rejects.toMatchObject({ code: 'NETWORK_ERROR' });
@@ -374,7 +365,7 @@ describe('stale keep-alive connections', () => {
   });
 
   it('does not resend a request whose connection was fresh', async () => {
-    const media = clientFor(server);
+    const media = mediaCallerFor(server);
     server.enqueue({ drop: 'before-response' });
     await expect(media()).rejects.toMatchObject({ code: 'NETWORK_ERROR' });
     expect(server.requests).toHaveLength(1);
@@ -396,7 +387,7 @@ describe('invalid socket bounds', () => {
 
   it.each(invalid)('rejects a per-request $option of $value with a TypeError before any I/O or hook', async ({ option, value }) => {
     const started: unknown[] = [];
-    const media = clientFor(server, { onRequestStart: (ctx) => started.push(ctx) });
+    const media = mediaCallerFor(server, { onRequestStart: (ctx) => started.push(ctx) });
     const failure = media({ [option]: value } as RequestOptions);
     await expect(failure).rejects.toThrow(TypeError);
     await expect(failure).rejects.toThrow(option);

@@ -2,90 +2,40 @@
 // 1.5 gates 3-4; decisions D2, D3, D5, D20): a fixed-window allowance of retries shared by every
 // request of one provider client, judged by the attempts the test server received.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  AniLink,
-  AniLinkError,
-  destroyCachedAgents,
-  type AniListCredentials,
-  type MalCredentials,
-  type RequestErrorContext,
-  type RetryBudget,
-} from 'anilink-api-wrapper';
-import { rateLimitHeaders, startTestServer, type RecordedRequest, type TestServer } from './support/test-server';
+import { describe, expect, it } from 'vitest';
+import { AniLink, type AniListCredentials, type MalCredentials, type RetryBudget } from 'anilink-api-wrapper';
+import { clientFor, failureOf, failureRecorder, mediaIdOf, useTestServer } from './support/helpers';
+import { rateLimitHeaders, type TestServer } from './support/test-server';
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
+useTestServer((started) => {
+  server = started;
 });
 
 /** Deterministic short backoff, and more retries per request than any budget below allows. */
 const FAST_RETRY = { maxRetries: 5, baseDelayMs: 5, jitter: false } as const;
 
-/** A fresh client (so fresh budget state) with both slots on the test server. */
+/** A fresh client (so fresh budget state) with both slots on the test server and FAST_RETRY unless overridden. */
 function client(anilist: AniListCredentials = {}, mal: MalCredentials = {}): AniLink {
-  return new AniLink({
-    anilist: { baseUrl: server.url, retry: FAST_RETRY, ...anilist },
-    mal: { baseUrl: server.url, clientId: 'cid', retry: FAST_RETRY, ...mal },
-  });
-}
-
-/** The error a call rejects with; fails the test if it resolves. */
-async function failureOf(call: Promise<unknown>): Promise<AniLinkError> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error).toBeInstanceOf(AniLinkError);
-    return error as AniLinkError;
-  }
-  throw new Error('expected the call to reject');
-}
-
-/** Collects the failure reports of `onRetry` and `onError` separately. */
-function hookRecorder() {
-  const retries: RequestErrorContext[] = [];
-  const errors: RequestErrorContext[] = [];
-  return {
-    retries,
-    errors,
-    onRetry: (_error: AniLinkError, context: RequestErrorContext) => {
-      retries.push(context);
-    },
-    onError: (_error: AniLinkError, context: RequestErrorContext) => {
-      errors.push(context);
-    },
-  };
-}
-
-function mediaIdOf(request: RecordedRequest): number {
-  return (request.json as { variables: { id: number } }).variables.id;
+  return clientFor(server, { retry: FAST_RETRY, ...anilist }, { retry: FAST_RETRY, ...mal });
 }
 
 describe('the retry budget', () => {
   it('lets exactly N retries through across many concurrent failing requests, then surfaces failures untried', async () => {
     const budget: RetryBudget = { maxRetriesPerWindow: 4, windowMs: 10_000 };
-    const hooks = hookRecorder();
-    const aniLink = client({ retryBudget: budget, onRetry: hooks.onRetry, onError: hooks.onError });
+    const retries = failureRecorder();
+    const errors = failureRecorder();
+    const aniLink = client({ retryBudget: budget, onRetry: retries.hook, onError: errors.hook });
     server.setDefault({ status: 503 });
     const callCount = 10;
 
-    const errors = await Promise.all(
+    const failures = await Promise.all(
       Array.from({ length: callCount }, (_, index) => failureOf(aniLink.anilist.query.media({ id: index + 1 }))),
     );
 
-    expect(errors.every((error) => error.code === 'API_ERROR')).toBe(true);
+    expect(failures.every((error) => error.code === 'API_ERROR')).toBe(true);
     expect(server.requests).toHaveLength(callCount + budget.maxRetriesPerWindow);
-    expect(hooks.retries).toHaveLength(budget.maxRetriesPerWindow);
+    expect(retries.reports).toHaveLength(budget.maxRetriesPerWindow);
     const attemptsPerCall = Array.from(
       { length: callCount },
       (_, index) => server.requests.filter((request) => mediaIdOf(request) === index + 1).length,
@@ -94,18 +44,19 @@ describe('the retry budget', () => {
       callCount - budget.maxRetriesPerWindow,
     );
     // Every call still had retries left under its own policy, so the budget stopped each one.
-    expect(hooks.errors).toHaveLength(callCount);
-    expect(hooks.errors.every((context) => context.budgetExhausted === true)).toBe(true);
+    expect(errors.reports).toHaveLength(callCount);
+    expect(errors.reports.every(({ context }) => context.budgetExhausted === true)).toBe(true);
     expect(aniLink.getTransportState().anilist.retryBudget?.retriesUsed).toBe(budget.maxRetriesPerWindow);
   });
 
   it('resumes retries once the window has ended', async () => {
-    const hooks = hookRecorder();
+    const retries = failureRecorder();
+    const errors = failureRecorder();
     const aniLink = client({
       retry: { ...FAST_RETRY, maxRetries: 2 },
       retryBudget: { maxRetriesPerWindow: 1, windowMs: 300 },
-      onRetry: hooks.onRetry,
-      onError: hooks.onError,
+      onRetry: retries.hook,
+      onError: errors.hook,
     });
     server.setDefault({ status: 500 });
 
@@ -113,7 +64,7 @@ describe('the retry budget', () => {
     expect(server.requests).toHaveLength(2);
     await failureOf(aniLink.anilist.query.media({ id: 2 }));
     expect(server.requests).toHaveLength(3);
-    expect(hooks.errors.map((context) => context.budgetExhausted)).toEqual([true, true]);
+    expect(errors.reports.map(({ context }) => context.budgetExhausted)).toEqual([true, true]);
 
     const firstWindow = aniLink.getTransportState().anilist.retryBudget!;
     await sleep(Math.max(0, firstWindow.windowEndsAt - Date.now()) + 20);
@@ -165,21 +116,21 @@ describe('the retry budget', () => {
   });
 
   it('maxRetriesPerWindow: 0 allows no retries at all', async () => {
-    const hooks = hookRecorder();
+    const errors = failureRecorder();
     server.setDefault({ status: 502 });
 
     await failureOf(
-      client({ retryBudget: { maxRetriesPerWindow: 0, windowMs: 10_000 }, onError: hooks.onError }).anilist.query.media({ id: 1 }),
+      client({ retryBudget: { maxRetriesPerWindow: 0, windowMs: 10_000 }, onError: errors.hook }).anilist.query.media({ id: 1 }),
     );
 
     expect(server.requests).toHaveLength(1);
-    expect(hooks.errors).toHaveLength(1);
-    expect(hooks.errors[0].budgetExhausted).toBe(true);
+    expect(errors.reports).toHaveLength(1);
+    expect(errors.reports[0].context.budgetExhausted).toBe(true);
   });
 
   it('surfaces at once a Retry-After longer than what is left of the window, spending nothing', async () => {
-    const hooks = hookRecorder();
-    const aniLink = client({ retryBudget: { maxRetriesPerWindow: 5, windowMs: 1_000 }, onError: hooks.onError });
+    const errors = failureRecorder();
+    const aniLink = client({ retryBudget: { maxRetriesPerWindow: 5, windowMs: 1_000 }, onError: errors.hook });
     server.enqueue({ status: 429, headers: { 'retry-after': '3' } });
 
     const startedAt = performance.now();
@@ -188,8 +139,8 @@ describe('the retry budget', () => {
     expect(performance.now() - startedAt).toBeLessThan(1_000);
     expect(error).toMatchObject({ status: 429 });
     expect(server.requests).toHaveLength(1);
-    expect(hooks.errors).toHaveLength(1);
-    expect('budgetExhausted' in hooks.errors[0]).toBe(false);
+    expect(errors.reports).toHaveLength(1);
+    expect('budgetExhausted' in errors.reports[0].context).toBe(false);
     expect(aniLink.getTransportState().anilist.retryBudget?.retriesUsed).toBe(0);
 
     // A server-directed wait that fits in the window is still honoured (and spends a unit).

@@ -2,76 +2,29 @@
 // opting out"; transport.md 1.3, 1.5; decisions D1, D4, D5), judged by what the test server
 // received: how many attempts, and the time between them.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  AniLink,
   AniLinkApiError,
-  AniLinkError,
   AniLinkGraphQLError,
   AniLinkNetworkError,
   AniLinkRestError,
   destroyCachedAgents,
-  type AniListCredentials,
-  type MalCredentials,
-  type RequestErrorContext,
   type RequestOptions,
 } from 'anilink-api-wrapper';
-import { rateLimitHeaders, startTestServer, type RecordedRequest, type TestServer } from './support/test-server';
+import { clientFor, failureOf, failureRecorder, mediaIdOf, useTestServer } from './support/helpers';
+import { rateLimitHeaders, type RecordedRequest, type TestServer } from './support/test-server';
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
+useTestServer((started) => {
+  server = started;
 });
 
 /** Tiny deterministic backoff: caps of 5, 10 and 20 ms. */
 const FAST: RequestOptions['retry'] = { baseDelayMs: 5, jitter: false };
 
-/** A client whose AniList and MAL slots both point at the test server. */
-function client(anilist: AniListCredentials = {}, mal: MalCredentials = {}): AniLink {
-  return new AniLink({
-    anilist: { baseUrl: server.url, ...anilist },
-    mal: { baseUrl: server.url, clientId: 'cid', ...mal },
-  });
-}
-
-/** The error a call rejects with; fails the test if it resolves. */
-async function failureOf(call: Promise<unknown>): Promise<AniLinkError> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error).toBeInstanceOf(AniLinkError);
-    return error as AniLinkError;
-  }
-  throw new Error('expected the call to reject');
-}
-
 /** ms between consecutive requests, from the server's arrival times. */
 function gapsBetween(requests: readonly RecordedRequest[]): number[] {
   return requests.slice(1).map((request, index) => request.receivedAt - requests[index].receivedAt);
-}
-
-/** An `onRetry`/`onError` hook that records what it was given. */
-function failureRecorder() {
-  const reports: { error: AniLinkError; context: RequestErrorContext }[] = [];
-  const hook = (error: AniLinkError, context: RequestErrorContext) => {
-    reports.push({ error, context });
-  };
-  return { reports, hook };
-}
-
-/** The AniList `Media` id each request asked for (the tests use it to route and to group). */
-function mediaIdOf(request: RecordedRequest): number {
-  return (request.json as { variables: { id: number } }).variables.id;
 }
 
 /**
@@ -90,7 +43,7 @@ describe('the default policy', () => {
     const statuses = [429, 500, 502, 503, 504];
     // The requested media id doubles as the status to answer with, so all five run at once.
     server.handle((request) => ({ status: mediaIdOf(request), body: { errors: [{ message: 'upstream trouble' }] } }));
-    const aniLink = client();
+    const aniLink = clientFor(server);
     const retries = new Map(statuses.map((status) => [status, failureRecorder()]));
 
     const errors = await Promise.all(
@@ -129,7 +82,7 @@ describe('the default policy', () => {
     server.setDefault({ drop: 'before-response' });
     const retries = failureRecorder();
 
-    const error = await failureOf(client().anilist.query.media({ id: 1 }, { onRetry: retries.hook }));
+    const error = await failureOf(clientFor(server).anilist.query.media({ id: 1 }, { onRetry: retries.hook }));
 
     expect(error).toBeInstanceOf(AniLinkNetworkError);
     expect(error.code).toBe('NETWORK_ERROR');
@@ -144,7 +97,7 @@ describe('the default policy', () => {
   it('does not retry 400, 401 or 404', async () => {
     const statuses = [400, 401, 404];
     server.handle((request) => ({ status: mediaIdOf(request), body: { errors: [{ message: 'caller problem' }] } }));
-    const aniLink = client();
+    const aniLink = clientFor(server);
 
     const errors = await Promise.all(statuses.map((status) => failureOf(aniLink.anilist.query.media({ id: status }))));
 
@@ -155,7 +108,7 @@ describe('the default policy', () => {
   it('retries a MAL GET (REST reads get the default policy)', async () => {
     server.enqueue({ status: 503, body: 'busy' });
 
-    const anime = await client().mal.anime.get({ id: 5 });
+    const anime = await clientFor(server).mal.anime.get({ id: 5 });
 
     expect(anime).toEqual({ data: { Media: { id: 1 } } });
     expect(server.requests.map((request) => [request.method, request.path])).toEqual([
@@ -170,7 +123,7 @@ describe('network failures and timeouts', () => {
     destroyCachedAgents();
     server.setDefault({ drop: 'mid-body' });
 
-    const error = await failureOf(client().anilist.query.media({ id: 1 }, { retry: FAST }));
+    const error = await failureOf(clientFor(server).anilist.query.media({ id: 1 }, { retry: FAST }));
 
     expect(error.code).toBe('NETWORK_ERROR');
     expect(server.requests).toHaveLength(4);
@@ -179,7 +132,7 @@ describe('network failures and timeouts', () => {
   it('retries a timed-out attempt like a network error', async () => {
     server.setDefault({ delayMs: 1_000 });
 
-    const error = await failureOf(client().anilist.query.media({ id: 1 }, { timeout: 50, retry: FAST }));
+    const error = await failureOf(clientFor(server).anilist.query.media({ id: 1 }, { timeout: 50, retry: FAST }));
 
     expect(error).toMatchObject({ code: 'TIMEOUT_ERROR', timeoutMs: 50 });
     expect(server.requests).toHaveLength(4);
@@ -190,7 +143,7 @@ describe('network failures and timeouts', () => {
     server.setDefault({ drop: 'before-response' });
 
     const error = await failureOf(
-      client().anilist.query.media({ id: 1 }, { retry: { ...FAST, retryOnNetworkError: false } }),
+      clientFor(server).anilist.query.media({ id: 1 }, { retry: { ...FAST, retryOnNetworkError: false } }),
     );
 
     expect(error.code).toBe('NETWORK_ERROR');
@@ -202,19 +155,19 @@ describe('opting out and tuning', () => {
   it('retry: false sends a failing request exactly once, at slot and at request level', async () => {
     server.setDefault({ status: 503 });
 
-    const slotOff = await failureOf(client({ retry: false }).anilist.query.media({ id: 1 }));
+    const slotOff = await failureOf(clientFor(server, { retry: false }).anilist.query.media({ id: 1 }));
     expect(slotOff).toMatchObject({ status: 503 });
     expect(server.requests).toHaveLength(1);
 
     server.reset();
     server.setDefault({ status: 503 });
-    await failureOf(client({ retry: FAST }).anilist.query.media({ id: 1 }, { retry: false }));
+    await failureOf(clientFor(server, { retry: FAST }).anilist.query.media({ id: 1 }, { retry: false }));
     expect(server.requests).toHaveLength(1);
   });
 
   it('maxRetries bounds the attempts to maxRetries + 1', async () => {
     server.setDefault({ status: 500 });
-    const aniLink = client();
+    const aniLink = clientFor(server);
 
     await failureOf(aniLink.anilist.query.media({ id: 1 }, { retry: { ...FAST, maxRetries: 1 } }));
     expect(server.requests).toHaveLength(2);
@@ -235,7 +188,7 @@ describe('opting out and tuning', () => {
     const retries = failureRecorder();
 
     await failureOf(
-      client().anilist.query.media({ id: 1 }, { retry: { baseDelayMs: 60, jitter: false }, onRetry: retries.hook }),
+      clientFor(server).anilist.query.media({ id: 1 }, { retry: { baseDelayMs: 60, jitter: false }, onRetry: retries.hook }),
     );
 
     const delays = retries.reports.map(({ context }) => context.nextDelayMs);
@@ -251,7 +204,7 @@ describe('opting out and tuning', () => {
     const retries = failureRecorder();
 
     await failureOf(
-      client().anilist.query.media(
+      clientFor(server).anilist.query.media(
         { id: 1 },
         { retry: { baseDelayMs: 50, maxDelayMs: 80, maxRetries: 4, jitter: false }, onRetry: retries.hook },
       ),
@@ -263,7 +216,7 @@ describe('opting out and tuning', () => {
   });
 
   it('retryOnStatus is authoritative: unlisted statuses are surfaced, listed ones retried', async () => {
-    const aniLink = client({ retry: { ...FAST, retryOnStatus: [503, 408] } });
+    const aniLink = clientFor(server, { retry: { ...FAST, retryOnStatus: [503, 408] } });
 
     server.setDefault({ status: 500 });
     await failureOf(aniLink.anilist.query.media({ id: 1 }));
@@ -284,7 +237,7 @@ describe('opting out and tuning', () => {
     server.setDefault({ status: 429, headers: { 'retry-after': '0' } });
 
     const error = await failureOf(
-      client().anilist.query.media({ id: 1 }, { retry: { ...FAST, retryOnStatus: [500, 503] } }),
+      clientFor(server).anilist.query.media({ id: 1 }, { retry: { ...FAST, retryOnStatus: [500, 503] } }),
     );
 
     expect(error).toMatchObject({ code: 'API_ERROR', status: 429 });
@@ -294,7 +247,7 @@ describe('opting out and tuning', () => {
   it('a per-request retry object replaces the slot policy; its unset knobs take the built-in defaults', async () => {
     server.enqueue({ status: 500 });
     const retries = failureRecorder();
-    const aniLink = client({ retry: { baseDelayMs: 2_000, maxRetries: 1, jitter: false } });
+    const aniLink = clientFor(server, { retry: { baseDelayMs: 2_000, maxRetries: 1, jitter: false } });
 
     await aniLink.anilist.query.media({ id: 1 }, { retry: { jitter: false }, onRetry: retries.hook });
 
@@ -312,7 +265,7 @@ describe('opting out and tuning', () => {
     const errors = failureRecorder();
 
     const error = await failureOf(
-      client().anilist.query.media({ id: 1 }, { retry: { ...FAST, maxRetries: 2 }, onError: errors.hook }),
+      clientFor(server).anilist.query.media({ id: 1 }, { retry: { ...FAST, maxRetries: 2 }, onError: errors.hook }),
     );
 
     expect(server.requests).toHaveLength(3);
@@ -329,7 +282,7 @@ describe('server-directed waits', () => {
     server.enqueue({ status: 429, headers: { 'retry-after': '1' } });
     const retries = failureRecorder();
 
-    const media = await client().anilist.query.media({ id: 1 }, { onRetry: retries.hook });
+    const media = await clientFor(server).anilist.query.media({ id: 1 }, { onRetry: retries.hook });
 
     expect(media).toEqual({ id: 1 });
     expect(retries.reports.map(({ context }) => context.nextDelayMs)).toEqual([1000]);
@@ -350,7 +303,7 @@ describe('server-directed waits', () => {
     });
     const retries = failureRecorder();
 
-    await client().anilist.query.media({ id: 1 }, { onRetry: retries.hook });
+    await clientFor(server).anilist.query.media({ id: 1 }, { onRetry: retries.hook });
 
     const [delay] = retries.reports.map(({ context }) => context.nextDelayMs!);
     const expected = retryAtMs - answeredAtMs;
@@ -364,7 +317,7 @@ describe('server-directed waits', () => {
     server.enqueue({ status: 503, headers: { 'retry-after': '1' } });
     const retries = failureRecorder();
 
-    await client().anilist.query.media({ id: 1 }, { onRetry: retries.hook });
+    await clientFor(server).anilist.query.media({ id: 1 }, { onRetry: retries.hook });
 
     expect(retries.reports.map(({ context }) => context.nextDelayMs)).toEqual([1000]);
     const [gap] = gapsBetween(server.requests);
@@ -377,7 +330,7 @@ describe('server-directed waits', () => {
     server.enqueue({ status: 429, headers: rateLimitHeaders(90, 0, resetAtMs / 1000) });
     const retries = failureRecorder();
 
-    await client().anilist.query.media({ id: 1 }, { onRetry: retries.hook });
+    await clientFor(server).anilist.query.media({ id: 1 }, { onRetry: retries.hook });
 
     const [delay] = retries.reports.map(({ context }) => context.nextDelayMs!);
     // Far beyond the 250 ms jitter cap of a first retry, and never past the reset.
@@ -395,7 +348,7 @@ describe('server-directed waits: limits and malformed values', () => {
     server.reset();
     server.enqueue({ status, headers });
     const retries = failureRecorder();
-    await client().anilist.query.media({ id: 1 }, { retry: FAST, onRetry: retries.hook });
+    await clientFor(server).anilist.query.media({ id: 1 }, { retry: FAST, onRetry: retries.hook });
     return retries.reports[0]?.context.nextDelayMs;
   }
 
@@ -418,7 +371,7 @@ describe('server-directed waits: limits and malformed values', () => {
     server.enqueue({ status: 429, headers: { 'retry-after': '120' } });
     const controller = new AbortController();
     const delays: (number | undefined)[] = [];
-    const call = client().anilist.query.media(
+    const call = clientFor(server).anilist.query.media(
       { id: 1 },
       {
         signal: controller.signal,
@@ -445,7 +398,7 @@ describe('server-directed waits: limits and malformed values', () => {
     });
     const retries = failureRecorder();
 
-    await client().anilist.query.media({ id: 1 }, { retry: FAST, onRetry: retries.hook });
+    await clientFor(server).anilist.query.media({ id: 1 }, { retry: FAST, onRetry: retries.hook });
 
     const [delay] = retries.reports.map(({ context }) => context.nextDelayMs!);
     expect(delay).toBeGreaterThan(100);
@@ -461,7 +414,7 @@ describe('hooks around retries', () => {
     const errors = failureRecorder();
 
     const error = await failureOf(
-      client().anilist.query.media({ id: 1 }, { retry: FAST, onRetry: retries.hook, onError: errors.hook }),
+      clientFor(server).anilist.query.media({ id: 1 }, { retry: FAST, onRetry: retries.hook, onError: errors.hook }),
     );
 
     expect(retries.reports.map(({ context }) => context.attempt)).toEqual([1, 2, 3]);
@@ -482,7 +435,7 @@ describe('hooks around retries', () => {
     server.setDefault({ status: 503 });
     const errors = failureRecorder();
 
-    await failureOf(client().anilist.query.media({ id: 1 }, { retry: FAST, onError: errors.hook }));
+    await failureOf(clientFor(server).anilist.query.media({ id: 1 }, { retry: FAST, onError: errors.hook }));
 
     expect(errors.reports.map(({ context }) => context.nextDelayMs)).toEqual([5, 10, 20, undefined]);
     expect(errors.reports.map(({ context }) => context.retryWaitMs)).toEqual([undefined, 5, 15, 35]);
@@ -495,7 +448,7 @@ describe('mutations and writes (D1)', () => {
     server.setDefault({ status: 503 });
 
     const error = await failureOf(
-      client({ authToken: 'token' }).anilist.mutation.saveMediaListEntry({ mediaId: 1, status: 'CURRENT' }),
+      clientFor(server, { authToken: 'token' }).anilist.mutation.saveMediaListEntry({ mediaId: 1, status: 'CURRENT' }),
     );
 
     expect(error).toMatchObject({ status: 503 });
@@ -505,7 +458,7 @@ describe('mutations and writes (D1)', () => {
 
   it('a custom mutation document is sent once by default, a custom query is retried', async () => {
     server.setDefault({ status: 503 });
-    const aniLink = client({ authToken: 'token' });
+    const aniLink = clientFor(server, { authToken: 'token' });
 
     await failureOf(aniLink.anilist.custom('mutation ($id: Int) { ToggleFavourite(animeId: $id) { __typename } }', { id: 1 }));
     expect(server.requests).toHaveLength(1);
@@ -520,7 +473,7 @@ describe('mutations and writes (D1)', () => {
     server.setDefault({ status: 503, body: 'busy' });
 
     const error = await failureOf(
-      client({}, { accessToken: 'mal-token' }).mal.anime.updateMyListStatus({ id: 7, status: 'watching' }),
+      clientFor(server, {}, { accessToken: 'mal-token' }).mal.anime.updateMyListStatus({ id: 7, status: 'watching' }),
     );
 
     expect(error).toBeInstanceOf(AniLinkRestError);
@@ -531,7 +484,7 @@ describe('mutations and writes (D1)', () => {
   it('a MAL list delete is sent once by default', async () => {
     server.setDefault({ status: 502, body: 'bad gateway' });
 
-    await failureOf(client({}, { accessToken: 'mal-token' }).mal.anime.deleteFromList({ id: 7 }));
+    await failureOf(clientFor(server, {}, { accessToken: 'mal-token' }).mal.anime.deleteFromList({ id: 7 }));
 
     expect(server.requests.map((request) => request.method)).toEqual(['DELETE']);
   });
@@ -540,7 +493,7 @@ describe('mutations and writes (D1)', () => {
     server.setDefault({ status: 503 });
 
     await failureOf(
-      client({ authToken: 'token', retry: FAST }).anilist.mutation.saveMediaListEntry(
+      clientFor(server, { authToken: 'token', retry: FAST }).anilist.mutation.saveMediaListEntry(
         { mediaId: 1, status: 'CURRENT' },
         { retry: undefined },
       ),
@@ -553,7 +506,7 @@ describe('mutations and writes (D1)', () => {
     server.enqueue({ status: 503 });
     server.setDefault({ status: 200, body: { data: { SaveMediaListEntry: { id: 9 } } } });
 
-    const entry = await client({ authToken: 'token' }).anilist.mutation.saveMediaListEntry(
+    const entry = await clientFor(server, { authToken: 'token' }).anilist.mutation.saveMediaListEntry(
       { mediaId: 1, status: 'CURRENT' },
       { retry: true },
     );
@@ -564,7 +517,7 @@ describe('mutations and writes (D1)', () => {
 
   it('a slot-level policy object opts mutations and MAL writes in', async () => {
     server.setDefault({ status: 503, body: 'busy' });
-    const aniLink = client({ authToken: 'token', retry: FAST }, { accessToken: 'mal-token', retry: FAST });
+    const aniLink = clientFor(server, { authToken: 'token', retry: FAST }, { accessToken: 'mal-token', retry: FAST });
 
     await failureOf(aniLink.anilist.mutation.toggleFavourite({ animeId: 1 }));
     expect(server.requests).toHaveLength(4);
@@ -580,7 +533,7 @@ describe('mutations and writes (D1)', () => {
     server.enqueue({ status: 503, body: 'busy' });
     server.setDefault({ status: 200, body: { status: 'watching' } });
 
-    const status = await client({}, { accessToken: 'mal-token', retry: true }).mal.anime.updateMyListStatus({
+    const status = await clientFor(server, {}, { accessToken: 'mal-token', retry: true }).mal.anime.updateMyListStatus({
       id: 7,
       status: 'watching',
     });
@@ -594,7 +547,7 @@ describe('GraphQL envelope errors', () => {
   it('an envelope error carrying status 503 in a 200 is retried', async () => {
     server.setDefault({ status: 200, body: { data: null, errors: [{ message: 'Service unavailable', status: 503 }] } });
 
-    const error = await failureOf(client().anilist.query.media({ id: 1 }, { retry: FAST }));
+    const error = await failureOf(clientFor(server).anilist.query.media({ id: 1 }, { retry: FAST }));
 
     expect(error).toBeInstanceOf(AniLinkGraphQLError);
     expect(error).toMatchObject({ code: 'GRAPHQL_ERROR', status: 503 });
@@ -604,7 +557,7 @@ describe('GraphQL envelope errors', () => {
   it('a status-less envelope error is not retried', async () => {
     server.setDefault({ status: 200, body: { data: null, errors: [{ message: 'Cannot query field "nope"' }] } });
 
-    const error = await failureOf(client().anilist.query.media({ id: 1 }, { retry: FAST }));
+    const error = await failureOf(clientFor(server).anilist.query.media({ id: 1 }, { retry: FAST }));
 
     expect(error).toMatchObject({ code: 'GRAPHQL_ERROR', status: 200 });
     expect(server.requests).toHaveLength(1);
@@ -618,7 +571,7 @@ describe('cancellation', () => {
     const retries = failureRecorder();
     const errors = failureRecorder();
     let requestStarts = 0;
-    const call = client().anilist.query.media(
+    const call = clientFor(server).anilist.query.media(
       { id: 1 },
       {
         retry: { baseDelayMs: 5000, jitter: false },

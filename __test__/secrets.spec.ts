@@ -2,11 +2,11 @@
 // error (message, fields, String(), stack, cause, raw error), no hook payload, no diagnostic,
 // no console output and no transport snapshot, even with `exposeRawAxiosError: true`. The
 // tokens are really in use: the test server receives them.
-import net from 'node:net';
 import { inspect } from 'node:util';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AniLink, AniLinkError, destroyCachedAgents } from 'anilink-api-wrapper';
-import { rateLimitHeaders, startTestServer, type TestServer } from './support/test-server';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AniLink, AniLinkError } from 'anilink-api-wrapper';
+import { closedPort, useTestServer } from './support/helpers';
+import { rateLimitHeaders, type TestServer } from './support/test-server';
 
 const ANILIST_TOKEN = 'al-token-S3CRET-a1b2c3d4';
 const ANILIST_REFRESH_TOKEN = 'al-refresh-S3CRET-e5f6a7b8';
@@ -41,32 +41,13 @@ function expectNoSecret(label: string, value: unknown): void {
   }
 }
 
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-beforeEach(() => {
-  server.reset();
+useTestServer((started) => {
+  server = started;
 });
 
 afterEach(() => {
   vi.restoreAllMocks();
-});
-
-afterAll(async () => {
-  await server.close();
-  destroyCachedAgents();
 });
 
 describe.each([false, true])('with exposeRawAxiosError: %s', (exposeRawAxiosError) => {

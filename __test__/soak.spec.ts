@@ -6,9 +6,10 @@
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AniLink, destroyCachedAgents, type RequestOptions } from 'anilink-api-wrapper';
-import { startTestServer, type TestServer } from './support/test-server';
+import { describe, expect, it } from 'vitest';
+import { destroyCachedAgents, type AniLink, type RequestOptions } from 'anilink-api-wrapper';
+import { aniListClient, useTestServer } from './support/helpers';
+import { type TestServer } from './support/test-server';
 
 const CALLS_PER_HALF = 1_500;
 const CONCURRENCY = 50;
@@ -38,14 +39,8 @@ function settledRss(): number {
 }
 
 let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-afterAll(async () => {
-  destroyCachedAgents();
-  await server.close();
+useTestServer((started) => {
+  server = started;
 });
 
 /** Run `total` calls, at most `CONCURRENCY` at once, cycling through the socket configurations. */
@@ -82,7 +77,7 @@ async function runHalf(aniLink: AniLink): Promise<number> {
 
 describe('pool soak', () => {
   it('keeps connections and memory flat over thousands of calls across many socket configurations', async () => {
-    const aniLink = new AniLink({ anilist: { baseUrl: server.url, retry: false } });
+    const aniLink = aniListClient(server);
     const rssAfterFirstHalf = await runHalf(aniLink);
     const rssAfterSecondHalf = await runHalf(aniLink);
     expect(rssAfterSecondHalf - rssAfterFirstHalf).toBeLessThan(MAX_RSS_GROWTH_BYTES);

@@ -17,12 +17,22 @@ const DIAGNOSTICS_MODES = ["warn", "hook", "silent"];
 /** Concurrency is capped so a look-ahead can never turn into a burst against the API. */
 const MAX_CONCURRENCY = 8;
 
-/** AniList `Page` queries: `pageInfo.hasNextPage` ends the run, `pageInfo.lastPage` bounds it. */
-const ANILIST_PAGES = {
+/**
+ * What a family calls its options and results; the AniList and MyAnimeList page families share
+ * these, `MediaListCollection` chunks have their own.
+ */
+const PAGE_NAMES = {
   sizeOption: "perPage",
   firstOption: "startPage",
   countOption: "maxPages",
   hookOption: "onPage",
+  entriesKey: "pages",
+  countKey: "pageCount",
+};
+
+/** AniList `Page` queries: `pageInfo.hasNextPage` ends the run, `pageInfo.lastPage` bounds it. */
+const ANILIST_PAGES = {
+  ...PAGE_NAMES,
   defaultSize: 50,
   maxSize: 50,
   defaultConcurrency: 3,
@@ -37,6 +47,9 @@ const ANILIST_PAGES = {
     const lastPage = page?.pageInfo?.lastPage;
     return Number.isInteger(lastPage) ? lastPage : undefined;
   },
+  entryOf(page, pageNumber, helper, itemsKey) {
+    return { pageInfo: page.pageInfo, items: itemsUnder(helper, page, itemsKey, pageNumber) };
+  },
 };
 
 /** AniList `MediaListCollection` chunks: `hasNextChunk` ends the run. */
@@ -45,6 +58,8 @@ const ANILIST_CHUNKS = {
   firstOption: "startChunk",
   countOption: "maxChunks",
   hookOption: "onChunk",
+  entriesKey: "chunks",
+  countKey: "chunkCount",
   defaultSize: 500,
   maxSize: 500,
   defaultConcurrency: 3,
@@ -54,6 +69,12 @@ const ANILIST_CHUNKS = {
   lastPageOf() {
     return undefined;
   },
+  entryOf(chunk, chunkNumber, helper, itemsKey) {
+    return {
+      hasNextChunk: chunk.hasNextChunk === true,
+      items: itemsUnder(helper, chunk, itemsKey, chunkNumber),
+    };
+  },
 };
 
 /**
@@ -61,10 +82,7 @@ const ANILIST_CHUNKS = {
  * without it, a short page is the last one.
  */
 const MAL_PAGES = {
-  sizeOption: "perPage",
-  firstOption: "startPage",
-  countOption: "maxPages",
-  hookOption: "onPage",
+  ...PAGE_NAMES,
   defaultSize: 100,
   maxSize: 100,
   defaultConcurrency: 1,
@@ -81,6 +99,9 @@ const MAL_PAGES = {
   lastPageOf() {
     return undefined;
   },
+  entryOf(page) {
+    return { paging: page.paging, items: page.data };
+  },
 };
 
 /**
@@ -88,26 +109,13 @@ const MAL_PAGES = {
  * Resolves `{ items, pages: [{ pageInfo, items }], pageCount, truncated }`.
  */
 async function paginate(fetchPage, itemsKey, options) {
-  const helper = "paginate";
-  requireItemsKey(helper, itemsKey);
-  const run = resolveRun(helper, fetchPage, options, ANILIST_PAGES);
-  const { items, entries, truncated } = await collect(
-    walk(helper, fetchPage, run, ANILIST_PAGES),
-    (page, pageNumber) => ({
-      pageInfo: page.pageInfo,
-      items: itemsUnder(helper, page, itemsKey, pageNumber),
-    }),
-  );
-  return { items, pages: entries, pageCount: entries.length, truncated };
+  requireItemsKey("paginate", itemsKey);
+  return collect("paginate", fetchPage, options, ANILIST_PAGES, itemsKey);
 }
 
 /** Yield the raw pages of an AniList paginated query, in page order. */
 async function* paginatePages(fetchPage, options) {
-  const helper = "paginatePages";
-  const run = resolveRun(helper, fetchPage, options, ANILIST_PAGES);
-  for await (const { page } of walk(helper, fetchPage, run, ANILIST_PAGES)) {
-    yield page;
-  }
+  yield* rawPages("paginatePages", fetchPage, options, ANILIST_PAGES);
 }
 
 /**
@@ -115,17 +123,8 @@ async function* paginatePages(fetchPage, options) {
  * (typically "lists"). Resolves `{ items, chunks: [{ hasNextChunk, items }], chunkCount, truncated }`.
  */
 async function paginateChunks(fetchChunk, itemsKey, options) {
-  const helper = "paginateChunks";
-  requireItemsKey(helper, itemsKey);
-  const run = resolveRun(helper, fetchChunk, options, ANILIST_CHUNKS);
-  const { items, entries, truncated } = await collect(
-    walk(helper, fetchChunk, run, ANILIST_CHUNKS),
-    (chunk, chunkNumber) => ({
-      hasNextChunk: chunk.hasNextChunk === true,
-      items: itemsUnder(helper, chunk, itemsKey, chunkNumber),
-    }),
-  );
-  return { items, chunks: entries, chunkCount: entries.length, truncated };
+  requireItemsKey("paginateChunks", itemsKey);
+  return collect("paginateChunks", fetchChunk, options, ANILIST_CHUNKS, itemsKey);
 }
 
 /**
@@ -133,22 +132,12 @@ async function paginateChunks(fetchChunk, itemsKey, options) {
  * Resolves `{ items, pages: [{ paging, items }], pageCount, truncated }`.
  */
 async function malPaginate(fetchPage, options) {
-  const helper = "malPaginate";
-  const run = resolveRun(helper, fetchPage, options, MAL_PAGES);
-  const { items, entries, truncated } = await collect(
-    walk(helper, fetchPage, run, MAL_PAGES),
-    (page) => ({ paging: page.paging, items: page.data }),
-  );
-  return { items, pages: entries, pageCount: entries.length, truncated };
+  return collect("malPaginate", fetchPage, options, MAL_PAGES);
 }
 
 /** Yield the raw `{ data, paging }` pages of a MyAnimeList listing, in page order. */
 async function* malPaginatePages(fetchPage, options) {
-  const helper = "malPaginatePages";
-  const run = resolveRun(helper, fetchPage, options, MAL_PAGES);
-  for await (const { page } of walk(helper, fetchPage, run, MAL_PAGES)) {
-    yield page;
-  }
+  yield* rawPages("malPaginatePages", fetchPage, options, MAL_PAGES);
 }
 
 /**
@@ -204,18 +193,31 @@ async function* walk(helper, fetchPage, run, family) {
   }
 }
 
-/** Drain the engine into `{ items, entries, truncated }`; `entryOf` shapes each page's entry. */
-async function collect(records, entryOf) {
+/**
+ * Run a page family to its end and gather its items, keeping the family's entry for each page
+ * (AniList families take the items from under `itemsKey`). Resolves
+ * `{ items, [entriesKey]: entries, [countKey]: entries.length, truncated }`.
+ */
+async function collect(helper, fetchPage, options, family, itemsKey) {
+  const run = resolveRun(helper, fetchPage, options, family);
   const items = [];
   const entries = [];
   let truncated = false;
-  for await (const record of records) {
-    const entry = entryOf(record.page, record.pageNumber);
+  for await (const record of walk(helper, fetchPage, run, family)) {
+    const entry = family.entryOf(record.page, record.pageNumber, helper, itemsKey);
     entries.push(entry);
     for (const item of entry.items) items.push(item);
     truncated = record.truncated;
   }
-  return { items, entries, truncated };
+  return { items, [family.entriesKey]: entries, [family.countKey]: entries.length, truncated };
+}
+
+/** Yield the pages of a family's run as the fetcher resolved them, in page order. */
+async function* rawPages(helper, fetchPage, options, family) {
+  const run = resolveRun(helper, fetchPage, options, family);
+  for await (const { page } of walk(helper, fetchPage, run, family)) {
+    yield page;
+  }
 }
 
 /** Validate the fetcher and options (TypeError naming the option and rule) and apply defaults. */

@@ -24,6 +24,9 @@ use tokio::task::JoinSet;
 /// The request every client sends, shared with the Node clients.
 static REQUEST_BODY: &str = include_str!("../../workload/graphql-request.json");
 
+const PROGRAM: &str = "reqwest-floor";
+const USAGE: &str = "reqwest-floor <url> <concurrency> <requests> <warmup> [--threads N]";
+
 #[derive(Debug, PartialEq)]
 struct Options {
     url: String,
@@ -101,36 +104,14 @@ impl Report {
 fn main() -> ExitCode {
     let options = match parse_options(std::env::args().skip(1)) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("reqwest-floor: {message}\nusage: reqwest-floor <url> <concurrency> <requests> <warmup> [--threads N]");
-            return ExitCode::from(2);
-        }
+        Err(message) => return proc_usage::usage_error(PROGRAM, &message, USAGE),
     };
-    if let Err(error) = proc_usage::raise_open_file_limit() {
-        eprintln!("reqwest-floor: cannot raise the open-file limit: {error}");
-    }
-    let runtime = if options.threads == 1 {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(options.threads)
-            .enable_all()
-            .build()
-    };
-    let result = runtime
-        .map_err(|error| format!("cannot start the runtime: {error}"))
-        .and_then(|runtime| runtime.block_on(measure(options)));
-    match result {
+    match proc_usage::run(PROGRAM, options.threads, measure(options)) {
         Ok(report) => {
             println!("{}", report.to_json());
             ExitCode::SUCCESS
         }
-        Err(message) => {
-            eprintln!("reqwest-floor: {message}");
-            ExitCode::FAILURE
-        }
+        Err(code) => code,
     }
 }
 

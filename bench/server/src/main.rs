@@ -49,6 +49,9 @@ const RATE_LIMIT_WINDOW_SECS: u64 = 60;
 /// scenario opens thousands of connections in one burst.
 const LISTEN_BACKLOG: u32 = 16_384;
 
+const PROGRAM: &str = "bench-server";
+const USAGE: &str = "bench-server [--port N] [--threads N] [--hold-ms N] [--control-stdin]";
+
 static CONNECTIONS_ACCEPTED: AtomicU64 = AtomicU64::new(0);
 static REQUESTS_SERVED: AtomicU64 = AtomicU64::new(0);
 
@@ -100,31 +103,11 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, Stri
 fn main() -> ExitCode {
     let options = match parse_options(std::env::args().skip(1)) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("bench-server: {message}\nusage: bench-server [--port N] [--threads N] [--hold-ms N] [--control-stdin]");
-            return ExitCode::from(2);
-        }
+        Err(message) => return proc_usage::usage_error(PROGRAM, &message, USAGE),
     };
-    if let Err(error) = proc_usage::raise_open_file_limit() {
-        eprintln!("bench-server: cannot raise the open-file limit: {error}");
-    }
-    let runtime = if options.threads == 1 {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(options.threads)
-            .enable_all()
-            .build()
-    };
-    let result = runtime.and_then(|runtime| runtime.block_on(serve(options)));
-    match result {
+    match proc_usage::run(PROGRAM, options.threads, serve(options)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("bench-server: {error}");
-            ExitCode::FAILURE
-        }
+        Err(code) => code,
     }
 }
 
@@ -141,14 +124,14 @@ async fn serve(options: Options) -> io::Result<()> {
             Err(error) => {
                 // Out of descriptors or a connection reset before accept: keep serving the
                 // connections already open, and retry shortly rather than spin.
-                eprintln!("bench-server: accept failed: {error}");
+                eprintln!("{PROGRAM}: accept failed: {error}");
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 continue;
             }
         };
         // Responses go out in one write; Nagle's algorithm would only add delay.
         if let Err(error) = stream.set_nodelay(true) {
-            eprintln!("bench-server: TCP_NODELAY failed: {error}");
+            eprintln!("{PROGRAM}: TCP_NODELAY failed: {error}");
         }
         CONNECTIONS_ACCEPTED.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
@@ -217,7 +200,7 @@ async fn answer_control_channel() {
     loop {
         match lines.next_line().await {
             Ok(Some(line)) if line.trim() == "stats" => println!("stats {}", stats_json()),
-            Ok(Some(line)) => eprintln!("bench-server: unknown control command {line:?}"),
+            Ok(Some(line)) => eprintln!("{PROGRAM}: unknown control command {line:?}"),
             Ok(None) | Err(_) => std::process::exit(0),
         }
     }
