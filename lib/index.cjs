@@ -25,6 +25,7 @@ module.exports = {
   AniLinkAuthError: errors.AniLinkAuthError,
   AniLinkValidationError: errors.AniLinkValidationError,
   destroyCachedAgents,
+  ResponseCache: native.ResponseCache,
   paginate: pagination.paginate,
   paginatePages: pagination.paginatePages,
   paginateChunks: pagination.paginateChunks,

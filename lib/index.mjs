@@ -12,6 +12,7 @@ export const {
   AniLinkAuthError,
   AniLinkValidationError,
   destroyCachedAgents,
+  ResponseCache,
   paginate,
   paginatePages,
   paginateChunks,

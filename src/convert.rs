@@ -7,6 +7,8 @@ use serde_json::{Map, Number, Value};
 
 use anilink_transport::options::OptValue;
 
+use crate::response_cache::ResponseCache;
+
 /// Deeper than any option or variables object; a cycle would otherwise recurse forever.
 const MAX_DEPTH: u32 = 32;
 
@@ -32,6 +34,13 @@ pub fn option_value(env: &Env, value: Unknown, depth: u32) -> Result<OptValue> {
                 OptValue::Array(items)
             } else if is_abort_signal(env, &object)? {
                 OptValue::AbortSignal
+            } else if ResponseCache::instance_of(env, &object)? {
+                // The type tag is checked too: an object that only borrowed the prototype is
+                // not a cache.
+                match unsafe { ClassInstance::<ResponseCache>::from_napi_value(env.raw(), object.raw()) } {
+                    Ok(instance) => OptValue::ResponseCache(instance.shared()),
+                    Err(_) => OptValue::Other("object"),
+                }
             } else {
                 let mut fields = Vec::new();
                 for key in own_keys(&object)? {

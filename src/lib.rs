@@ -11,6 +11,7 @@ mod convert;
 mod failure;
 mod native_client;
 mod outbox;
+mod response_cache;
 mod sink;
 
 use napi_derive::napi;

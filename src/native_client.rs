@@ -185,7 +185,8 @@ impl NativeClient {
         }
     }
 
-    /// A frozen-by-the-facade copy of the slot's cross-request state (api.md §6, decisions D20).
+    /// A frozen-by-the-facade copy of the slot's cross-request state (api.md §6, decisions D20),
+    /// with the stats of the slot's response cache when it has one.
     #[napi(catch_unwind)]
     pub fn snapshot(&self) -> Value {
         let hosts = self.inner.client.snapshot();
@@ -218,6 +219,11 @@ impl NativeClient {
         });
         if let Some(own) = hosts.iter().find(|h| Some(&h.host) == own_host.as_ref()).and_then(|h| h.budget) {
             snapshot["retryBudget"] = json!({ "retriesUsed": own.retries_used, "windowEndsAt": own.window_ends_at });
+        }
+        if let Some(cache) = self.inner.client.response_cache() {
+            let stats = cache.stats();
+            snapshot["responseCache"] = json!({ "entries": stats.entries, "hits": stats.hits, "misses": stats.misses,
+                                                "expirations": stats.expirations, "evictions": stats.evictions });
         }
         snapshot
     }
@@ -257,7 +263,7 @@ impl NativeClient {
             .await;
             drop(registration);
             match outcome {
-                Ok(Some(result)) => outbox.send(call_id, Kind::Value, Some(&result)),
+                Ok(Some(result)) => outbox.send(call_id, Kind::Value, Some(&*result)),
                 Ok(None) => outbox.send(call_id, Kind::Nothing, None),
                 Err(error) => outbox.send(call_id, Kind::Failure, Some(&describe(&error).to_string())),
             }

@@ -35,11 +35,17 @@ fn context(ctx: &Context) -> Map<String, Value> {
 fn payload(event: &Event) -> Value {
     let (hook, ctx, error) = match event {
         Event::RequestStart(ctx) => ("onRequestStart", context(ctx), None),
-        Event::Response { context: ctx, duration_ms, rate_limit, paced_ms } => {
+        Event::Response { context: ctx, duration_ms, rate_limit, cache_hit, cache_write, paced_ms } => {
             let mut map = context(ctx);
             map.insert("durationMs".into(), json!(duration_ms));
             if let Some(info) = rate_limit {
                 map.insert("rateLimit".into(), rate_limit_json(info));
+            }
+            if let Some(hit) = cache_hit {
+                map.insert("cacheHit".into(), (*hit).into());
+            }
+            if *cache_write {
+                map.insert("cacheWrite".into(), true.into());
             }
             if let Some(paced) = paced_ms {
                 map.insert("pacedMs".into(), (*paced).into());

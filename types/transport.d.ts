@@ -1,6 +1,8 @@
 // Transport options, hooks, errors' context and snapshots: the types every provider shares
 // (api.md §3, §6). Options are validated at runtime too (decisions D10).
 
+import type { ResponseCache, ResponseCacheStats } from "./response-cache";
+
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** Every code an AniLinkError can carry. */
@@ -68,7 +70,9 @@ export interface ResponseContext extends RequestContext {
   /** The network attempt only (pacing waits are reported by onPace / pacedMs). */
   durationMs: number;
   rateLimit?: RateLimitInfo;
+  /** true when served by the response cache (durationMs 0); false for a cacheable read that went to the network. */
   cacheHit?: boolean;
+  /** Present (true) when the response was written to the cache. */
   cacheWrite?: boolean;
   /** Total pacing wait of this request so far (stagger excluded); absent when none. */
   pacedMs?: number;
@@ -153,8 +157,9 @@ export interface RequestOptions {
   ignorePaceDeadline?: boolean;
   /** Resolve GraphQL envelopes that carry errors and some data (AniList). */
   allowPartialData?: boolean;
-  /** Accepted for compatibility; this version does not cache responses yet. */
-  responseCache?: object;
+  /** Serve GETs and GraphQL queries from this cache and write successful ones back; `null` turns a slot's cache off. */
+  responseCache?: ResponseCache | null;
+  /** Skip the cache lookup and write-back for this call (a write still invalidates). */
   bypassResponseCache?: boolean;
 }
 
@@ -186,4 +191,6 @@ export interface TransportStateSnapshot {
   /** Every host with a budget window. */
   retryBudgets: readonly (RetryBudgetSnapshot & { host: string })[];
   paceDeadlines: readonly PaceDeadlineSnapshot[];
+  /** The counters of the slot's response cache, when it has one. */
+  responseCache?: ResponseCacheStats;
 }

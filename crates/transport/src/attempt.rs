@@ -1,7 +1,9 @@
 //! The attempt loop: one logical request, from the first attempt to its result.
 //!
-//! Each attempt runs the steps of transport.md 1.3 as amended by decisions.md: auth guard,
-//! breaker admission, pacing wait, `onRequestStart`, dispatch under the per-attempt deadline,
+//! A cacheable read is first looked up in the response cache (transport.md 1.2 step 6): a hit
+//! returns at once, before the breaker, pacing or the network. Then each attempt runs the steps
+//! of transport.md 1.3 as amended by decisions.md: auth guard, breaker admission, pacing wait,
+//! `onRequestStart`, dispatch under the per-attempt deadline,
 //! classification, breaker accounting, pacing bookkeeping, then the retry decision (policy
 //! first, budget second) and the backoff wait. Every wait races the caller's cancellation.
 
@@ -14,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::breaker::{Admission, Outcome, Transition};
 use crate::budget::{self, BudgetVerdict};
+use crate::cache::{CacheKey, Lookup, ResponseCache};
 use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, TransportError};
 use crate::events::{Context, Event, EventSink, FailureReport};
@@ -51,7 +54,55 @@ pub struct Shared<'a> {
 
 /// A successful call: the JSON text of its result (always valid JSON), or None for `undefined`
 /// (an empty REST body).
-pub type CallResult = Option<String>;
+pub type CallResult = Option<ResultText>;
+
+/// Result text as read from the network, or shared with the response cache (a hit copies nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResultText {
+    Fresh(String),
+    Cached(Arc<str>),
+}
+
+impl std::ops::Deref for ResultText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            ResultText::Fresh(text) => text,
+            ResultText::Cached(text) => text,
+        }
+    }
+}
+
+/// What the response cache does for one call (transport.md 1.12).
+enum CacheUse<'a> {
+    Off,
+    /// A cacheable read: looked up first, written back after a clean success unless an
+    /// invalidation since `generation` (seen at the miss) affects it.
+    Read { cache: &'a ResponseCache, key: CacheKey, generation: u64 },
+    /// A write: once it succeeds, drops the entries it may have changed.
+    InvalidateOnSuccess(&'a ResponseCache),
+}
+
+impl<'a> CacheUse<'a> {
+    /// A write invalidates even with `bypassResponseCache` (it is not served by the cache);
+    /// a read whose auth guard will fail, or that bypasses the cache, never touches it.
+    fn plan(spec: &RequestSpec, options: &'a ResolvedOptions) -> Self {
+        let Some(cache) = options.response_cache.as_deref() else {
+            return CacheUse::Off;
+        };
+        if spec.is_write {
+            return CacheUse::InvalidateOnSuccess(cache);
+        }
+        if options.bypass_response_cache || spec.missing_auth.is_some() {
+            return CacheUse::Off;
+        }
+        match CacheKey::for_request(spec) {
+            Some(key) => CacheUse::Read { cache, key, generation: 0 },
+            None => CacheUse::Off,
+        }
+    }
+}
 
 /// A failed attempt with what the breaker and the retry policy need to know about it.
 struct Failure {
@@ -90,6 +141,7 @@ pub async fn execute(
         attempt: 0,
         paced_ms: 0,
         retry_wait_ms: 0,
+        cache: CacheUse::plan(spec, options),
     };
     call.run(&pool).await.map_err(|mut error| {
         error.request_id = Some(call.request_id.to_string());
@@ -111,6 +163,7 @@ struct Call<'a, S: EventSink> {
     attempt: u32,
     paced_ms: u64,
     retry_wait_ms: u64,
+    cache: CacheUse<'a>,
 }
 
 impl<S: EventSink> Call<'_, S> {
@@ -178,7 +231,41 @@ impl<S: EventSink> Call<'_, S> {
         self.shared.hosts.with(&self.spec.host, |s| s.breaker.record(&config, outcome, now, self.token))
     }
 
+    /// Serve a cacheable read from the cache, or remember the generation its miss saw.
+    async fn read_cache(&mut self) -> Option<Arc<str>> {
+        let CacheUse::Read { cache, key, generation } = &mut self.cache else {
+            return None;
+        };
+        match cache.get(key) {
+            Lookup::Miss { generation: seen } => {
+                *generation = seen;
+                None
+            }
+            Lookup::Hit(text) => {
+                self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
+                self.emit_if(Hook::OnResponse, || Event::Response {
+                    context: self.context(),
+                    duration_ms: 0.0,
+                    rate_limit: None,
+                    cache_hit: Some(true),
+                    cache_write: false,
+                    paced_ms: None,
+                })
+                .await;
+                Some(text)
+            }
+        }
+    }
+
+    /// `cacheHit: false` on the success and envelope-error paths of a cacheable read.
+    fn cacheable_miss(&self) -> Option<bool> {
+        matches!(self.cache, CacheUse::Read { .. }).then_some(false)
+    }
+
     async fn run(&mut self, pool: &Arc<Pool>) -> Result<CallResult, TransportError> {
+        if let Some(text) = self.read_cache().await {
+            return Ok(Some(ResultText::Cached(text)));
+        }
         loop {
             if let Some(operation) = &self.spec.missing_auth {
                 let error = TransportError::auth(Some(operation));
@@ -208,14 +295,13 @@ impl<S: EventSink> Call<'_, S> {
 
             let failure = match self.settle(dispatched, duration_ms).await {
                 Settled::Success { result, partial, rate_limit } => {
-                    self.finish_success(duration_ms, partial, rate_limit).await;
-                    return Ok(result);
+                    return Ok(self.finish_success(duration_ms, result, partial, rate_limit).await);
                 }
                 Settled::Failed(failure) => failure,
             };
             if !failure.response_reported {
                 // The failure path reports no quota (transport.md 1.3 step 8.1); the error has it.
-                self.report_response(duration_ms, None).await;
+                self.report_response(duration_ms, None, None, false).await;
             }
             let transition = self.record_outcome(failure.outcome);
             self.announce(transition).await;
@@ -295,11 +381,19 @@ impl<S: EventSink> Call<'_, S> {
         }
     }
 
-    async fn report_response(&self, duration_ms: f64, rate_limit: Option<RateLimitInfo>) {
+    async fn report_response(
+        &self,
+        duration_ms: f64,
+        rate_limit: Option<RateLimitInfo>,
+        cache_hit: Option<bool>,
+        cache_write: bool,
+    ) {
         self.emit_if(Hook::OnResponse, || Event::Response {
             context: self.context(),
             duration_ms,
             rate_limit,
+            cache_hit,
+            cache_write,
             paced_ms: (self.paced_ms > 0).then_some(self.paced_ms),
         })
         .await;
@@ -343,11 +437,15 @@ impl<S: EventSink> Call<'_, S> {
             ResultShape::GraphQl => {}
         }
         match envelope::classify(&text, self.options.allow_partial_data, rate_limit, content_type.clone()) {
-            Some(Envelope::Success(result)) => Settled::Success { result: Some(result), partial: None, rate_limit },
-            Some(Envelope::Partial { result, error }) => Settled::Success { result: Some(result), partial: Some(error), rate_limit },
+            Some(Envelope::Success(result)) => {
+                Settled::Success { result: Some(ResultText::Fresh(result)), partial: None, rate_limit }
+            }
+            Some(Envelope::Partial { result, error }) => {
+                Settled::Success { result: Some(ResultText::Fresh(result)), partial: Some(error), rate_limit }
+            }
             Some(Envelope::Failure(error)) => {
                 // A strict envelope failure still reports the response it came in (transport.md 1.3 step 7).
-                self.report_response(duration_ms, rate_limit).await;
+                self.report_response(duration_ms, rate_limit, self.cacheable_miss(), false).await;
                 let now = self.shared.clock.now_ms();
                 let (class, outcome) = envelope_classes(&error, now);
                 Settled::Failed(Failure { error, class, outcome, response_reported: true })
@@ -361,10 +459,30 @@ impl<S: EventSink> Call<'_, S> {
         }
     }
 
-    /// `onResponse`, the partial-data report, breaker accounting, then the pacing bookkeeping;
-    /// the response itself is never held back (transport.md 1.3 step 7).
-    async fn finish_success(&self, duration_ms: f64, partial: Option<TransportError>, rate_limit: Option<RateLimitInfo>) {
-        self.report_response(duration_ms, rate_limit).await;
+    /// Cache write-back or invalidation, `onResponse`, the partial-data report, breaker
+    /// accounting, then the pacing bookkeeping; the response itself is never held back
+    /// (transport.md 1.3 step 7).
+    async fn finish_success(
+        &self,
+        duration_ms: f64,
+        result: CallResult,
+        partial: Option<TransportError>,
+        rate_limit: Option<RateLimitInfo>,
+    ) -> CallResult {
+        let (result, cache_write) = match (&self.cache, result) {
+            // Partial data is never cached; neither is `undefined` (an empty body).
+            (CacheUse::Read { cache, key, generation }, Some(ResultText::Fresh(text))) if partial.is_none() => {
+                let shared: Arc<str> = Arc::from(text);
+                let stored = cache.set_if_fresh(key, *generation, shared.clone());
+                (Some(ResultText::Cached(shared)), stored)
+            }
+            (CacheUse::InvalidateOnSuccess(cache), result) => {
+                cache.invalidate_after_write(self.spec);
+                (result, false)
+            }
+            (_, result) => (result, false),
+        };
+        self.report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write).await;
         let outcome = match &partial {
             None => Outcome::Success,
             Some(error) => {
@@ -374,14 +492,13 @@ impl<S: EventSink> Call<'_, S> {
         };
         let transition = self.record_outcome(outcome);
         self.announce(transition).await;
-        if !self.options.pace_with_rate_limit {
-            return;
+        if let Some(info) = rate_limit.filter(|_| self.options.pace_with_rate_limit) {
+            let now = self.shared.clock.now_ms();
+            if let Some(deadline) = pacing::deadline_after_success(&info, self.options.rate_limit_floor, now) {
+                self.shared.hosts.with(&self.spec.host, |s| pacing::record_deadline(&mut s.pace_deadline, deadline, now));
+            }
         }
-        let Some(info) = rate_limit else { return };
-        let now = self.shared.clock.now_ms();
-        if let Some(deadline) = pacing::deadline_after_success(&info, self.options.rate_limit_floor, now) {
-            self.shared.hosts.with(&self.spec.host, |s| pacing::record_deadline(&mut s.pace_deadline, deadline, now));
-        }
+        result
     }
 
     /// Policy first, then budget (decisions D3). Returns the delay and whether the budget was
@@ -461,9 +578,9 @@ fn rest_result(text: String) -> CallResult {
         return None;
     }
     if serde_json::from_str::<&serde_json::value::RawValue>(&text).is_ok() {
-        return Some(text);
+        return Some(ResultText::Fresh(text));
     }
-    serde_json::to_string(&text).ok()
+    serde_json::to_string(&text).ok().map(ResultText::Fresh)
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -504,6 +621,34 @@ fn new_request_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_plan_follows_the_pipeline_rules() {
+        use crate::error::Protocol;
+        use crate::options::{OptValue, PartialOptions};
+        use http::HeaderMap;
+
+        let cache = Arc::new(ResponseCache::new(Default::default()));
+        let options = |extra: &[(&str, OptValue)]| {
+            let mut partial = PartialOptions::default();
+            partial.parse_key("responseCache", &OptValue::ResponseCache(cache.clone())).unwrap();
+            for (key, value) in extra {
+                partial.parse_key(key, value).unwrap();
+            }
+            partial.resolve(false)
+        };
+        let get = RequestSpec::new(http::Method::GET, "http://h/anime/1", HeaderMap::new(), Default::default(), Protocol::Rest, ResultShape::Rest).unwrap();
+        let plain = options(&[]);
+        assert!(matches!(CacheUse::plan(&get, &plain), CacheUse::Read { .. }));
+        let bypass = options(&[("bypassResponseCache", OptValue::Bool(true))]);
+        assert!(matches!(CacheUse::plan(&get, &bypass), CacheUse::Off));
+        let mut guarded = get.clone();
+        guarded.missing_auth = Some("mal.user.me".into());
+        assert!(matches!(CacheUse::plan(&guarded, &plain), CacheUse::Off), "a failing auth guard skips the cache");
+        let patch = RequestSpec::new(http::Method::PATCH, "http://h/anime/1/my_list_status", HeaderMap::new(), Default::default(), Protocol::Rest, ResultShape::Rest).unwrap();
+        assert!(matches!(CacheUse::plan(&patch, &bypass), CacheUse::InvalidateOnSuccess(_)), "a bypassed write still invalidates");
+        assert!(matches!(CacheUse::plan(&get, &PartialOptions::default().resolve(false)), CacheUse::Off));
+    }
 
     #[test]
     fn request_ids_are_uuid_v4() {

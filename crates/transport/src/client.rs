@@ -9,6 +9,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::attempt::{self, CallResult, Clock, Shared, SystemClock};
+use crate::cache::ResponseCache;
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::host_state::{HostSnapshot, HostStates};
@@ -71,6 +72,11 @@ impl ProviderClient {
 
     pub fn snapshot(&self) -> Vec<HostSnapshot> {
         self.hosts.snapshot()
+    }
+
+    /// The slot's own response cache (per-request caches are not the slot's state).
+    pub fn response_cache(&self) -> Option<&ResponseCache> {
+        self.read.response_cache.as_deref()
     }
 
     pub fn now_ms(&self) -> u64 {

@@ -40,6 +40,11 @@ pub enum Event {
         /// The network attempt only (decisions D6).
         duration_ms: f64,
         rate_limit: Option<RateLimitInfo>,
+        /// `Some(true)` for a response served by the cache, `Some(false)` for a cacheable read
+        /// that went to the network; None when the cache was not involved.
+        cache_hit: Option<bool>,
+        /// The response was written to the cache.
+        cache_write: bool,
         /// Total pacing wait of the request so far, stagger excluded; absent when zero.
         paced_ms: Option<u64>,
     },

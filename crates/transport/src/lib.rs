@@ -5,12 +5,13 @@
 //! of AniList, MAL, JavaScript or napi: the provider catalogs sit above it, the binding above them.
 //!
 //! One module per mechanism, composed by [`attempt`] in the order of the specification:
-//! auth guard, breaker admission, pacing wait, dispatch, envelope classification, breaker
+//! response cache read, auth guard, breaker admission, pacing wait, dispatch, envelope classification, breaker
 //! accounting, pacing bookkeeping, retry decision (policy, then budget), backoff wait.
 
 pub mod attempt;
 pub mod breaker;
 pub mod budget;
+pub mod cache;
 pub mod client;
 pub mod envelope;
 pub mod error;

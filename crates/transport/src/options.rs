@@ -8,10 +8,12 @@
 //! replaces the slot's whole policy, and its other knobs fall back to the built-in defaults. A
 //! key present with the value `undefined` overrides the slot's value with the default.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::breaker::BreakerConfig;
 use crate::budget::BudgetConfig;
+use crate::cache::ResponseCache;
 use crate::policy::RetryPolicy;
 
 /// A JavaScript value as the option parser needs to see it.
@@ -26,6 +28,8 @@ pub enum OptValue {
     Object(Vec<(String, OptValue)>),
     Function,
     AbortSignal,
+    /// A JavaScript `ResponseCache` instance: the native cache it wraps.
+    ResponseCache(Arc<ResponseCache>),
     /// Any other value; the string is its JavaScript type, for messages.
     Other(&'static str),
 }
@@ -46,6 +50,7 @@ impl OptValue {
             OptValue::Object(_) => "an object".into(),
             OptValue::Function => "a function".into(),
             OptValue::AbortSignal => "an AbortSignal".into(),
+            OptValue::ResponseCache(_) => "a ResponseCache".into(),
             OptValue::Other(kind) => format!("a value of type {kind}"),
         }
     }
@@ -214,6 +219,8 @@ pub struct PartialOptions {
     pub ignore_pace_deadline: Slot<bool>,
     pub allow_partial_data: Slot<bool>,
     pub bypass_response_cache: Slot<bool>,
+    /// `null` turns a slot's cache off for one request.
+    pub response_cache: Slot<Option<Arc<ResponseCache>>>,
     /// Per hook: absent, explicitly undefined, or a function.
     pub hooks: [Slot<()>; 7],
 }
@@ -239,6 +246,8 @@ pub struct ResolvedOptions {
     pub allow_partial_data: bool,
     pub expose_raw_error: bool,
     pub hooks: HookSet,
+    pub response_cache: Option<Arc<ResponseCache>>,
+    pub bypass_response_cache: bool,
 }
 
 /// Socket bounds of a dedicated pool (decisions D13): `maxSockets`, `maxFreeSockets`.
@@ -279,6 +288,7 @@ impl PartialOptions {
             ignore_pace_deadline: Slot::merged(&self.ignore_pace_deadline, &over.ignore_pace_deadline),
             allow_partial_data: Slot::merged(&self.allow_partial_data, &over.allow_partial_data),
             bypass_response_cache: Slot::merged(&self.bypass_response_cache, &over.bypass_response_cache),
+            response_cache: Slot::merged(&self.response_cache, &over.response_cache),
             hooks,
         }
     }
@@ -320,6 +330,8 @@ impl PartialOptions {
             allow_partial_data: self.allow_partial_data.value().copied().unwrap_or(false),
             expose_raw_error: self.expose_raw_error.value().copied().unwrap_or(false),
             hooks: HookSet(hooks),
+            response_cache: self.response_cache.value().cloned().flatten(),
+            bypass_response_cache: self.bypass_response_cache.value().copied().unwrap_or(false),
         }
     }
 
@@ -365,9 +377,11 @@ impl PartialOptions {
                 }
             }
             "responseCache" => {
-                if !matches!(value, OptValue::Object(_) | OptValue::Null) {
-                    return Err(invalid("responseCache must be a ResponseCache instance", value));
-                }
+                self.response_cache = Slot::Set(match value {
+                    OptValue::ResponseCache(cache) => Some(cache.clone()),
+                    OptValue::Null => None,
+                    other => return Err(invalid("responseCache must be a ResponseCache instance", other)),
+                })
             }
             _ => match Hook::from_key(key) {
                 Some(hook) => {
@@ -395,7 +409,8 @@ impl PartialOptions {
             "ignorePaceDeadline" => self.ignore_pace_deadline = Slot::Unset,
             "allowPartialData" => self.allow_partial_data = Slot::Unset,
             "bypassResponseCache" => self.bypass_response_cache = Slot::Unset,
-            "onHookError" | "signal" | "responseCache" => {}
+            "responseCache" => self.response_cache = Slot::Unset,
+            "onHookError" | "signal" => {}
             _ => match Hook::from_key(key) {
                 Some(hook) => self.hooks[hook_index(hook)] = Slot::Unset,
                 None => return false,
@@ -409,7 +424,7 @@ fn hook_index(hook: Hook) -> usize {
     Hook::ALL.iter().position(|h| *h == hook).unwrap_or(0)
 }
 
-fn invalid(rule: &str, value: &OptValue) -> OptionError {
+pub(crate) fn invalid(rule: &str, value: &OptValue) -> OptionError {
     OptionError(format!("{rule} (received {}).", value.describe()))
 }
 
@@ -420,7 +435,7 @@ fn require_function(key: &str, value: &OptValue) -> Result<(), OptionError> {
     }
 }
 
-fn parse_bool(key: &str, value: &OptValue) -> Result<bool, OptionError> {
+pub(crate) fn parse_bool(key: &str, value: &OptValue) -> Result<bool, OptionError> {
     match value {
         OptValue::Bool(b) => Ok(*b),
         other => Err(invalid(&format!("{key} must be a boolean"), other)),
@@ -428,7 +443,7 @@ fn parse_bool(key: &str, value: &OptValue) -> Result<bool, OptionError> {
 }
 
 /// A finite integer not below `min` that fits u32.
-fn parse_integer(value: &OptValue, min: u32) -> Option<u32> {
+pub(crate) fn parse_integer(value: &OptValue, min: u32) -> Option<u32> {
     match value {
         OptValue::Number(n) if n.is_finite() && n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(u32::MAX) => {
             Some(*n as u32)
@@ -438,7 +453,7 @@ fn parse_integer(value: &OptValue, min: u32) -> Option<u32> {
 }
 
 /// A finite number not below zero (or above it when `positive`), as whole milliseconds.
-fn parse_millis(value: &OptValue, positive: bool) -> Option<u64> {
+pub(crate) fn parse_millis(value: &OptValue, positive: bool) -> Option<u64> {
     match value {
         OptValue::Number(n) if n.is_finite() && (*n > 0.0 || (!positive && *n == 0.0)) => {
             Some(n.ceil().min(u64::MAX as f64) as u64)
@@ -465,7 +480,7 @@ fn parse_diagnostics(value: &OptValue) -> Result<Diagnostics, OptionError> {
 }
 
 /// The fields of an object option, rejecting keys it does not know (a typo must not pass silently).
-fn object_fields<'a>(
+pub(crate) fn object_fields<'a>(
     option: &str,
     value: &'a OptValue,
     known: &[&str],
@@ -698,6 +713,7 @@ mod tests {
             ("signal", OptValue::Object(vec![]), "signal must be an AbortSignal"),
             ("paceWithRateLimit", OptValue::String("true".into()), "paceWithRateLimit must be a boolean"),
             ("timeout", OptValue::Null, "timeout must be a finite number"),
+            ("responseCache", OptValue::Object(vec![]), "responseCache must be a ResponseCache instance (received an object)."),
         ];
         for (key, value, expected) in cases {
             let err = parse(&[(key, value.clone())]).expect_err(&format!("{key}: {value:?} should be rejected"));
@@ -711,6 +727,19 @@ mod tests {
         let resolved = options.resolve(false);
         assert_eq!(resolved.circuit_breaker, None);
         assert_eq!(resolved.retry_budget, None);
+    }
+
+    #[test]
+    fn a_response_cache_is_shared_by_reference_and_null_turns_it_off() {
+        let cache = Arc::new(ResponseCache::new(Default::default()));
+        let slot = parse(&[("responseCache", OptValue::ResponseCache(cache.clone()))]).unwrap();
+        let resolved = slot.resolve(false);
+        assert!(resolved.response_cache.as_ref().is_some_and(|c| Arc::ptr_eq(c, &cache)));
+        assert!(!resolved.bypass_response_cache);
+        let off = parse(&[("responseCache", OptValue::Null), ("bypassResponseCache", OptValue::Bool(true))]).unwrap();
+        let merged = slot.merged_with(&off).resolve(false);
+        assert!(merged.response_cache.is_none());
+        assert!(merged.bypass_response_cache);
     }
 
     #[test]

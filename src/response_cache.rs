@@ -1,0 +1,195 @@
+//! `ResponseCache`: the JavaScript class over the transport's cache (api.md §7).
+//!
+//! Pass one as the `responseCache` option (slot or request) and the transport reads and
+//! writes it natively; these methods are for callers who manage entries themselves. Values
+//! are stored as their JSON text, so they must be JSON-serialisable (every API result is);
+//! a value `JSON.stringify` cannot encode is not stored. Every read returns a fresh copy.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+
+use anilink_transport::cache::{CacheConfig, CacheKey, Lookup, ResponseCache as Cache};
+
+use crate::convert::option_value;
+
+#[napi]
+pub struct ResponseCache {
+    cache: Arc<Cache>,
+}
+
+impl ResponseCache {
+    /// The native cache, shared with the transport calls that use it.
+    pub fn shared(&self) -> Arc<Cache> {
+        self.cache.clone()
+    }
+}
+
+/// Throw a JavaScript `TypeError` (api.md §7) and report it as the pending exception.
+fn throw_type_error(env: &Env, message: String) -> Error {
+    match env.throw_type_error(&message, None) {
+        Ok(()) => Error::new(Status::PendingException, message),
+        Err(error) => error,
+    }
+}
+
+/// `JSON.stringify(value)`; None for what it cannot encode (it returns `undefined` or throws).
+fn json_text(env: &Env, value: Unknown<'_>) -> Result<Option<String>> {
+    let json: Object<'_> = env.get_global()?.get_named_property("JSON")?;
+    let stringify: Function<'_, Unknown<'_>, Unknown<'_>> = json.get_named_property("stringify")?;
+    match stringify.call(value) {
+        Ok(text) if text.get_type()? == ValueType::String => Ok(Some(unsafe { text.cast::<String>()? })),
+        _ => Ok(None),
+    }
+}
+
+/// The key the transport would use for these parts. `data` is the request body: a string is
+/// the body text, an object is serialised (its key order does not matter either way, JSON
+/// bodies are hashed in a stable form). `authKey` defaults to `"none"`.
+fn key(env: &Env, method: &str, url: &str, data: Option<Unknown<'_>>, auth_key: Option<&str>) -> Result<CacheKey> {
+    let body = match data {
+        None => None,
+        Some(value) => match value.get_type()? {
+            ValueType::Undefined | ValueType::Null => None,
+            ValueType::String => Some(unsafe { value.cast::<String>()? }),
+            _ => json_text(env, value)?,
+        },
+    };
+    Ok(CacheKey::new(method, url, body.as_deref().map(str::as_bytes), auth_key))
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[napi]
+impl ResponseCache {
+    /// `new ResponseCache({ ttlMs = 60000, maxEntries = 128, cloneOnRead = true })`; throws a
+    /// TypeError naming the option and the rule for an invalid one.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(env: Env, options: Option<Unknown<'_>>) -> Result<Self> {
+        let options = match options {
+            Some(value) => option_value(&env, value, 0)?,
+            None => anilink_transport::options::OptValue::Undefined,
+        };
+        let config = CacheConfig::parse(&options).map_err(|e| throw_type_error(&env, e.0))?;
+        Ok(Self { cache: Arc::new(Cache::new(config)) })
+    }
+
+    /// The cached value (a fresh copy), or `undefined` on a miss or an expired entry.
+    #[napi(catch_unwind)]
+    pub fn get<'env>(
+        &self,
+        env: &'env Env,
+        method: String,
+        url: String,
+        data: Option<Unknown<'_>>,
+        auth_key: Option<String>,
+    ) -> Result<Either<Unknown<'env>, Undefined>> {
+        let key = key(env, &method, &url, data, auth_key.as_deref())?;
+        let Lookup::Hit(text) = self.cache.get(&key) else {
+            return Ok(Either::B(()));
+        };
+        let json: Object<'_> = env.get_global()?.get_named_property("JSON")?;
+        let parse: Function<'_, &str, Unknown<'env>> = json.get_named_property("parse")?;
+        parse.call(&text).map(Either::A)
+    }
+
+    /// Store `response` under the key of these parts.
+    #[napi(catch_unwind)]
+    pub fn set(
+        &self,
+        env: Env,
+        method: String,
+        url: String,
+        data: Option<Unknown<'_>>,
+        auth_key: Option<String>,
+        response: Unknown<'_>,
+    ) -> Result<()> {
+        let key = key(&env, &method, &url, data, auth_key.as_deref())?;
+        if let Some(text) = json_text(&env, response)? {
+            self.cache.set(&key, Arc::from(text));
+        }
+        Ok(())
+    }
+
+    /// Store `response` unless an invalidation affecting its key happened since
+    /// `generationAtRead` (from `getGeneration()` before the read); returns whether it was stored.
+    // One parameter per argument of the documented JavaScript signature.
+    #[allow(clippy::too_many_arguments)]
+    #[napi(catch_unwind)]
+    pub fn set_if_fresh(
+        &self,
+        env: Env,
+        method: String,
+        url: String,
+        data: Option<Unknown<'_>>,
+        auth_key: Option<String>,
+        generation_at_read: f64,
+        response: Unknown<'_>,
+    ) -> Result<bool> {
+        let key = key(&env, &method, &url, data, auth_key.as_deref())?;
+        let generation = if generation_at_read.is_finite() && generation_at_read >= 0.0 { generation_at_read as u64 } else { 0 };
+        Ok(match json_text(&env, response)? {
+            Some(text) => self.cache.set_if_fresh(&key, generation, Arc::from(text)),
+            None => false,
+        })
+    }
+
+    /// Bumped by every invalidation (`delete*`, `clear`, and writes through the transport).
+    #[napi(catch_unwind)]
+    pub fn get_generation(&self) -> f64 {
+        self.cache.generation() as f64
+    }
+
+    /// Delete one entry; returns whether it existed.
+    #[napi(catch_unwind)]
+    pub fn delete(
+        &self,
+        env: Env,
+        method: String,
+        url: String,
+        data: Option<Unknown<'_>>,
+        auth_key: Option<String>,
+    ) -> Result<bool> {
+        let key = key(&env, &method, &url, data, auth_key.as_deref())?;
+        Ok(self.cache.delete(&key))
+    }
+
+    /// Delete every entry at or under `urlPrefix` (path-boundary aware); returns how many.
+    #[napi(catch_unwind)]
+    pub fn delete_matching(&self, url_prefix: String) -> u32 {
+        count(self.cache.delete_matching(&url_prefix))
+    }
+
+    /// Delete every entry for `url` (any query string, method, body or auth); returns how many.
+    #[napi(catch_unwind)]
+    pub fn delete_all_for_url(&self, url: String) -> u32 {
+        count(self.cache.delete_all_for_url(&url))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn clear(&self) {
+        self.cache.clear();
+    }
+
+    /// Frozen `{ entries, hits, misses, expirations, evictions }`; lifetime counters.
+    #[napi(catch_unwind, ts_return_type = "Readonly<{ entries: number; hits: number; misses: number; expirations: number; evictions: number }>")]
+    pub fn stats<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+        let stats = self.cache.stats();
+        let mut object = Object::new(env)?;
+        for (name, value) in [
+            ("entries", stats.entries),
+            ("hits", stats.hits),
+            ("misses", stats.misses),
+            ("expirations", stats.expirations),
+            ("evictions", stats.evictions),
+        ] {
+            object.set_named_property(name, value as f64)?;
+        }
+        object.freeze()?;
+        Ok(object)
+    }
+}
