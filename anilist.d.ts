@@ -4,6 +4,7 @@ export {
   ANILIST_AUTHORIZE_URL,
   ANILIST_TOKEN_URL,
   type AniListApi,
+  type AniListTokenResponse,
   type AniLinkOptions,
   type AniListCredentials,
   type CustomPageOptions,
@@ -12,4 +13,13 @@ export * from "./types/errors";
 export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
 export { paginate, paginatePages, paginateChunks } from "./types/paginate";
 export type { PaginateOptions, PaginateResult, ChunkPaginateOptions, ChunkPaginateResult } from "./types/paginate";
+export { fuzzyDate, fuzzyDateInt, crossLink, buildAuthorizationUrl, getTokenExpiry } from "./types/helpers";
+export type {
+  FuzzyDateOptions,
+  CrossLinkMedia,
+  CrossLinkResult,
+  FlattenedMediaListEntry,
+  MediaListCollectionLike,
+  MediaListCollectionEntryLike,
+} from "./types/helpers";
 export * from "./types/anilist.generated";

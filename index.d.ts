@@ -4,5 +4,6 @@ export * from "./types/errors";
 export * from "./types/transport";
 export * from "./types/response-cache";
 export * from "./types/paginate";
+export * from "./types/helpers";
 export * from "./types/mal";
 export * from "./types/anilist.generated";

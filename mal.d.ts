@@ -12,4 +12,5 @@ export * from "./types/errors";
 export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
 export { malPaginate, malPaginatePages } from "./types/paginate";
 export type { MalPaginateOptions, MalPaginateResult } from "./types/paginate";
+export { buildMalAuthorizationUrl, getMalTokenExpiry } from "./types/helpers";
 export * from "./types/mal";

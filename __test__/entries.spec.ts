@@ -49,4 +49,40 @@ describe('in the test process', () => {
   it('the root entry exports destroyCachedAgents', () => {
     expect(typeof root.destroyCachedAgents).toBe('function');
   });
+
+  it.each(['fuzzyDate', 'fuzzyDateInt', 'crossLink', 'buildAuthorizationUrl', 'getTokenExpiry'] as const)(
+    'the AniList helper %s is the same function from the root and /anilist',
+    (name) => {
+      expect(typeof root[name]).toBe('function');
+      expect(anilistEntry[name]).toBe(root[name]);
+    },
+  );
+
+  it.each(['buildMalAuthorizationUrl', 'getMalTokenExpiry'] as const)('the MAL helper %s is the same function from the root and /mal', (name) => {
+    expect(typeof root[name]).toBe('function');
+    expect(malEntry[name]).toBe(root[name]);
+  });
+});
+
+describe('the ESM entries', () => {
+  it('export every key of their CommonJS modules, and nothing else', async () => {
+    // Each .mjs lists its exports by hand; a key missing there is invisible to `import`.
+    const script = `
+      import { createRequire } from 'node:module';
+      const require = createRequire(process.cwd() + '/');
+      const report = {};
+      for (const entry of ['anilink-api-wrapper', 'anilink-api-wrapper/anilist', 'anilink-api-wrapper/mal']) {
+        report[entry] = { esm: Object.keys(await import(entry)).sort(), cjs: Object.keys(require(entry)).sort() };
+      }
+      process.stdout.write(JSON.stringify(report));
+    `;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: packageRoot, timeout: 15_000 });
+    const report = JSON.parse(stdout) as Record<string, { esm: string[]; cjs: string[] }>;
+
+    expect(Object.keys(report)).toHaveLength(3);
+    for (const { esm, cjs } of Object.values(report)) {
+      expect(cjs.length).toBeGreaterThan(0);
+      expect(esm).toEqual(cjs);
+    }
+  });
 });

@@ -6,6 +6,7 @@ const native = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
 const { AniLinkValidationError } = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
+const helpers = require('./helpers.cjs');
 
 const CREDENTIAL_KEYS = ['anilist', 'mal', 'onHookError', 'diagnostics'];
 const CLIENT_LEVEL_KEYS = ['onHookError', 'diagnostics'];
@@ -114,6 +115,10 @@ function createAniListApi(slot) {
     paginate: pagination.paginate,
     paginatePages: pagination.paginatePages,
     paginateChunks: pagination.paginateChunks,
+    fuzzyDate: helpers.fuzzyDate,
+    fuzzyDateInt: helpers.fuzzyDateInt,
+    flattenMediaListCollection: helpers.flattenMediaListCollection,
+    crossLink: helpers.crossLink,
   };
 }
 

@@ -15,6 +15,11 @@ module.exports = {
   paginate: root.paginate,
   paginatePages: root.paginatePages,
   paginateChunks: root.paginateChunks,
+  fuzzyDate: root.fuzzyDate,
+  fuzzyDateInt: root.fuzzyDateInt,
+  crossLink: root.crossLink,
   ANILIST_AUTHORIZE_URL: root.ANILIST_AUTHORIZE_URL,
   ANILIST_TOKEN_URL: root.ANILIST_TOKEN_URL,
+  buildAuthorizationUrl: root.buildAuthorizationUrl,
+  getTokenExpiry: root.getTokenExpiry,
 };

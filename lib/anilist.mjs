@@ -14,6 +14,11 @@ export const {
   paginate,
   paginatePages,
   paginateChunks,
+  fuzzyDate,
+  fuzzyDateInt,
+  crossLink,
   ANILIST_AUTHORIZE_URL,
   ANILIST_TOKEN_URL,
+  buildAuthorizationUrl,
+  getTokenExpiry,
 } = entry;

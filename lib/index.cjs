@@ -4,6 +4,7 @@
 const native = require('./native.cjs');
 const errors = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
+const helpers = require('./helpers.cjs');
 const { AniLink } = require('./anilink.cjs');
 
 /**
@@ -31,10 +32,17 @@ module.exports = {
   paginateChunks: pagination.paginateChunks,
   malPaginate: pagination.malPaginate,
   malPaginatePages: pagination.malPaginatePages,
-  ANILIST_AUTHORIZE_URL: 'https://anilist.co/api/v2/oauth/authorize',
-  ANILIST_TOKEN_URL: 'https://anilist.co/api/v2/oauth/token',
+  fuzzyDate: helpers.fuzzyDate,
+  fuzzyDateInt: helpers.fuzzyDateInt,
+  crossLink: helpers.crossLink,
+  ANILIST_AUTHORIZE_URL: helpers.ANILIST_AUTHORIZE_URL,
+  ANILIST_TOKEN_URL: helpers.ANILIST_TOKEN_URL,
+  buildAuthorizationUrl: helpers.buildAuthorizationUrl,
+  getTokenExpiry: helpers.getTokenExpiry,
   MAL_API_BASE_URL: 'https://api.myanimelist.net/v2',
   MAL_API_REFERENCE: 'https://myanimelist.net/apiconfig/references/api/v2',
-  MAL_AUTHORIZE_URL: 'https://myanimelist.net/v1/oauth2/authorize',
-  MAL_TOKEN_URL: 'https://myanimelist.net/v1/oauth2/token',
+  MAL_AUTHORIZE_URL: helpers.MAL_AUTHORIZE_URL,
+  MAL_TOKEN_URL: helpers.MAL_TOKEN_URL,
+  buildMalAuthorizationUrl: helpers.buildMalAuthorizationUrl,
+  getMalTokenExpiry: helpers.getMalTokenExpiry,
 };

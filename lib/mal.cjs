@@ -18,4 +18,6 @@ module.exports = {
   MAL_API_REFERENCE: root.MAL_API_REFERENCE,
   MAL_AUTHORIZE_URL: root.MAL_AUTHORIZE_URL,
   MAL_TOKEN_URL: root.MAL_TOKEN_URL,
+  buildMalAuthorizationUrl: root.buildMalAuthorizationUrl,
+  getMalTokenExpiry: root.getMalTokenExpiry,
 };

@@ -17,4 +17,6 @@ export const {
   MAL_API_REFERENCE,
   MAL_AUTHORIZE_URL,
   MAL_TOKEN_URL,
+  buildMalAuthorizationUrl,
+  getMalTokenExpiry,
 } = entry;

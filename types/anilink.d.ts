@@ -3,6 +3,7 @@ import type {
   AniListPageOperations,
   AniListQueryOperations,
 } from "./anilist.generated";
+import type { FlattenedMediaListEntry, MediaListCollectionLike, crossLink, fuzzyDate, fuzzyDateInt } from "./helpers";
 import type { MyAnimeListApi } from "./mal";
 import type { PaginateOptions, PaginateResult, paginate, paginateChunks, paginatePages } from "./paginate";
 import type { DiagnosticsMode, OnHookErrorHandler, RequestOptions, TransportStateSnapshot } from "./transport";
@@ -81,6 +82,14 @@ export interface AniListApi {
   paginate: typeof paginate;
   paginatePages: typeof paginatePages;
   paginateChunks: typeof paginateChunks;
+  fuzzyDate: typeof fuzzyDate;
+  fuzzyDateInt: typeof fuzzyDateInt;
+  /**
+   * One entry per list-entry id of a `mediaListCollection` result, with every group it appears
+   * in (`listNames`, `inCustomList`, `inSplitCompletedList`). A null collection gives `[]`.
+   */
+  flattenMediaListCollection(collection: MediaListCollectionLike | null | undefined): FlattenedMediaListEntry[];
+  crossLink: typeof crossLink;
 }
 
 export declare class AniLink {

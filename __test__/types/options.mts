@@ -1,7 +1,7 @@
 // Wrongly typed options must not compile (npm run test:types fails if any of these does).
 import { AniLink, AniLinkApiError, AniLinkError, AniLinkErrorCodes, type RequestErrorContext } from "anilink-api-wrapper";
-import { AniLink as AniListEntry } from "anilink-api-wrapper/anilist";
-import { AniLink as MalEntry } from "anilink-api-wrapper/mal";
+import { AniLink as AniListEntry, buildAuthorizationUrl, fuzzyDateInt, getTokenExpiry, type FlattenedMediaListEntry } from "anilink-api-wrapper/anilist";
+import { AniLink as MalEntry, buildMalAuthorizationUrl, getMalTokenExpiry } from "anilink-api-wrapper/mal";
 
 // @ts-expect-error retry is a boolean or a policy object
 new AniLink("token", { retry: "yes" });
@@ -53,3 +53,26 @@ export async function calls(): Promise<void> {
 // Every entry hands out the same class.
 export const sameClass: typeof AniLink = AniListEntry;
 export const sameClassMal: typeof AniLink = MalEntry;
+
+// The pure helpers: typed inputs, typed results.
+// @ts-expect-error fuzzy-date parts are numbers
+fuzzyDateInt({ year: "2024" });
+// @ts-expect-error the redirect URI is a string
+buildAuthorizationUrl(1234, new URL("https://example.com/callback"));
+// @ts-expect-error the MAL helper takes the code challenge, not an options object
+buildMalAuthorizationUrl({ clientId: "cid", codeChallenge: "x" });
+// @ts-expect-error expires_in is a number of seconds
+getTokenExpiry({ expires_in: "3600" });
+
+export async function helperCalls(): Promise<unknown[]> {
+  const startedAt = client.anilist.fuzzyDate({ year: 2024, month: 4 });
+  await client.anilist.mutation.saveMediaListEntry({ mediaId: 1, startedAt });
+  const page = await client.anilist.query.page.medias({ startDate_greater: fuzzyDateInt({ year: 2020 }) });
+  const { anilistToMal, unmapped } = client.anilist.crossLink(page.media);
+  const firstUnmappedTitle: string | null | undefined = unmapped[0]?.title.romaji;
+  const malId: number | undefined = anilistToMal.get(1);
+  const collection = await client.anilist.query.mediaListCollection({ userId: 1, type: "ANIME" });
+  const entries: FlattenedMediaListEntry[] = client.anilist.flattenMediaListCollection(collection);
+  const expiresAt: Date = getMalTokenExpiry({ access_token: "a", token_type: "Bearer", expires_in: 3600 }, new Date());
+  return [firstUnmappedTitle, malId, entries, expiresAt];
+}

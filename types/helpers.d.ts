@@ -1,0 +1,105 @@
+// Pure helpers: AniList fuzzy dates, list flattening, AniList↔MyAnimeList id maps, and the
+// OAuth authorize-URL and token-expiry helpers. None of them sends a request.
+import type { AniListTokenResponse, MalTokenResponse } from "./anilink";
+
+/** Parts of an AniList fuzzy date; a missing (or null) part means "unknown" and becomes 0. */
+export interface FuzzyDateOptions {
+  /** 0–9999, e.g. `2024`. */
+  year?: number | null;
+  /** 1–12 (0 = unknown). */
+  month?: number | null;
+  /** 1–31 (0 = unknown). */
+  day?: number | null;
+}
+
+/**
+ * AniList's `FuzzyDateInput` (for `saveMediaListEntry`'s `startedAt`/`completedAt`) with
+ * every part filled: missing parts are 0. Throws a `TypeError` for a part that is not a
+ * whole number in range.
+ */
+export declare function fuzzyDate(options?: FuzzyDateOptions | null): { year: number; month: number; day: number };
+
+/**
+ * AniList's `FuzzyDateInt` (the `YYYYMMDD` integer query filters such as `startDate_greater`
+ * take): `year * 10000 + month * 100 + day`, missing parts 0.
+ */
+export declare function fuzzyDateInt(options?: FuzzyDateOptions | null): number;
+
+/** The list-entry fields `flattenMediaListCollection` reads; `query.mediaListCollection` results fit. */
+export interface MediaListCollectionEntryLike {
+  id: number;
+  userId?: number | null;
+  mediaId?: number | null;
+  status?: string | null;
+  score?: number | null;
+  progress?: number | null;
+}
+
+/** The `MediaListCollection` shape `flattenMediaListCollection` reads. */
+export interface MediaListCollectionLike {
+  lists?: readonly {
+    name?: string | null;
+    isCustomList?: boolean | null;
+    isSplitCompletedList?: boolean | null;
+    entries?: readonly MediaListCollectionEntryLike[] | null;
+  }[] | null;
+}
+
+/** One list entry of a flattened `MediaListCollection`, with every list group it appears in. */
+export interface FlattenedMediaListEntry {
+  id: number;
+  userId: number;
+  mediaId: number;
+  /** As the response carried it, e.g. `CURRENT` or `COMPLETED`. */
+  status: string;
+  score: number;
+  progress: number;
+  /** The names of the groups holding the entry: its status list and any custom lists. */
+  listNames: string[];
+  /** The entry is in at least one custom list. */
+  inCustomList: boolean;
+  /** The entry is in at least one split completed list (e.g. "Completed TV"). */
+  inSplitCompletedList: boolean;
+}
+
+/** The media fields `crossLink` reads: `query.media` results and `page.medias` items fit. */
+export interface CrossLinkMedia {
+  id: number;
+  /** AniList's MyAnimeList id, or null when MyAnimeList has no such entry. */
+  idMal?: number | null;
+}
+
+export interface CrossLinkResult<TMedia extends CrossLinkMedia = CrossLinkMedia> {
+  /** AniList id → MyAnimeList id, for media that carry one. */
+  anilistToMal: ReadonlyMap<number, number>;
+  /** MyAnimeList id → AniList id; when several media share a MyAnimeList id, the last wins. */
+  malToAnilist: ReadonlyMap<number, number>;
+  /** The media without a MyAnimeList id, in input order. */
+  unmapped: readonly TMedia[];
+}
+
+/** AniList ↔ MyAnimeList id maps from a batch of AniList media. Pure: sends no request. */
+export declare function crossLink<TMedia extends CrossLinkMedia>(media: readonly TMedia[]): CrossLinkResult<TMedia>;
+
+/**
+ * The AniList authorize URL (authorization-code grant) with `client_id`, `redirect_uri`,
+ * `response_type=code` and, when given, `state`. Throws a `TypeError` for a blank or
+ * non-string argument.
+ */
+export declare function buildAuthorizationUrl(clientId: string | number, redirectUri: string, state?: string): string;
+
+/**
+ * When an AniList access token expires: `now` (epoch ms or a Date; default: the current time)
+ * plus `expires_in` seconds. Throws a `TypeError` when `expires_in` is not a finite number ≥ 0.
+ */
+export declare function getTokenExpiry(response: AniListTokenResponse | Pick<AniListTokenResponse, "expires_in">, now?: number | Date): Date;
+
+/**
+ * The MyAnimeList authorize URL (PKCE, `code_challenge_method=plain`): `response_type=code`,
+ * `client_id`, `code_challenge` and, when given, `state`. Under `plain` the challenge is the
+ * verifier (43–128 characters of `A-Z a-z 0-9 - . _ ~`), so keep the URL out of logs.
+ */
+export declare function buildMalAuthorizationUrl(clientId: string, codeChallenge: string, state?: string): string;
+
+/** When a MyAnimeList access token expires: `now` plus `expires_in` seconds. */
+export declare function getMalTokenExpiry(response: MalTokenResponse | Pick<MalTokenResponse, "expires_in">, now?: number | Date): Date;
