@@ -13,7 +13,8 @@ export * from "./types/errors";
 export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
 export { paginate, paginatePages, paginateChunks } from "./types/paginate";
 export type { PaginateOptions, PaginateResult, ChunkPaginateOptions, ChunkPaginateResult } from "./types/paginate";
-export { fuzzyDate, fuzzyDateInt, crossLink, buildAuthorizationUrl, getTokenExpiry } from "./types/helpers";
+export { fuzzyDate, fuzzyDateInt, crossLink, buildAuthorizationUrl, getTokenExpiry, getAccessToken, refreshAccessToken } from "./types/helpers";
+export type { TokenRequestOptions } from "./types/helpers";
 export type {
   FuzzyDateOptions,
   CrossLinkMedia,

@@ -12,5 +12,6 @@ export * from "./types/errors";
 export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
 export { malPaginate, malPaginatePages } from "./types/paginate";
 export type { MalPaginateOptions, MalPaginateResult } from "./types/paginate";
-export { buildMalAuthorizationUrl, getMalTokenExpiry } from "./types/helpers";
+export { buildMalAuthorizationUrl, getMalTokenExpiry, getMalAccessToken, refreshMalAccessToken } from "./types/helpers";
+export type { TokenRequestOptions, MalAuthorizationCodeRequest, MalRefreshTokenRequest } from "./types/helpers";
 export * from "./types/mal";

@@ -22,4 +22,6 @@ module.exports = {
   ANILIST_TOKEN_URL: root.ANILIST_TOKEN_URL,
   buildAuthorizationUrl: root.buildAuthorizationUrl,
   getTokenExpiry: root.getTokenExpiry,
+  getAccessToken: root.getAccessToken,
+  refreshAccessToken: root.refreshAccessToken,
 };

@@ -21,4 +21,6 @@ export const {
   ANILIST_TOKEN_URL,
   buildAuthorizationUrl,
   getTokenExpiry,
+  getAccessToken,
+  refreshAccessToken,
 } = entry;

@@ -37,6 +37,13 @@ function requireNonBlankString(helper, name, value) {
   }
 }
 
+/** An AniList client id: a string, or the integer AniList shows (accepted as the original did). */
+function aniListClientId(helper, clientId) {
+  const id = Number.isSafeInteger(clientId) && clientId > 0 ? String(clientId) : clientId;
+  requireNonBlankString(helper, 'clientId', id);
+  return id;
+}
+
 /** `base?key=value&…` with every value percent-encoded (spaces as %20, not `+`). */
 function urlWithQuery(base, params) {
   const query = Object.entries(params)
@@ -177,12 +184,11 @@ function requireOptionalState(helper, state) {
  */
 function buildAuthorizationUrl(clientId, redirectUri, state) {
   const helper = 'buildAuthorizationUrl';
-  // AniList client ids are integers: accept one given as a number, as the original did.
-  if (!(Number.isSafeInteger(clientId) && clientId > 0)) requireNonBlankString(helper, 'clientId', clientId);
+  const id = aniListClientId(helper, clientId);
   requireNonBlankString(helper, 'redirectUri', redirectUri);
   requireOptionalState(helper, state);
   return urlWithQuery(ANILIST_AUTHORIZE_URL, {
-    client_id: String(clientId),
+    client_id: id,
     redirect_uri: redirectUri,
     response_type: 'code',
     state,
@@ -240,6 +246,10 @@ function getMalTokenExpiry(response, now) {
 }
 
 module.exports = {
+  requireNonBlankString,
+  aniListClientId,
+  describeKind,
+  isObject,
   ANILIST_AUTHORIZE_URL,
   ANILIST_TOKEN_URL,
   MAL_AUTHORIZE_URL,

@@ -5,6 +5,7 @@ const native = require('./native.cjs');
 const errors = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
+const oauth = require('./oauth.cjs');
 const { AniLink } = require('./anilink.cjs');
 
 /**
@@ -39,10 +40,14 @@ module.exports = {
   ANILIST_TOKEN_URL: helpers.ANILIST_TOKEN_URL,
   buildAuthorizationUrl: helpers.buildAuthorizationUrl,
   getTokenExpiry: helpers.getTokenExpiry,
+  getAccessToken: oauth.getAccessToken,
+  refreshAccessToken: oauth.refreshAccessToken,
   MAL_API_BASE_URL: 'https://api.myanimelist.net/v2',
   MAL_API_REFERENCE: 'https://myanimelist.net/apiconfig/references/api/v2',
   MAL_AUTHORIZE_URL: helpers.MAL_AUTHORIZE_URL,
   MAL_TOKEN_URL: helpers.MAL_TOKEN_URL,
+  getMalAccessToken: oauth.getMalAccessToken,
+  refreshMalAccessToken: oauth.refreshMalAccessToken,
   buildMalAuthorizationUrl: helpers.buildMalAuthorizationUrl,
   getMalTokenExpiry: helpers.getMalTokenExpiry,
 };

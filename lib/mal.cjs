@@ -20,4 +20,6 @@ module.exports = {
   MAL_TOKEN_URL: root.MAL_TOKEN_URL,
   buildMalAuthorizationUrl: root.buildMalAuthorizationUrl,
   getMalTokenExpiry: root.getMalTokenExpiry,
+  getMalAccessToken: root.getMalAccessToken,
+  refreshMalAccessToken: root.refreshMalAccessToken,
 };

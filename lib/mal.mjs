@@ -19,4 +19,6 @@ export const {
   MAL_TOKEN_URL,
   buildMalAuthorizationUrl,
   getMalTokenExpiry,
+  getMalAccessToken,
+  refreshMalAccessToken,
 } = entry;

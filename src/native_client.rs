@@ -9,7 +9,7 @@ use napi::Env;
 use napi_derive::napi;
 use serde_json::{json, Value};
 
-use anilink_providers::requests::{AniListEndpoint, MalEndpoint, ANILIST_DEFAULT_URL, MAL_DEFAULT_URL};
+use anilink_providers::requests::{token_request, AniListEndpoint, MalEndpoint, ANILIST_DEFAULT_URL, MAL_DEFAULT_URL};
 use anilink_transport::error::TransportError;
 use anilink_transport::events::NoEvents;
 use anilink_transport::options::{OptValue, PartialOptions, TRANSPORT_OPTION_KEYS};
@@ -25,6 +25,8 @@ use crate::sink::HookEvents;
 enum Endpoint {
     AniList(Box<AniListEndpoint>),
     Mal(MalEndpoint),
+    /// OAuth token endpoints: absolute URLs given per call, no credentials of the slot.
+    Token,
 }
 
 struct Inner {
@@ -69,7 +71,7 @@ impl NativeClient {
     pub fn create(env: Env, provider: String, slot: Object<'_>, on_batch: Function<'_, String, ()>) -> Result<Self> {
         let token_field = match provider.as_str() {
             "anilist" => "authToken",
-            "mal" => "accessToken",
+            "mal" | "token" => "accessToken",
             other => return Err(invalid_arg(format!("unknown provider {other:?}"))),
         };
         let mut options = PartialOptions::default();
@@ -98,14 +100,18 @@ impl NativeClient {
         }
         let field = |name: &str| strings.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let environment = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let endpoint = if provider == "anilist" {
-            let url = field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into());
-            Endpoint::AniList(Box::new(AniListEndpoint::new(&url, field(token_field).as_deref()).map_err(invalid_arg)?))
-        } else {
-            let url = field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into());
-            Endpoint::Mal(
-                MalEndpoint::new(&url, field(token_field).as_deref(), field("clientId").as_deref()).map_err(invalid_arg)?,
-            )
+        let endpoint = match provider.as_str() {
+            "anilist" => {
+                let url = field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into());
+                Endpoint::AniList(Box::new(AniListEndpoint::new(&url, field(token_field).as_deref()).map_err(invalid_arg)?))
+            }
+            "mal" => {
+                let url = field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into());
+                Endpoint::Mal(
+                    MalEndpoint::new(&url, field(token_field).as_deref(), field("clientId").as_deref()).map_err(invalid_arg)?,
+                )
+            }
+            _ => Endpoint::Token,
         };
         Ok(Self { inner: Arc::new(Inner { client: ProviderClient::new(options), endpoint }), outbox: Outbox::new(on_batch)? })
     }
@@ -116,6 +122,7 @@ impl NativeClient {
         match &self.inner.endpoint {
             Endpoint::AniList(e) => e.url().to_string(),
             Endpoint::Mal(e) => e.url().to_string(),
+            Endpoint::Token => String::new(),
         }
     }
 
@@ -153,6 +160,7 @@ impl NativeClient {
                 }
                 endpoint.operation(&operation, &input, fields.as_ref())
             }
+            Endpoint::Token => return Err(invalid_arg("a token client has no catalog operations".into())),
         };
         match spec {
             Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
@@ -185,6 +193,29 @@ impl NativeClient {
         }
     }
 
+    /// Start a POST to an OAuth token endpoint (`url`): `body` is sent as `content_type`, the
+    /// answer resolves as JSON (or text). Returns as [`NativeClient::operation`].
+    #[allow(clippy::too_many_arguments)]
+    #[napi(catch_unwind)]
+    pub fn token(
+        &self,
+        env: Env,
+        url: String,
+        content_type: String,
+        body: String,
+        options: Option<Object<'_>>,
+        call_id: u32,
+        flags: u32,
+    ) -> Result<Started> {
+        let Endpoint::Token = &self.inner.endpoint else {
+            return Err(invalid_arg("token requests need a token client".into()));
+        };
+        match token_request(&url, &content_type, body) {
+            Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
+            Err(error) => Ok(failed(describe(&error))),
+        }
+    }
+
     /// A frozen-by-the-facade copy of the slot's cross-request state (api.md §6, decisions D20),
     /// with the stats of the slot's response cache when it has one.
     #[napi(catch_unwind)]
@@ -193,6 +224,7 @@ impl NativeClient {
         let own_host = match &self.inner.endpoint {
             Endpoint::AniList(e) => host_of(e.url()),
             Endpoint::Mal(e) => host_of(e.url()),
+            Endpoint::Token => None,
         };
         let circuit: Vec<Value> = hosts
             .iter()

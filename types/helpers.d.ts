@@ -103,3 +103,52 @@ export declare function buildMalAuthorizationUrl(clientId: string, codeChallenge
 
 /** When a MyAnimeList access token expires: `now` plus `expires_in` seconds. */
 export declare function getMalTokenExpiry(response: MalTokenResponse | Pick<MalTokenResponse, "expires_in">, now?: number | Date): Date;
+
+/** Where a token request goes and its per-call transport settings (defaults: the provider's token URL, 10 s). */
+export interface TokenRequestOptions {
+  /** Override the token endpoint (a proxy, a test server). */
+  tokenUrl?: string;
+  timeout?: number;
+  signal?: AbortSignal;
+}
+
+/** Exchange an AniList authorization code for a token (no retries: a code is single-use). */
+export declare function getAccessToken(
+  clientId: string | number,
+  clientSecret: string,
+  code: string,
+  redirectUri: string,
+  options?: TokenRequestOptions,
+): Promise<AniListTokenResponse>;
+
+/** Trade an AniList refresh token for a new token. */
+export declare function refreshAccessToken(
+  clientId: string | number,
+  clientSecret: string,
+  refreshToken: string,
+  options?: TokenRequestOptions,
+): Promise<AniListTokenResponse>;
+
+export interface MalAuthorizationCodeRequest {
+  clientId: string;
+  /** Only for MAL apps of the "web" type. */
+  clientSecret?: string;
+  code: string;
+  /** The PKCE verifier (MAL uses the plain method: the challenge you sent). */
+  codeVerifier: string;
+  redirectUri?: string;
+  options?: TokenRequestOptions;
+}
+
+export interface MalRefreshTokenRequest {
+  clientId: string;
+  clientSecret?: string;
+  refreshToken: string;
+  options?: TokenRequestOptions;
+}
+
+/** Exchange a MyAnimeList authorization code for a token. */
+export declare function getMalAccessToken(request: MalAuthorizationCodeRequest): Promise<MalTokenResponse>;
+
+/** Trade a MyAnimeList refresh token for a new token. */
+export declare function refreshMalAccessToken(request: MalRefreshTokenRequest): Promise<MalTokenResponse>;

@@ -76,3 +76,13 @@ export async function helperCalls(): Promise<unknown[]> {
   const expiresAt: Date = getMalTokenExpiry({ access_token: "a", token_type: "Bearer", expires_in: 3600 }, new Date());
   return [firstUnmappedTitle, malId, entries, expiresAt];
 }
+
+// OAuth token exchanges: typed arguments and results.
+import { getAccessToken, getMalAccessToken } from "anilink-api-wrapper";
+export async function tokens(): Promise<number> {
+  const anilistToken = await getAccessToken(1234, "secret", "code", "https://example.com/cb", { timeout: 5_000 });
+  const malToken = await getMalAccessToken({ clientId: "cid", code: "code", codeVerifier: "verifier" });
+  // @ts-expect-error MAL's exchange takes one request object
+  await getMalAccessToken("cid", "code", "verifier");
+  return anilistToken.expires_in + malToken.expires_in;
+}

@@ -203,6 +203,19 @@ impl MalEndpoint {
     }
 }
 
+/// A POST to an OAuth token endpoint: the body as given (JSON for AniList, a form for MAL), no
+/// credentials but those in the body. A write: never resent unless provably unsent.
+pub fn token_request(url: &str, content_type: &str, body: String) -> Result<RequestSpec, TransportError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(ACCEPT, JSON);
+    let content_type = HeaderValue::from_str(content_type)
+        .map_err(|_| TransportError::validation(vec![format!("Invalid content type: {content_type:?}")]))?;
+    headers.insert(CONTENT_TYPE, content_type);
+    let mut spec = RequestSpec::new(Method::POST, url, headers, Bytes::from(body), Protocol::Rest, ResultShape::Rest)?;
+    spec.is_write = true;
+    Ok(spec)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +267,16 @@ mod tests {
         let body: Value = serde_json::from_slice(&narrowed.body.to_vec()).unwrap();
         assert!(body["query"].as_str().unwrap().contains("episodes"));
         assert_ne!(body["query"], media.default_document());
+    }
+
+    #[test]
+    fn token_requests_are_writes_with_their_own_content_type() {
+        let spec = token_request("https://anilist.co/api/v2/oauth/token", "application/json", "{}".into()).unwrap();
+        assert!(spec.is_write);
+        assert_eq!(spec.method, Method::POST);
+        assert_eq!(spec.headers.get(CONTENT_TYPE).unwrap(), "application/json");
+        assert!(spec.headers.get(AUTHORIZATION).is_none());
+        assert!(token_request("not a url", "application/json", String::new()).is_err());
     }
 
     #[test]

@@ -1,0 +1,137 @@
+// OAuth token exchanges through the native transport (api.md §11): what is sent, what comes
+// back, and that a grant is never retried and never leaks its secrets into errors.
+import { describe, expect, it } from 'vitest';
+import {
+  AniLinkNetworkError,
+  AniLinkRestError,
+  getAccessToken,
+  getMalAccessToken,
+  refreshAccessToken,
+  refreshMalAccessToken,
+} from 'anilink-api-wrapper';
+import type { TestServer } from './support/test-server';
+import { onlyRequest, rejectionOf, useTestServer } from './support/helpers';
+
+let server: TestServer;
+useTestServer((started) => {
+  server = started;
+});
+
+const TOKEN = { access_token: 'new-access', token_type: 'Bearer', expires_in: 3600, refresh_token: 'new-refresh' };
+const tokenUrl = () => `${server.url}/token`;
+
+describe('AniList', () => {
+  it('getAccessToken posts the authorization-code grant as JSON and resolves the token', async () => {
+    server.enqueue({ body: TOKEN });
+
+    const token = await getAccessToken(1234, 'secret', 'the-code', 'https://example.com/cb', { tokenUrl: tokenUrl() });
+
+    expect(token).toEqual(TOKEN);
+    const request = onlyRequest(server);
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe('/token');
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers.accept).toBe('application/json');
+    expect(request.headers.authorization).toBeUndefined();
+    expect(request.json).toEqual({
+      grant_type: 'authorization_code',
+      client_id: '1234',
+      client_secret: 'secret',
+      redirect_uri: 'https://example.com/cb',
+      code: 'the-code',
+    });
+  });
+
+  it('refreshAccessToken posts the refresh grant', async () => {
+    server.enqueue({ body: TOKEN });
+
+    await refreshAccessToken('1234', 'secret', 'old-refresh', { tokenUrl: tokenUrl() });
+
+    expect(onlyRequest(server).json).toEqual({
+      grant_type: 'refresh_token',
+      client_id: '1234',
+      client_secret: 'secret',
+      refresh_token: 'old-refresh',
+    });
+  });
+
+  it('a refused grant is an AniLinkRestError with the server answer, sent once and without the secrets', async () => {
+    server.setDefault({ status: 503, body: { error: 'temporarily_unavailable' } });
+
+    const error = await rejectionOf<AniLinkRestError>(
+      getAccessToken('1234', 'top-secret', 'single-use-code', 'https://example.com/cb', { tokenUrl: tokenUrl() }),
+    );
+
+    expect(error).toBeInstanceOf(AniLinkRestError);
+    expect(error.status).toBe(503);
+    expect(error.data).toEqual({ error: 'temporarily_unavailable' });
+    expect(server.requests).toHaveLength(1);
+    const visible = `${String(error)} ${JSON.stringify(error)} ${error.message}`;
+    expect(visible).not.toContain('top-secret');
+    expect(visible).not.toContain('single-use-code');
+  });
+
+  it('honours a per-call timeout', async () => {
+    server.enqueue({ delayMs: 2_000, body: TOKEN });
+
+    const error = await rejectionOf<AniLinkNetworkError>(
+      refreshAccessToken('1234', 'secret', 'old-refresh', { tokenUrl: tokenUrl(), timeout: 100 }),
+    );
+
+    expect(error.code).toBe('TIMEOUT_ERROR');
+    expect(error.timeoutMs).toBe(100);
+  });
+
+  it('rejects bad arguments before sending anything', async () => {
+    await expect(getAccessToken('', 'secret', 'code', 'https://example.com/cb')).rejects.toThrow(
+      'getAccessToken: clientId must be a non-empty string',
+    );
+    await expect(refreshAccessToken('1234', 'secret', 'r', { tokenUrl: tokenUrl(), retry: true } as never)).rejects.toThrow(
+      'refreshAccessToken: unknown option "retry". Valid options are: tokenUrl, timeout, signal.',
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('MyAnimeList', () => {
+  it('getMalAccessToken posts the PKCE grant as a form', async () => {
+    server.enqueue({ body: TOKEN });
+
+    const token = await getMalAccessToken({
+      clientId: 'cid',
+      code: 'the-code',
+      codeVerifier: 'v'.repeat(43),
+      redirectUri: 'https://example.com/cb',
+      options: { tokenUrl: tokenUrl() },
+    });
+
+    expect(token).toEqual(TOKEN);
+    const request = onlyRequest(server);
+    expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({
+      client_id: 'cid',
+      grant_type: 'authorization_code',
+      code: 'the-code',
+      code_verifier: 'v'.repeat(43),
+      redirect_uri: 'https://example.com/cb',
+    });
+  });
+
+  it('refreshMalAccessToken sends the client secret only when given', async () => {
+    server.enqueue({ body: TOKEN }, { body: TOKEN });
+
+    await refreshMalAccessToken({ clientId: 'cid', refreshToken: 'old', options: { tokenUrl: tokenUrl() } });
+    await refreshMalAccessToken({ clientId: 'cid', clientSecret: 's', refreshToken: 'old', options: { tokenUrl: tokenUrl() } });
+
+    const [without, withSecret] = server.requests.map((r) => Object.fromEntries(new URLSearchParams(r.body)));
+    expect(without).toEqual({ client_id: 'cid', grant_type: 'refresh_token', refresh_token: 'old' });
+    expect(withSecret).toEqual({ client_id: 'cid', client_secret: 's', grant_type: 'refresh_token', refresh_token: 'old' });
+  });
+
+  it('rejects a request without a code verifier before sending anything', async () => {
+    await expect(getMalAccessToken({ clientId: 'cid', code: 'c' } as never)).rejects.toThrow(
+      'getMalAccessToken: codeVerifier must be a non-empty string',
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+});
