@@ -37,17 +37,3 @@ pub fn destroy_cached_agents() {
 pub fn cancel_call(call_id: u32) {
     calls::cancel(call_id);
 }
-
-/// Pool counts, for tests and diagnostics.
-#[napi(object)]
-pub struct PoolStats {
-    pub default_alive: bool,
-    pub cached: u32,
-    pub parked_alive: u32,
-}
-
-#[napi(catch_unwind)]
-pub fn pool_stats() -> PoolStats {
-    let stats = anilink_transport::pool::PoolRegistry::global().stats();
-    PoolStats { default_alive: stats.default_alive, cached: stats.cached as u32, parked_alive: stats.parked_alive as u32 }
-}

@@ -116,16 +116,6 @@ impl NativeClient {
         Ok(Self { inner: Arc::new(Inner { client: ProviderClient::new(options), endpoint }), outbox: Outbox::new(on_batch)? })
     }
 
-    /// The endpoint URL requests of this slot go to.
-    #[napi(getter)]
-    pub fn url(&self) -> String {
-        match &self.inner.endpoint {
-            Endpoint::AniList(e) => e.url().to_string(),
-            Endpoint::Mal(e) => e.url().to_string(),
-            Endpoint::Token => String::new(),
-        }
-    }
-
     /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
     /// (`"anime.get"`, params, fields). Returns null once dispatched, or an error description
     /// (JSON text) when it fails before any I/O. `flags`: [`WITH_EVENTS`] | [`CANCELLABLE`].

@@ -73,7 +73,7 @@ pub struct ErrorDetail {
     pub request_id: Option<String>,
 }
 
-pub const ABORTED_MESSAGE: &str = "The request was cancelled.";
+const ABORTED_MESSAGE: &str = "The request was cancelled.";
 const ABORTED_PACING_MESSAGE: &str =
     "The request was cancelled while waiting for the rate-limit window to reset.";
 const AUTH_MESSAGE: &str = "This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.";

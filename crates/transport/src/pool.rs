@@ -140,11 +140,6 @@ impl Pool {
             lock(&origin_pool.idle).clear();
         }
     }
-
-    /// Idle connections currently kept, over all origins (for tests and snapshots).
-    pub fn idle_connections(&self) -> usize {
-        lock(&self.origins).values().map(|p| lock(&p.idle).len()).sum()
-    }
 }
 
 /// Counts a request as waiting for as long as it waits, even when it is cancelled meanwhile.
