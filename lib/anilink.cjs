@@ -4,6 +4,7 @@
 
 const native = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
+const { createRefresher } = require('./refresh.cjs');
 const { AniLinkValidationError } = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
@@ -72,6 +73,12 @@ function createNative(provider, options) {
   }
 }
 
+/** A call of a slot, through its token refresher when it has one. */
+function slotCall(slot, options, start) {
+  if (slot.refresher === undefined) return runCall(slot, options, start);
+  return slot.refresher.run(() => runCall(slot, options, start));
+}
+
 function createAniListApi(slot) {
   const query = {};
   const page = {};
@@ -81,14 +88,14 @@ function createAniListApi(slot) {
     const group = path[0] === 'mutation' ? mutation : path[1] === 'page' ? page : query;
     const key = operation.key;
     group[path[path.length - 1]] = (variables, options) =>
-      runCall(slot, options, (callOptions, callId, flags) =>
+      slotCall(slot, options, (callOptions, callId, flags) =>
         slot.native.operation(key, variables, callOptions?.fields, callOptions, callId, flags),
       );
   }
   Object.defineProperty(query, 'page', { value: page, enumerable: true, writable: false, configurable: false });
 
   const custom = (document, variables, options) =>
-    runCall(slot, options, (callOptions, callId, flags) =>
+    slotCall(slot, options, (callOptions, callId, flags) =>
       slot.native.custom(String(document), variables, callOptions, callId, flags),
     );
 
@@ -128,7 +135,7 @@ function createMalApi(slot) {
     const [group, name] = operation.key.split('.');
     const key = operation.key;
     const call = (params, options) =>
-      runCall(slot, options, (callOptions, callId, flags) =>
+      slotCall(slot, options, (callOptions, callId, flags) =>
         slot.native.operation(key, params, callOptions?.fields, callOptions, callId, flags),
       );
     (api[group] ??= {})[name] = operation.optionsFirst ? (options) => call(undefined, options) : call;
@@ -159,6 +166,9 @@ class AniLink {
       anilist: { options: slots.anilist, native: createNative('anilist', slots.anilist) },
       mal: { options: slots.mal, native: createNative('mal', slots.mal) },
     };
+    for (const provider of ['anilist', 'mal']) {
+      this.#slots[provider].refresher = createRefresher(provider, this.#slots[provider]);
+    }
     this.anilist = createAniListApi(this.#slots.anilist);
     this.mal = createMalApi(this.#slots.mal);
   }

@@ -40,8 +40,11 @@ function tokenOptions(helper, options) {
   return options;
 }
 
+/** Token URL overrides, like ANILINK_ANILIST_URL for the API (decisions D14): read per call. */
+const TOKEN_URL_ENV = { [ANILIST_TOKEN_URL]: 'ANILINK_ANILIST_TOKEN_URL', [MAL_TOKEN_URL]: 'ANILINK_MAL_TOKEN_URL' };
+
 function post(defaultUrl, contentType, body, options) {
-  const { tokenUrl = defaultUrl, ...transport } = options;
+  const { tokenUrl = process.env[TOKEN_URL_ENV[defaultUrl]] || defaultUrl, ...transport } = options;
   const client = slot();
   return runCall(client, transport, (callOptions, callId, flags) =>
     client.native.token(tokenUrl, contentType, body, callOptions, callId, flags),

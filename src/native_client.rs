@@ -1,5 +1,6 @@
 //! `NativeClient`: one provider slot of an `AniLink` instance, as the JavaScript facade sees it.
 
+use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -31,12 +32,17 @@ enum Endpoint {
 
 struct Inner {
     client: ProviderClient,
-    endpoint: Endpoint,
 }
 
 #[napi]
 pub struct NativeClient {
     inner: Arc<Inner>,
+    /// Read and replaced on the JavaScript thread only (calls build their request from it
+    /// before dispatch), so a token refresh swaps it without a lock.
+    endpoint: RefCell<Endpoint>,
+    /// What rebuilds the endpoint with a new token.
+    base_url: String,
+    client_id: Option<String>,
     outbox: Outbox,
 }
 
@@ -100,20 +106,33 @@ impl NativeClient {
         }
         let field = |name: &str| strings.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let environment = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let endpoint = match provider.as_str() {
-            "anilist" => {
-                let url = field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into());
-                Endpoint::AniList(Box::new(AniListEndpoint::new(&url, field(token_field).as_deref()).map_err(invalid_arg)?))
-            }
-            "mal" => {
-                let url = field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into());
-                Endpoint::Mal(
-                    MalEndpoint::new(&url, field(token_field).as_deref(), field("clientId").as_deref()).map_err(invalid_arg)?,
-                )
-            }
-            _ => Endpoint::Token,
+        let base_url = match provider.as_str() {
+            "anilist" => field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into()),
+            "mal" => field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into()),
+            _ => String::new(),
         };
-        Ok(Self { inner: Arc::new(Inner { client: ProviderClient::new(options), endpoint }), outbox: Outbox::new(on_batch)? })
+        let client_id = field("clientId");
+        let endpoint = build_endpoint(&provider, &base_url, field(token_field).as_deref(), client_id.as_deref())?;
+        Ok(Self {
+            inner: Arc::new(Inner { client: ProviderClient::new(options) }),
+            endpoint: RefCell::new(endpoint),
+            base_url,
+            client_id,
+            outbox: Outbox::new(on_batch)?,
+        })
+    }
+
+    /// Send `token` from now on (a refreshed access token); calls already started keep theirs.
+    #[napi(catch_unwind)]
+    pub fn set_token(&self, token: String) -> Result<()> {
+        let provider = match &*self.endpoint.borrow() {
+            Endpoint::AniList(_) => "anilist",
+            Endpoint::Mal(_) => "mal",
+            Endpoint::Token => return Err(invalid_arg("a token client has no token of its own".into())),
+        };
+        let endpoint = build_endpoint(provider, &self.base_url, Some(&token), self.client_id.as_deref())?;
+        *self.endpoint.borrow_mut() = endpoint;
+        Ok(())
     }
 
     /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
@@ -135,7 +154,7 @@ impl NativeClient {
     ) -> Result<Started> {
         let mut problems = Vec::new();
         let input = json_value(input, "", &mut problems, 0)?.unwrap_or(Value::Null);
-        let spec = match &self.inner.endpoint {
+        let spec = match &*self.endpoint.borrow() {
             Endpoint::AniList(endpoint) => {
                 let fields = anilist_fields(fields, &mut problems)?;
                 if !problems.is_empty() {
@@ -169,15 +188,18 @@ impl NativeClient {
         call_id: u32,
         flags: u32,
     ) -> Result<Started> {
-        let Endpoint::AniList(endpoint) = &self.inner.endpoint else {
-            return Err(invalid_arg("custom documents are an AniList feature".into()));
+        let spec = match &*self.endpoint.borrow() {
+            Endpoint::AniList(endpoint) => {
+                let mut problems = Vec::new();
+                let variables = json_value(variables, "variables", &mut problems, 0)?.unwrap_or(Value::Null);
+                if !problems.is_empty() {
+                    return Ok(failed(describe(&TransportError::validation(problems))));
+                }
+                endpoint.custom(&document, &variables)
+            }
+            _ => return Err(invalid_arg("custom documents are an AniList feature".into())),
         };
-        let mut problems = Vec::new();
-        let variables = json_value(variables, "variables", &mut problems, 0)?.unwrap_or(Value::Null);
-        if !problems.is_empty() {
-            return Ok(failed(describe(&TransportError::validation(problems))));
-        }
-        match endpoint.custom(&document, &variables) {
+        match spec {
             Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
             Err(error) => Ok(failed(describe(&error))),
         }
@@ -197,7 +219,7 @@ impl NativeClient {
         call_id: u32,
         flags: u32,
     ) -> Result<Started> {
-        let Endpoint::Token = &self.inner.endpoint else {
+        let Endpoint::Token = &*self.endpoint.borrow() else {
             return Err(invalid_arg("token requests need a token client".into()));
         };
         match token_request(&url, &content_type, body) {
@@ -211,7 +233,7 @@ impl NativeClient {
     #[napi(catch_unwind)]
     pub fn snapshot(&self) -> Value {
         let hosts = self.inner.client.snapshot();
-        let own_host = match &self.inner.endpoint {
+        let own_host = match &*self.endpoint.borrow() {
             Endpoint::AniList(e) => host_of(e.url()),
             Endpoint::Mal(e) => host_of(e.url()),
             Endpoint::Token => None,
@@ -303,6 +325,15 @@ async fn contained<T>(
         .catch_unwind()
         .await
         .unwrap_or_else(|_| Err(TransportError::unknown("internal error (a panic was caught)")))
+}
+
+/// The endpoint of a provider slot with its credentials (a token client has none).
+fn build_endpoint(provider: &str, base_url: &str, token: Option<&str>, client_id: Option<&str>) -> Result<Endpoint> {
+    Ok(match provider {
+        "anilist" => Endpoint::AniList(Box::new(AniListEndpoint::new(base_url, token).map_err(invalid_arg)?)),
+        "mal" => Endpoint::Mal(MalEndpoint::new(base_url, token, client_id).map_err(invalid_arg)?),
+        _ => Endpoint::Token,
+    })
 }
 
 /// Per-request transport options. Keys the transport does not know (the facade's `fields`)

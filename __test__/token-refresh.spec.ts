@@ -1,0 +1,163 @@
+// Automatic token refresh (api.md §11): a call failing for want of a valid token triggers one
+// shared refresh grant, later calls use the new token, the failed call is replayed once.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AniLink, AniLinkApiError, AniLinkRestError } from 'anilink-api-wrapper';
+import type { RecordedRequest, ScriptedResponse, TestServer } from './support/test-server';
+import { rejectionOf, useTestServer } from './support/helpers';
+
+let server: TestServer;
+useTestServer((started) => {
+  server = started;
+});
+
+const ENV_KEYS = ['ANILINK_ANILIST_TOKEN_URL', 'ANILINK_MAL_TOKEN_URL'] as const;
+beforeEach(() => {
+  for (const key of ENV_KEYS) process.env[key] = `${server.url}/token`;
+});
+afterEach(() => {
+  for (const key of ENV_KEYS) delete process.env[key];
+});
+
+const NEW_TOKEN = { access_token: 'fresh-access', token_type: 'Bearer', expires_in: 3600, refresh_token: 'second-refresh' };
+const isTokenRequest = (request: RecordedRequest) => request.path === '/token';
+const tokenRequests = () => server.requests.filter(isTokenRequest);
+const apiRequests = () => server.requests.filter((request) => !isTokenRequest(request));
+
+/** The API accepts only the fresh token; the token endpoint answers `grant`. */
+function upstream(grant: ScriptedResponse = { body: NEW_TOKEN }): void {
+  server.handle((request) => {
+    if (isTokenRequest(request)) return grant;
+    if (request.headers.authorization === 'Bearer fresh-access') return { body: { data: { Media: { id: 1 } } } };
+    return { status: 401, body: { errors: [{ message: 'Invalid token', status: 401 }] } };
+  });
+}
+
+function aniList(extra: Record<string, unknown> = {}): AniLink {
+  return new AniLink({
+    anilist: {
+      baseUrl: server.url,
+      authToken: 'stale-access',
+      refreshToken: 'first-refresh',
+      clientId: '1234',
+      clientSecret: 'app-secret',
+      ...extra,
+    },
+  });
+}
+
+describe('AniList', () => {
+  it('refreshes once on a 401, replays the call with the new token, and keeps using it', async () => {
+    upstream();
+    const refreshed: unknown[] = [];
+    const client = aniList({ onTokenRefresh: (response: unknown) => refreshed.push(response) });
+
+    await expect(client.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
+    await expect(client.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
+
+    expect(apiRequests().map((r) => r.headers.authorization)).toEqual([
+      'Bearer stale-access',
+      'Bearer fresh-access',
+      'Bearer fresh-access',
+    ]);
+    expect(tokenRequests()).toHaveLength(1);
+    expect(tokenRequests()[0].json).toEqual({
+      grant_type: 'refresh_token',
+      client_id: '1234',
+      client_secret: 'app-secret',
+      refresh_token: 'first-refresh',
+    });
+    expect(refreshed).toEqual([NEW_TOKEN]);
+  });
+
+  it('shares one grant between concurrent calls that fail meanwhile', async () => {
+    upstream();
+    const client = aniList();
+
+    const results = await Promise.all(Array.from({ length: 5 }, () => client.anilist.query.media({ id: 1 })));
+
+    expect(results).toEqual(Array.from({ length: 5 }, () => ({ id: 1 })));
+    expect(tokenRequests()).toHaveLength(1);
+  });
+
+  it('refreshes when an operation needs a token the slot does not have', async () => {
+    upstream();
+    const client = aniList({ authToken: undefined });
+
+    await expect(client.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
+    await expect(client.anilist.query.viewer()).resolves.toEqual({ id: 1 });
+
+    expect(tokenRequests()).toHaveLength(1);
+  });
+
+  it('keeps the old refresh token when the grant returns none', async () => {
+    const { refresh_token: _dropped, ...withoutRefresh } = NEW_TOKEN;
+    upstream({ body: withoutRefresh });
+    const refreshed: unknown[] = [];
+    const client = aniList({ onTokenRefresh: (response: unknown) => refreshed.push(response) });
+
+    await client.anilist.query.media({ id: 1 });
+
+    expect(refreshed).toEqual([{ ...withoutRefresh, refresh_token: 'first-refresh' }]);
+  });
+
+  it('a refused grant rejects the call with the token error and reports it', async () => {
+    upstream({ status: 400, body: { error: 'invalid_grant' } });
+    const refreshErrors: unknown[] = [];
+    const observed: string[] = [];
+    const client = aniList({
+      onTokenRefreshError: (error: unknown) => refreshErrors.push(error),
+      onHookError: (hookName: string) => observed.push(hookName),
+    });
+
+    const error = await rejectionOf<AniLinkRestError>(client.anilist.query.media({ id: 1 }));
+
+    expect(error).toBeInstanceOf(AniLinkRestError);
+    expect(error.status).toBe(400);
+    expect(error.data).toEqual({ error: 'invalid_grant' });
+    expect(refreshErrors).toEqual([error]);
+    expect(observed).toEqual(['aniListTokenRefresh']);
+    expect(JSON.stringify(error)).not.toContain('app-secret');
+    expect(JSON.stringify(error)).not.toContain('first-refresh');
+  });
+
+  it('a second 401 after the refresh rejects instead of looping', async () => {
+    server.handle((request) =>
+      isTokenRequest(request) ? { body: NEW_TOKEN } : { status: 401, body: { message: 'nope' } },
+    );
+    const client = aniList();
+
+    const error = await rejectionOf<AniLinkApiError>(client.anilist.query.media({ id: 1 }));
+
+    expect(error.status).toBe(401);
+    expect(apiRequests()).toHaveLength(2);
+    expect(tokenRequests()).toHaveLength(1);
+  });
+
+  it('does nothing without the full opt-in (AniList needs clientSecret)', async () => {
+    upstream();
+    const client = aniList({ clientSecret: undefined });
+
+    const error = await rejectionOf<AniLinkApiError>(client.anilist.query.media({ id: 1 }));
+
+    expect(error.status).toBe(401);
+    expect(tokenRequests()).toHaveLength(0);
+  });
+});
+
+describe('MyAnimeList', () => {
+  it('refreshes with a form grant (client secret optional) and replays', async () => {
+    upstream();
+    const client = new AniLink({
+      mal: { baseUrl: server.url, accessToken: 'stale-access', refreshToken: 'first-refresh', clientId: 'cid' },
+    });
+
+    await expect(client.mal.anime.get({ id: 1 })).resolves.toEqual({ data: { Media: { id: 1 } } });
+
+    expect(tokenRequests()).toHaveLength(1);
+    expect(Object.fromEntries(new URLSearchParams(tokenRequests()[0].body))).toEqual({
+      client_id: 'cid',
+      grant_type: 'refresh_token',
+      refresh_token: 'first-refresh',
+    });
+  });
+});
