@@ -5,6 +5,7 @@
 const native = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
 const { createRefresher } = require('./refresh.cjs');
+const { createWatch } = require('./watch.cjs');
 const { AniLinkValidationError } = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
@@ -126,6 +127,7 @@ function createAniListApi(slot) {
     fuzzyDateInt: helpers.fuzzyDateInt,
     flattenMediaListCollection: helpers.flattenMediaListCollection,
     crossLink: helpers.crossLink,
+    watch: createWatch(page),
   };
 }
 

@@ -67,6 +67,47 @@ export interface CustomPageOptions extends PaginateOptions {
   transportOptions?: RequestOptions;
 }
 
+/** Options of `aniLink.anilist.watch.*`. */
+export interface WatchOptions {
+  /** Unix time in seconds: yield items created since then. Without it, the first poll only sets the baseline. */
+  since?: number;
+  /** Between polls; default 60000, at least 10000 (smaller values are raised). */
+  intervalMs?: number;
+  /** Items per page, at most 50 (default). */
+  perPage?: number;
+  /** Ends the watch (the generator returns). */
+  signal?: AbortSignal;
+  /** Transport options of every poll request. */
+  transportOptions?: RequestOptions;
+}
+
+export interface WatchNotificationsOptions extends WatchOptions {
+  type?: string;
+  type_in?: readonly string[];
+  /** Applied to the first poll only. */
+  resetNotificationCount?: boolean;
+  asHtml?: boolean;
+}
+
+export interface WatchActivityOptions extends WatchOptions {
+  userId?: number;
+  messengerId?: number;
+  mediaId?: number;
+  type?: string;
+  isFollowing?: boolean;
+  /** Default ["ID_DESC"]. */
+  sort?: readonly string[];
+  asHtml?: boolean;
+}
+
+/** What a watcher yields: an AniList notification or activity (a union: check `__typename`). */
+export interface WatchedItem {
+  id: number;
+  createdAt: number;
+  __typename?: string;
+  [field: string]: unknown;
+}
+
 export interface AniListApi {
   query: AniListQueryOperations & { readonly page: AniListPageOperations };
   mutation: AniListMutationOperations;
@@ -82,6 +123,11 @@ export interface AniListApi {
   paginate: typeof paginate;
   paginatePages: typeof paginatePages;
   paginateChunks: typeof paginateChunks;
+  /** Pollers: new notifications or activities, oldest first, every `intervalMs`. */
+  watch: {
+    notifications(options?: WatchNotificationsOptions): AsyncGenerator<WatchedItem, void, undefined>;
+    activity(options?: WatchActivityOptions): AsyncGenerator<WatchedItem, void, undefined>;
+  };
   fuzzyDate: typeof fuzzyDate;
   fuzzyDateInt: typeof fuzzyDateInt;
   /**

@@ -86,3 +86,13 @@ export async function tokens(): Promise<number> {
   await getMalAccessToken("cid", "code", "verifier");
   return anilistToken.expires_in + malToken.expires_in;
 }
+
+export async function watching(signal: AbortSignal): Promise<number[]> {
+  const ids: number[] = [];
+  for await (const notification of client.anilist.watch.notifications({ since: 0, intervalMs: 30_000, signal })) {
+    ids.push(notification.id);
+  }
+  // @ts-expect-error intervalMs is a number of milliseconds
+  client.anilist.watch.activity({ intervalMs: "30s" });
+  return ids;
+}
