@@ -10,6 +10,8 @@ const { AniLinkValidationError } = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
 
+const { isObject } = helpers;
+
 const CREDENTIAL_KEYS = ['anilist', 'mal', 'onHookError', 'diagnostics'];
 const CLIENT_LEVEL_KEYS = ['onHookError', 'diagnostics'];
 
@@ -19,14 +21,10 @@ function describeValue(value) {
   return typeof value === 'string' ? JSON.stringify(value) : `a value of type ${typeof value}`;
 }
 
-function isPlainObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Slot objects for both providers from the constructor's arguments. */
 function slotsFromArguments(first, second) {
   if (first === undefined || typeof first === 'string') {
-    if (second !== undefined && !isPlainObject(second)) {
+    if (second !== undefined && !isObject(second)) {
       throw new TypeError(`AniLink: options must be an object (received ${describeValue(second)}).`);
     }
     // Positional form: the options configure AniList only.
@@ -34,7 +32,7 @@ function slotsFromArguments(first, second) {
     if (first !== undefined) anilist.authToken = first;
     return { anilist, mal: {} };
   }
-  if (!isPlainObject(first)) {
+  if (!isObject(first)) {
     throw new TypeError(
       `AniLink: the first argument must be an AniList token string or a credentials object ({ anilist, mal }) (received ${describeValue(first)}).`,
     );
@@ -53,7 +51,7 @@ function slotsFromArguments(first, second) {
   const slots = {};
   for (const provider of ['anilist', 'mal']) {
     const given = first[provider];
-    if (given !== undefined && !isPlainObject(given)) {
+    if (given !== undefined && !isObject(given)) {
       throw new TypeError(`AniLink: credentials.${provider} must be an object (received ${describeValue(given)}).`);
     }
     const slot = { ...(given ?? {}) };
