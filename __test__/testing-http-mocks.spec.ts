@@ -46,6 +46,12 @@ describe.concurrent('an AniLink call while an HTTP mock is active', () => {
     expect(warnings[0].message).toContain('anilink-api-wrapper/testing');
   });
 
+  it.each(['msw', 'client-request-replaced'])('with %s activated after a first call: warns on the next call', async (scenario) => {
+    const report = await runScenario(scenario, 'late');
+    expect(report.ids).toEqual([1, 1, 1, 1]);
+    expect(parsedWarnings(report)).toHaveLength(1);
+  });
+
   it.each(['none', 'nock-restored'])('with %s: says nothing', async (scenario) => {
     const report = await runScenario(scenario);
     expect(report.ids).toEqual([1, 1, 1]);

@@ -13,22 +13,24 @@ const http = require('node:http');
 const { ClientRequest: NODE_CLIENT_REQUEST } = require('node:_http_client');
 const { reportDiagnostic } = require('./diagnostics.cjs');
 
-const INTERCEPTOR_KEYS = [
-  Symbol.for('client-request-interceptor'),
-  Symbol.for('fetch-interceptor'),
-  Symbol.for('xhr-interceptor'),
-];
+const CLIENT_REQUEST_INTERCEPTOR = Symbol.for('client-request-interceptor');
+const FETCH_INTERCEPTOR = Symbol.for('fetch-interceptor');
 const UNDICI_GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
 let reported = false;
+/** What the last full check saw; while both are unchanged, no mock can have been activated since. */
+let checked = false;
+let seenClientRequest;
+let seenFetch;
 
-/** What is intercepting HTTP in this process, or undefined. A few property reads: cheap per call. */
+/** What is intercepting HTTP in this process, or undefined. */
 function activeHttpMock() {
-  if (INTERCEPTOR_KEYS.some((key) => globalThis[key] !== undefined)) {
+  if (globalThis[CLIENT_REQUEST_INTERCEPTOR] !== undefined || globalThis[FETCH_INTERCEPTOR] !== undefined) {
     return '@mswjs/interceptors, as used by msw and nock 14+, patches http, https and fetch';
   }
   if (http.ClientRequest !== NODE_CLIENT_REQUEST) return 'http.ClientRequest is replaced, as nock 13 and earlier do';
-  if (globalThis[UNDICI_GLOBAL_DISPATCHER]?.constructor?.name === 'MockAgent') {
+  const dispatcher = globalThis[UNDICI_GLOBAL_DISPATCHER];
+  if (dispatcher !== undefined && dispatcher.constructor?.name === 'MockAgent') {
     return "undici's MockAgent is the global dispatcher of fetch";
   }
   return undefined;
@@ -40,6 +42,13 @@ function activeHttpMock() {
  */
 function reportHttpMockOnce(call) {
   if (reported) return;
+  // Every interceptor named above replaces http.ClientRequest or fetch (MockAgent: only noticed
+  // when installed before the first call, or together with a change of those); two identity
+  // checks per call instead of the global lookups, which cost about 0.1 µs.
+  if (checked && http.ClientRequest === seenClientRequest && globalThis.fetch === seenFetch) return;
+  checked = true;
+  seenClientRequest = http.ClientRequest;
+  seenFetch = globalThis.fetch;
   const mock = activeHttpMock();
   if (mock === undefined) return;
   reported = true;
