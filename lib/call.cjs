@@ -9,6 +9,7 @@
 const native = require('./native.cjs');
 const { AniLinkNetworkError, AniLinkErrorCodes, fromDescription } = require('./errors.cjs');
 const { callHook } = require('./diagnostics.cjs');
+const { reportHttpMockOnce } = require('./http-mock-detection.cjs');
 
 const EVENT_HOOKS = ['onRequestStart', 'onResponse', 'onError', 'onRetry', 'onPace', 'onCircuitOpen', 'onCircuitClose'];
 const WITH_EVENTS = 1;
@@ -116,6 +117,7 @@ function runCall(slot, requestOptions, start) {
     return Promise.reject(new AniLinkNetworkError(AniLinkErrorCodes.ABORTED));
   }
   const call = new PendingCall(slot, requestOptions, signal);
+  reportHttpMockOnce(call);
   let flags = cancellable ? CANCELLABLE : 0;
   if (EVENT_HOOKS.some((name) => typeof call.option(name) === 'function')) flags |= WITH_EVENTS;
   const callId = nextCallId();

@@ -17,6 +17,8 @@ export interface SimulatorOptions {
   now?: () => number;
   /** Introspection JSON of the schema; default `data/anilist-schema.json`. */
   schemaPath?: string | URL;
+  /** Let the process exit while the simulator listens (its server and sockets are unref'd); default false. */
+  unref?: boolean;
 }
 
 export interface SimulatorStats {

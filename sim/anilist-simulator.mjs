@@ -36,7 +36,9 @@ const JSON_TYPE = 'application/json';
  *   pageTotal?: number,
  *   now?: () => number,
  *   schemaPath?: string | URL,
- * }} [options] `now` (epoch ms) drives the quota and outage clocks; tests inject a virtual one
+ *   unref?: boolean,
+ * }} [options] `now` (epoch ms) drives the quota and outage clocks; tests inject a virtual one;
+ *   `unref` lets the process exit while the simulator listens (for test runners)
  */
 export async function startSimulator(options = {}) {
   const { port = 0, pageTotal = DEFAULT_PAGE_TOTAL, now = Date.now } = options;
@@ -127,6 +129,10 @@ export async function startSimulator(options = {}) {
       if (!res.headersSent) sendJson(res, 500, failure(500, `Simulator error: ${error.message}`).payload);
     }
   });
+  if (options.unref) {
+    server.unref();
+    server.on('connection', (socket) => socket.unref());
+  }
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {

@@ -110,7 +110,7 @@ export interface CircuitCloseContext extends RequestContext {
 
 export interface AniLinkDiagnostic {
   source: "anilink";
-  kind: "hook-failure" | "state-owner" | "token-refresh";
+  kind: "hook-failure" | "state-owner" | "token-refresh" | "http-mock";
   hookName: string;
   requestId?: string;
   message: string;
