@@ -15,8 +15,11 @@
  */
 import { getNamedType, getNullableType, isAbstractType, isEnumType, isListType, isObjectType } from 'graphql';
 
-/** `Media(id:)` and the other single-entity root fields know ids 1..MAX_ENTITY_ID. */
-const MAX_ENTITY_ID = 100_000;
+/**
+ * Ids the simulator makes up (related entities, connection items) fall in 1..GENERATED_ID_RANGE.
+ * Ids a caller asks for are served whatever their size: AniList user ids are in the millions.
+ */
+const GENERATED_ID_RANGE = 100_000;
 /** AniList caps `perPage` at 50; connections default to 25 and a `Page` to 50. */
 const MAX_PER_PAGE = 50;
 const DEFAULT_CONNECTION_PER_PAGE = 25;
@@ -40,10 +43,12 @@ class SimulatedNotFound extends Error {
 }
 
 /**
- * @param {{ pageTotal: number }} options `pageTotal` is the fixed `total` of every root `Page`
+ * @param {{ pageTotal: number, isMissing?: (id: number) => boolean }} options `pageTotal` is the
+ *   fixed `total` of every root `Page`; `isMissing` names the ids a root lookup answers 404 for
+ *   (besides ids below 1, which never exist)
  * @returns the `fieldResolver` and the root values to give `execute`
  */
-export function createDataGenerator({ pageTotal }) {
+export function createDataGenerator({ pageTotal, isMissing = () => false }) {
   const rootNode = (typename) => ({
     typename,
     entityType: typename,
@@ -110,7 +115,7 @@ export function createDataGenerator({ pageTotal }) {
     const fieldName = info.fieldName;
     if (typeof args.id === 'number') {
       const atRoot = info.parentType === info.schema.getQueryType();
-      if (atRoot && (args.id < 1 || args.id > MAX_ENTITY_ID)) throw new SimulatedNotFound();
+      if (atRoot && (args.id < 1 || isMissing(args.id))) throw new SimulatedNotFound();
       return args.id;
     }
     if (parent.pagination && index !== undefined) {
@@ -118,13 +123,13 @@ export function createDataGenerator({ pageTotal }) {
     }
     if (fieldName === 'node') return parent.id; // an edge and its node describe the same entity
     if (`${fieldName}Id` in info.parentType.getFields()) return relatedId(parent, fieldName);
-    return 1 + (hash(parent.seed, fieldName, index, stableJson(args)) % MAX_ENTITY_ID);
+    return 1 + (hash(parent.seed, fieldName, index, stableJson(args)) % GENERATED_ID_RANGE);
   }
 
   /** Used for both `mediaId` and `media { id }` on the same object, so the two agree. */
   function relatedId(node, relation) {
     const echoed = node.echo.get(`${relation}Id`)?.value;
-    return typeof echoed === 'number' ? echoed : 1 + (hash(node.seed, relation) % MAX_ENTITY_ID);
+    return typeof echoed === 'number' ? echoed : 1 + (hash(node.seed, relation) % GENERATED_ID_RANGE);
   }
 
   function paginationOf(args, seed, isRootPage) {
@@ -133,7 +138,7 @@ export function createDataGenerator({ pageTotal }) {
       page: Math.max(1, args.page ?? 1),
       perPage: Math.min(MAX_PER_PAGE, Math.max(1, args.perPage ?? defaultPerPage)),
       total: isRootPage ? pageTotal : 1 + (hash(seed, 'total') % 3),
-      firstId: isRootPage ? 1 : 1 + (hash(seed, 'firstId') % (MAX_ENTITY_ID - 1000)),
+      firstId: isRootPage ? 1 : 1 + (hash(seed, 'firstId') % (GENERATED_ID_RANGE - 1000)),
     };
   }
 
