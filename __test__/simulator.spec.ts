@@ -182,6 +182,15 @@ describe('AniList simulator', () => {
       expect(Number.isInteger(body.data.SaveMediaListEntry.id)).toBe(true);
     });
 
+    it('echoes an input object argument into the same-named object field, making up the parts it leaves out', async () => {
+      const mutation = `mutation ($startedAt: FuzzyDateInput) {
+        SaveMediaListEntry(mediaId: 1, startedAt: $startedAt) { startedAt { year month day } completedAt { year } }
+      }`;
+      const { body } = await graphql(mutation, { startedAt: { year: 2024, month: 4 } }, { authorization: 'Bearer token' });
+      expect(body.data.SaveMediaListEntry.startedAt).toEqual({ year: 2024, month: 4, day: expect.any(Number) });
+      expect(body.data.SaveMediaListEntry.completedAt).toEqual({ year: expect.any(Number) });
+    });
+
     it('picks union members the selection asks about', async () => {
       const { body } = await graphql(`{ Page(perPage: 5) { notifications { ... on AiringNotification { __typename episode } } } }`);
       const notifications = body.data.Page.notifications as Array<{ __typename: string; episode: number }>;

@@ -13,7 +13,7 @@
  * `SaveMediaListEntry(mediaId: 5, status: CURRENT)` returns `mediaId: 5, status: CURRENT`), and
  * `Page`/connection item lists agree with their `pageInfo`.
  */
-import { getNamedType, getNullableType, isAbstractType, isEnumType, isListType, isObjectType } from 'graphql';
+import { getNamedType, getNullableType, isAbstractType, isEnumType, isInputObjectType, isListType, isObjectType } from 'graphql';
 
 /**
  * Ids the simulator makes up (related entities, connection items) fall in 1..GENERATED_ID_RANGE.
@@ -63,7 +63,18 @@ export function createDataGenerator({ pageTotal, isMissing = () => false }) {
     const field = info.parentType.getFields()[info.fieldName];
     const echoed = node.echo.get(info.fieldName);
     if (echoed !== undefined && sameShape(echoed.type, field.type)) return echoed.value;
-    return produce(field.type, { node, args, info, field, index: undefined });
+    const request = { node, args, info, field, index: undefined };
+    // An input object argument (`startedAt: FuzzyDateInput`) shapes the same-named object
+    // field (`startedAt: FuzzyDate`): the parts it gives are echoed, the rest made up.
+    if (echoed !== undefined && echoesInto(echoed.type, field.type)) {
+      const value = makeNode(getNamedType(field.type), request);
+      for (const [name, part] of Object.entries(echoed.value)) {
+        const input = getNamedType(echoed.type).getFields()[name];
+        if (part !== null && input !== undefined) value.echo.set(name, { value: part, type: input.type });
+      }
+      return value;
+    }
+    return produce(field.type, request);
   }
 
   function produce(type, request) {
@@ -266,6 +277,15 @@ function sameShape(argType, fieldType) {
     getNamedType(argType) === getNamedType(fieldType) &&
     isListType(getNullableType(argType)) === isListType(getNullableType(fieldType))
   );
+}
+
+/** An input object argument stands in for a non-list object field of the same field names. */
+function echoesInto(argType, fieldType) {
+  const input = getNamedType(argType);
+  const output = getNamedType(fieldType);
+  if (!isInputObjectType(input) || !isObjectType(output) || isListType(getNullableType(fieldType))) return false;
+  const outputFields = output.getFields();
+  return Object.keys(input.getFields()).every((name) => name in outputFields);
 }
 
 function mediaKind(args, seed) {
