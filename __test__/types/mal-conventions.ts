@@ -207,6 +207,39 @@ export async function idMaps(): Promise<number | undefined> {
   return malId;
 }
 
+// ---- recipes page: MAL lookup, cross-provider comparison, background refresh ----
+
+export async function recipes(): Promise<void> {
+  const malOnly = new AniLink({ mal: { accessToken: process.env.MAL_TOKEN } });
+  const anime = await malOnly.mal.anime.get({ id: 21 }, { fields: ["id", "title", "main_picture", "synopsis", "mean"] });
+  console.log(anime.title, anime.main_picture?.medium);
+
+  const both = new AniLink({ anilist: { authToken: process.env.ANILIST_TOKEN }, mal: { accessToken: process.env.MAL_TOKEN } });
+  const anilistMedia = await both.anilist.query.media({ id: 21, type: "ANIME" });
+  const { anilistToMal } = both.anilist.crossLink([anilistMedia]);
+  const malId = anilistToMal.get(21);
+  if (malId !== undefined) {
+    const malAnime = await both.mal.anime.get({ id: malId }, { fields: ["id", "title"] });
+    console.log("AniList:", anilistMedia.title.romaji);
+    const malTitle: string = malAnime.title;
+    console.log("MAL:", malTitle);
+  }
+  const page = await both.anilist.query.page.medias({ page: 1, perPage: 50, type: "ANIME" });
+  const linked = both.anilist.crossLink(page.media);
+  const malIds: number[] = page.media
+    .map((media) => linked.anilistToMal.get(media.id))
+    .filter((id): id is number => id !== undefined);
+  console.log(malIds.length, linked.unmapped.length);
+}
+
+let stored: MalTokenResponse = {} as MalTokenResponse;
+export async function ensureFreshToken(): Promise<MalTokenResponse> {
+  if (Date.now() < getMalTokenExpiry(stored).getTime() - 60_000) return stored;
+  const refreshed = await refreshMalAccessToken({ clientId: process.env.MAL_CLIENT_ID!, refreshToken: stored.refresh_token! });
+  stored = { ...refreshed, refresh_token: refreshed.refresh_token ?? stored.refresh_token };
+  return stored;
+}
+
 // ---- wrong calls ----
 
 export function wrongCalls(payload: MalAnimeListStatusUpdate, options: MalRequestOptions): void {
