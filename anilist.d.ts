@@ -15,6 +15,8 @@ export { paginate, paginatePages, paginateChunks } from "./types/paginate";
 export type { PaginateOptions, PaginateResult, ChunkPaginateOptions, ChunkPaginateResult } from "./types/paginate";
 export { fuzzyDate, fuzzyDateInt, crossLink, buildAuthorizationUrl, getTokenExpiry, getAccessToken, refreshAccessToken } from "./types/helpers";
 export type { TokenRequestOptions } from "./types/helpers";
+export { mapExternalIds } from "./types/helpers";
+export type { MapExternalIdsOptions, MapExternalIdsResult, MapExternalIdsSource } from "./types/helpers";
 export type {
   FuzzyDateOptions,
   CrossLinkMedia,

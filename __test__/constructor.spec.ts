@@ -53,7 +53,7 @@ describe('call forms', () => {
     const aniLink = new AniLink();
 
     await expect(aniLink.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
-    await expect(aniLink.mal.anime.get({ id: 1 })).rejects.toBeInstanceOf(AniLinkAuthError);
+    await expect(aniLink.mal.user.me()).rejects.toBeInstanceOf(AniLinkAuthError); // no MAL token
 
     expect(server.requests).toHaveLength(1);
     const [request] = server.requests;
@@ -69,7 +69,7 @@ describe('call forms', () => {
     const aniLink = new AniLink('anilist-token');
 
     await aniLink.anilist.query.media({ id: 1 });
-    await expect(aniLink.mal.anime.get({ id: 1 })).rejects.toBeInstanceOf(AniLinkAuthError);
+    await expect(aniLink.mal.user.me()).rejects.toBeInstanceOf(AniLinkAuthError); // no MAL token
 
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0].headers.authorization).toBe('Bearer anilist-token');
@@ -94,7 +94,7 @@ describe('call forms', () => {
 
     await expect(aniLink.anilist.query.media({ id: 1 })).rejects.toBeInstanceOf(AniLinkApiError);
     // MAL has no credentials in this form: its auth failure would fire the hooks if they had leaked.
-    await expect(aniLink.mal.anime.get({ id: 1 })).rejects.toBeInstanceOf(AniLinkAuthError);
+    await expect(aniLink.mal.user.me()).rejects.toBeInstanceOf(AniLinkAuthError); // no MAL token
 
     expect(server.requests).toHaveLength(1); // retry:false applied to AniList
     expect(server.requests[0].path).toBe('/graphql');

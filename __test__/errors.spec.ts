@@ -333,9 +333,10 @@ describe('errors raised before dispatch', () => {
     expect(error.message.startsWith(AUTH_MESSAGE)).toBe(true);
     expect(error.requestId).toMatch(UUID_V4);
 
-    // MAL: a token-only operation with only a client id, and any operation with no credentials.
+    // MAL: a token-only operation with only a client id, or with no credentials at all (any
+    // other call of a slot without credentials is sent, D25).
     await expect(malClient(server).mal.user.me()).rejects.toBeInstanceOf(AniLinkAuthError);
-    await expect(new AniLink({ mal: { baseUrl: server.url } }).mal.anime.get({ id: 1 })).rejects.toBeInstanceOf(
+    await expect(new AniLink({ mal: { baseUrl: server.url } }).mal.anime.suggestions()).rejects.toBeInstanceOf(
       AniLinkAuthError,
     );
     expect(server.requests).toHaveLength(0);

@@ -2,6 +2,7 @@
 // back, and that a grant is never retried and never leaks its secrets into errors.
 import { describe, expect, it } from 'vitest';
 import {
+  AniLinkApiError,
   AniLinkNetworkError,
   AniLinkRestError,
   getAccessToken,
@@ -21,7 +22,7 @@ const TOKEN = { access_token: 'new-access', token_type: 'Bearer', expires_in: 36
 const tokenUrl = () => `${server.url}/token`;
 
 describe('AniList', () => {
-  it('getAccessToken posts the authorization-code grant as JSON and resolves the token', async () => {
+  it('getAccessToken posts the authorization-code grant as a form and resolves the token', async () => {
     server.enqueue({ body: TOKEN });
 
     const token = await getAccessToken(1234, 'secret', 'the-code', 'https://example.com/cb', { tokenUrl: tokenUrl() });
@@ -30,14 +31,31 @@ describe('AniList', () => {
     const request = onlyRequest(server);
     expect(request.method).toBe('POST');
     expect(request.path).toBe('/token');
-    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
     expect(request.headers.accept).toBe('application/json');
     expect(request.headers.authorization).toBeUndefined();
-    expect(request.json).toEqual({
+    expect(request.body).toBe(
+      'grant_type=authorization_code&client_id=1234&client_secret=secret&redirect_uri=https%3A%2F%2Fexample.com%2Fcb&code=the-code',
+    );
+  });
+
+  it('getAccessToken without a redirectUri sends it empty; a bare AbortSignal is the last argument, as in the original', async () => {
+    server.enqueue({ body: TOKEN });
+    process.env.ANILINK_ANILIST_TOKEN_URL = tokenUrl();
+    try {
+      await getAccessToken('1234', 'secret', 'the-code', undefined, new AbortController().signal);
+      const aborted = AbortSignal.abort();
+      const error = await rejectionOf<AniLinkNetworkError>(refreshAccessToken('1234', 'secret', 'r', aborted));
+      expect(error.code).toBe('ABORTED_ERROR');
+      expect(error.message).toBe('AniList token request was cancelled.');
+    } finally {
+      delete process.env.ANILINK_ANILIST_TOKEN_URL;
+    }
+    expect(Object.fromEntries(new URLSearchParams(onlyRequest(server).body))).toEqual({
       grant_type: 'authorization_code',
       client_id: '1234',
       client_secret: 'secret',
-      redirect_uri: 'https://example.com/cb',
+      redirect_uri: '',
       code: 'the-code',
     });
   });
@@ -47,22 +65,23 @@ describe('AniList', () => {
 
     await refreshAccessToken('1234', 'secret', 'old-refresh', { tokenUrl: tokenUrl() });
 
-    expect(onlyRequest(server).json).toEqual({
-      grant_type: 'refresh_token',
-      client_id: '1234',
-      client_secret: 'secret',
-      refresh_token: 'old-refresh',
-    });
+    const request = onlyRequest(server);
+    expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(request.body).toBe('grant_type=refresh_token&client_id=1234&client_secret=secret&refresh_token=old-refresh');
   });
 
-  it('a refused grant is an AniLinkRestError with the server answer, sent once and without the secrets', async () => {
+  it('a refused grant is an AniLinkApiError naming the token request, with the answer, sent once and without the secrets', async () => {
     server.setDefault({ status: 503, body: { error: 'temporarily_unavailable' } });
 
-    const error = await rejectionOf<AniLinkRestError>(
+    const error = await rejectionOf<AniLinkApiError>(
       getAccessToken('1234', 'top-secret', 'single-use-code', 'https://example.com/cb', { tokenUrl: tokenUrl() }),
     );
 
-    expect(error).toBeInstanceOf(AniLinkRestError);
+    expect(error).toBeInstanceOf(AniLinkApiError);
+    expect(error).not.toBeInstanceOf(AniLinkRestError);
+    expect(error.code).toBe('API_ERROR');
+    expect(error.message).toBe('AniList token request failed with status 503.');
+    expect(error.requestId).toEqual(expect.any(String));
     expect(error.status).toBe(503);
     expect(error.data).toEqual({ error: 'temporarily_unavailable' });
     expect(server.requests).toHaveLength(1);
@@ -79,6 +98,7 @@ describe('AniList', () => {
     );
 
     expect(error.code).toBe('TIMEOUT_ERROR');
+    expect(error.message).toBe('AniList token request timed out.');
     expect(error.timeoutMs).toBe(100);
   });
 
@@ -86,8 +106,8 @@ describe('AniList', () => {
     await expect(getAccessToken('', 'secret', 'code', 'https://example.com/cb')).rejects.toThrow(
       'getAccessToken: clientId must be a non-empty string',
     );
-    await expect(refreshAccessToken('1234', 'secret', 'r', { tokenUrl: tokenUrl(), retry: true } as never)).rejects.toThrow(
-      'refreshAccessToken: unknown option "retry". Valid options are: tokenUrl, timeout, signal.',
+    await expect(refreshAccessToken('1234', 'secret', 'r', 'fast' as never)).rejects.toThrow(
+      'refreshAccessToken: options must be an object or an AbortSignal (received a string).',
     );
     expect(server.requests).toHaveLength(0);
   });
@@ -126,6 +146,26 @@ describe('MyAnimeList', () => {
     const [without, withSecret] = server.requests.map((r) => Object.fromEntries(new URLSearchParams(r.body)));
     expect(without).toEqual({ client_id: 'cid', grant_type: 'refresh_token', refresh_token: 'old' });
     expect(withSecret).toEqual({ client_id: 'cid', client_secret: 's', grant_type: 'refresh_token', refresh_token: 'old' });
+  });
+
+  it('a refused grant names the MAL token request; transport options are taken', async () => {
+    server.enqueue({ status: 400, body: { error: 'invalid_grant' } }, { status: 503 }, { body: TOKEN });
+
+    const refused = await rejectionOf<AniLinkApiError>(
+      getMalAccessToken({ clientId: 'cid', code: 'c', codeVerifier: 'v', options: { tokenUrl: tokenUrl() } }),
+    );
+    expect(refused).toBeInstanceOf(AniLinkApiError);
+    expect(refused.message).toBe('MAL token request failed with status 400.');
+    expect(refused.data).toEqual({ error: 'invalid_grant' });
+
+    // Any transport option of the original's RequestOptions: here an opt-in retry.
+    const token = await refreshMalAccessToken({
+      clientId: 'cid',
+      refreshToken: 'old',
+      options: { tokenUrl: tokenUrl(), retry: { maxRetries: 1, baseDelayMs: 1, jitter: false } },
+    });
+    expect(token).toEqual(TOKEN);
+    expect(server.requests).toHaveLength(3);
   });
 
   it('rejects a request without a code verifier before sending anything', async () => {

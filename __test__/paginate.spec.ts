@@ -446,31 +446,80 @@ describe('option validation', () => {
     throw new Error('the fetcher must not run');
   };
   const invalidNumbers = [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '3'];
+  const shown = (value: unknown) => (typeof value === 'string' ? `"${value}"` : String(value));
 
-  it.each(['perPage', 'startPage', 'maxPages', 'concurrency'])('paginate rejects a bad %s', async (option) => {
+  /** Run `call` with console.warn captured; returns what it resolved and the warnings. */
+  async function warnedAbout<T>(call: () => Promise<T>): Promise<{ result: T; warnings: Record<string, unknown>[] }> {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const result = await call();
+      return { result, warnings: warn.mock.calls.map(([text]) => JSON.parse(String(text))) };
+    } finally {
+      warn.mockRestore();
+    }
+  }
+
+  it.each([
+    ['perPage', 50],
+    ['maxPages', 100],
+    ['startPage', 1],
+    ['concurrency', 3],
+  ])('paginate falls back to the default %s (%d) and warns (D26)', async (option, fallback) => {
     for (const value of invalidNumbers) {
-      await expect(paginate(neverCalled, 'media' as never, { [option]: value })).rejects.toThrow(
-        new TypeError(`paginate: ${option} must be a positive integer, received ${typeof value === 'string' ? `"${value}"` : String(value)}`),
-      );
+      const source = trackedFetcher((page, perPage) => aniListPage(page, perPage, 1));
+      const { result, warnings } = await warnedAbout(() => paginate(source.fetch, 'media', { [option]: value }));
+      expect(result.pageCount).toBe(1);
+      if (option === 'perPage') expect(source.requests[0].perPage).toBe(50);
+      expect(warnings).toEqual([
+        {
+          source: 'anilink',
+          kind: 'invalid-option',
+          hookName: 'paginate',
+          message: `paginate: ${option} must be a positive integer, received ${shown(value)}; using the default ${fallback}.`,
+        },
+      ]);
     }
   });
 
-  it.each(['perChunk', 'startChunk', 'maxChunks', 'concurrency'])('paginateChunks rejects a bad %s', async (option) => {
-    await expect(paginateChunks(neverCalled, 'lists' as never, { [option]: 0 })).rejects.toThrow(
-      new TypeError(`paginateChunks: ${option} must be a positive integer, received 0`),
+  it('an odd perPage of the MAL helpers falls back to 100; maxChunks of paginateChunks to 100', async () => {
+    const mal = trackedFetcher((page, perPage) => malPage(page, perPage, 3));
+    const { warnings } = await warnedAbout(() => malPaginate(mal.fetch, { perPage: 2.5 }));
+    expect(mal.requests.map((request) => request.perPage)).toEqual([100]);
+    expect(warnings.map((warning) => warning.message)).toEqual([
+      'malPaginate: perPage must be a positive integer, received 2.5; using the default 100.',
+    ]);
+    const chunks = await warnedAbout(() =>
+      paginateChunks(async () => ({ hasNextChunk: false, lists: [] }), 'lists', { maxChunks: 0 }),
     );
+    expect(chunks.warnings.map((warning) => warning.message)).toEqual([
+      'paginateChunks: maxChunks must be a positive integer, received 0; using the default 100.',
+    ]);
   });
 
-  it('rejects bad MAL options, and the generators on their first step', async () => {
-    await expect(malPaginate(neverCalled, { perPage: -5 })).rejects.toThrow(
-      new TypeError('malPaginate: perPage must be a positive integer, received -5'),
+  it('routes the fallback to onHookError when given, and nowhere in silent mode', async () => {
+    const reported: [string, Error][] = [];
+    const source = trackedFetcher((page, perPage) => aniListPage(page, perPage, 1));
+    const { warnings } = await warnedAbout(() =>
+      paginate(source.fetch, 'media', { perPage: 0, onHookError: (name, error) => reported.push([name, error as Error]) }),
     );
-    await expect(malPaginatePages(neverCalled, { maxPages: 0.5 }).next()).rejects.toThrow(
-      new TypeError('malPaginatePages: maxPages must be a positive integer, received 0.5'),
-    );
-    await expect(paginatePages(neverCalled, { concurrency: Number.NaN }).next()).rejects.toThrow(
-      new TypeError('paginatePages: concurrency must be a positive integer, received NaN'),
-    );
+    expect(warnings).toEqual([]);
+    expect(reported.map(([name, error]) => [name, error.message])).toEqual([
+      ['paginate', 'paginate: perPage must be a positive integer, received 0; using the default 50.'],
+    ]);
+    const silent = await warnedAbout(() => paginate(source.fetch, 'media', { maxPages: -1, diagnostics: 'silent' }));
+    expect(silent.warnings).toEqual([]);
+    expect(silent.result.pageCount).toBe(1);
+  });
+
+  it('the generators fall back too', async () => {
+    const source = trackedFetcher((page, perPage) => malPage(page, perPage, 3));
+    const { result, warnings } = await warnedAbout(async () => {
+      const pages = [];
+      for await (const page of malPaginatePages(source.fetch, { perPage: 1, maxPages: 0.5 })) pages.push(page);
+      return pages;
+    });
+    expect(result).toHaveLength(3);
+    expect(warnings.map((warning) => warning.hookName)).toEqual(['malPaginatePages']);
   });
 
   it('rejects bad diagnostics, signals, callbacks, fetchers and item keys', async () => {

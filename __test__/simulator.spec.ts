@@ -87,12 +87,48 @@ describe('AniList simulator', () => {
       expect(last.body.data.Page.media).toHaveLength(5);
     });
 
-    it('answers a missing Media with a 404 error and data.Media null', async () => {
-      const { status, body } = await graphql(MEDIA_QUERY, { id: 100_001 });
-      expect(status).toBe(404);
-      expect(body.data).toEqual({ Media: null });
-      expect(body.errors).toHaveLength(1);
-      expect(body.errors![0]).toMatchObject({ message: 'Not Found.', status: 404 });
+    it('serves any positive id: real-world ids such as AniList user ids in the millions', async () => {
+      for (const id of [100_001, 5_123_456, 2_147_483_647]) {
+        const media = await graphql(MEDIA_QUERY, { id });
+        expect(media.status).toBe(200);
+        expect(media.body.data.Media.id).toBe(id);
+      }
+      const user = await graphql('query ($id: Int) { User(id: $id) { id name } }', { id: 6_543_210 });
+      expect(user.status).toBe(200);
+      expect(user.body.data.User).toEqual({ id: 6_543_210, name: expect.any(String) });
+    });
+
+    it('answers 404 with data.Media null for an id below 1', async () => {
+      for (const id of [0, -3]) {
+        const { status, body } = await graphql(MEDIA_QUERY, { id });
+        expect(status).toBe(404);
+        expect(body.data).toEqual({ Media: null });
+        expect(body.errors).toHaveLength(1);
+        expect(body.errors![0]).toMatchObject({ message: 'Not Found.', status: 404 });
+      }
+    });
+
+    it('answers 404 for the ids given to the missing script, until it is replaced or reset', async () => {
+      sim.script.missing({ ids: [42, 7_000_000] });
+      const missing = await graphql(MEDIA_QUERY, { id: 7_000_000 });
+      expect(missing.status).toBe(404);
+      expect(missing.body.data).toEqual({ Media: null });
+      const character = await graphql('{ Character(id: 42) { id } }');
+      expect(character.status).toBe(404);
+      expect(character.body.data).toEqual({ Character: null });
+      expect((await graphql(MEDIA_QUERY, { id: 43 })).status).toBe(200);
+
+      sim.script.missing({ ids: [] });
+      expect((await graphql(MEDIA_QUERY, { id: 42 })).status).toBe(200);
+      sim.script.missing({ ids: [42] });
+      sim.script.reset();
+      expect((await graphql(MEDIA_QUERY, { id: 42 })).status).toBe(200);
+
+      const overHttp = await scriptOverHttp({ action: 'missing', ids: [9] });
+      expect(overHttp.status).toBe(200);
+      expect((await graphql(MEDIA_QUERY, { id: 9 })).status).toBe(404);
+      expect(() => sim.script.missing({ ids: [0] })).toThrow(TypeError);
+      expect(() => sim.script.missing({ ids: 5 } as never)).toThrow(TypeError);
     });
 
     it('refuses an invalid document with a 400 errors envelope that locates the problem', async () => {
@@ -144,6 +180,15 @@ describe('AniList simulator', () => {
       expect(status).toBe(200);
       expect(body.data.SaveMediaListEntry).toMatchObject({ mediaId: 5, status: 'CURRENT', progress: 3, media: { id: 5 } });
       expect(Number.isInteger(body.data.SaveMediaListEntry.id)).toBe(true);
+    });
+
+    it('echoes an input object argument into the same-named object field, making up the parts it leaves out', async () => {
+      const mutation = `mutation ($startedAt: FuzzyDateInput) {
+        SaveMediaListEntry(mediaId: 1, startedAt: $startedAt) { startedAt { year month day } completedAt { year } }
+      }`;
+      const { body } = await graphql(mutation, { startedAt: { year: 2024, month: 4 } }, { authorization: 'Bearer token' });
+      expect(body.data.SaveMediaListEntry.startedAt).toEqual({ year: 2024, month: 4, day: expect.any(Number) });
+      expect(body.data.SaveMediaListEntry.completedAt).toEqual({ year: expect.any(Number) });
     });
 
     it('picks union members the selection asks about', async () => {

@@ -60,12 +60,12 @@ describe('AniList', () => {
       'Bearer fresh-access',
     ]);
     expect(tokenRequests()).toHaveLength(1);
-    expect(tokenRequests()[0].json).toEqual({
-      grant_type: 'refresh_token',
-      client_id: '1234',
-      client_secret: 'app-secret',
-      refresh_token: 'first-refresh',
-    });
+    // On the wire as the original sends it (D27): a form, not JSON.
+    const [grant] = tokenRequests();
+    expect(grant.method).toBe('POST');
+    expect(grant.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(grant.headers.authorization).toBeUndefined();
+    expect(grant.body).toBe('grant_type=refresh_token&client_id=1234&client_secret=app-secret&refresh_token=first-refresh');
     expect(refreshed).toEqual([NEW_TOKEN]);
   });
 
@@ -109,9 +109,13 @@ describe('AniList', () => {
       onHookError: (hookName: string) => observed.push(hookName),
     });
 
-    const error = await rejectionOf<AniLinkRestError>(client.anilist.query.media({ id: 1 }));
+    const error = await rejectionOf<AniLinkApiError>(client.anilist.query.media({ id: 1 }));
 
-    expect(error).toBeInstanceOf(AniLinkRestError);
+    // The original's class and wording (D27): an AniLinkApiError naming the token request.
+    expect(error).toBeInstanceOf(AniLinkApiError);
+    expect(error).not.toBeInstanceOf(AniLinkRestError);
+    expect(error.code).toBe('API_ERROR');
+    expect(error.message).toBe('AniList token request failed with status 400.');
     expect(error.status).toBe(400);
     expect(error.data).toEqual({ error: 'invalid_grant' });
     expect(refreshErrors).toEqual([error]);
@@ -159,5 +163,22 @@ describe('MyAnimeList', () => {
       grant_type: 'refresh_token',
       refresh_token: 'first-refresh',
     });
+  });
+
+  it('a refused grant rejects with an AniLinkApiError naming the MAL token request', async () => {
+    upstream({ status: 401, body: { error: 'invalid_client', message: 'Client authentication failed' } });
+    const client = new AniLink({
+      mal: { baseUrl: server.url, accessToken: 'stale-access', refreshToken: 'first-refresh', clientId: 'cid', diagnostics: 'silent' },
+    });
+
+    const error = await rejectionOf<AniLinkApiError>(client.mal.anime.get(1));
+
+    expect(error).toBeInstanceOf(AniLinkApiError);
+    expect(error).not.toBeInstanceOf(AniLinkRestError);
+    expect(error.message).toBe('MAL token request failed with status 401.');
+    expect(error.status).toBe(401);
+    expect(error.data).toEqual({ error: 'invalid_client', message: 'Client authentication failed' });
+    expect(error.cause).toBeInstanceOf(AniLinkRestError);
+    expect(JSON.stringify(error)).not.toContain('first-refresh');
   });
 });

@@ -9,6 +9,8 @@ const { createWatch } = require('./watch.cjs');
 const { AniLinkValidationError } = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
+const { bindMapExternalIds } = require('./map-external-ids.cjs');
+const { getMalAccessToken } = require('./oauth.cjs');
 
 const { isObject } = helpers;
 
@@ -125,8 +127,23 @@ function createAniListApi(slot) {
     fuzzyDateInt: helpers.fuzzyDateInt,
     flattenMediaListCollection: helpers.flattenMediaListCollection,
     crossLink: helpers.crossLink,
+    mapExternalIds: bindMapExternalIds(slot.options),
     watch: createWatch(page),
   };
+}
+
+/**
+ * The params object of a call in the positional form of the published 2.x line (decisions
+ * D25): `(id, options?)` or `(id, payload, options?)`, told apart from the object form
+ * (`({ id, ... }, options?)`) by a first argument that is not an object.
+ */
+function fromLegacyArguments(legacy, args) {
+  const [id, second, third] = args;
+  if (legacy === 'id') return { params: { id }, options: second };
+  if (second !== undefined && !isObject(second)) {
+    throw new AniLinkValidationError([`Invalid payload: expected an object of list-status fields (received ${describeValue(second)}).`]);
+  }
+  return { params: { ...second, id }, options: third };
 }
 
 function createMalApi(slot) {
@@ -138,10 +155,25 @@ function createMalApi(slot) {
       slotCall(slot, options, (callOptions, callId, flags) =>
         slot.native.operation(key, params, callOptions?.fields, callOptions, callId, flags),
       );
-    (api[group] ??= {})[name] = operation.optionsFirst ? (options) => call(undefined, options) : call;
+    const legacy = operation.legacyArguments;
+    let member = call;
+    if (operation.optionsFirst) member = (options) => call(undefined, options);
+    else if (legacy !== undefined && legacy !== null) {
+      member = (...args) => {
+        if (args[0] === undefined || args[0] === null || typeof args[0] === 'object') return call(args[0], args[1]);
+        try {
+          const { params, options } = fromLegacyArguments(legacy, args);
+          return call(params, options);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
+    }
+    (api[group] ??= {})[name] = member;
   }
   api.paginate = pagination.malPaginate;
   api.paginatePages = pagination.malPaginatePages;
+  api.auth = { buildAuthorizationUrl: helpers.buildMalAuthorizationUrl, exchangeCode: getMalAccessToken };
   return api;
 }
 

@@ -24,4 +24,5 @@ module.exports = {
   getTokenExpiry: root.getTokenExpiry,
   getAccessToken: root.getAccessToken,
   refreshAccessToken: root.refreshAccessToken,
+  mapExternalIds: root.mapExternalIds,
 };

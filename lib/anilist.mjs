@@ -23,4 +23,5 @@ export const {
   getTokenExpiry,
   getAccessToken,
   refreshAccessToken,
+  mapExternalIds,
 } = entry;

@@ -8,9 +8,6 @@ const ANILIST_TOKEN_URL = 'https://anilist.co/api/v2/oauth/token';
 const MAL_AUTHORIZE_URL = 'https://myanimelist.net/v1/oauth2/authorize';
 const MAL_TOKEN_URL = 'https://myanimelist.net/v1/oauth2/token';
 
-/** RFC 7636 §4.1: 43–128 characters from the unreserved set (MAL rejects anything else). */
-const CODE_CHALLENGE_PATTERN = /^[A-Za-z0-9\-._~]{43,128}$/;
-
 /** Upper bounds of the fuzzy-date parts; 0 means "unknown" in AniList's fuzzy dates. */
 const FUZZY_DATE_LIMITS = { year: 9999, month: 12, day: 31 };
 
@@ -203,11 +200,10 @@ function buildAuthorizationUrl(clientId, redirectUri, state) {
 function buildMalAuthorizationUrl(clientId, codeChallenge, state) {
   const helper = 'buildMalAuthorizationUrl';
   requireNonBlankString(helper, 'clientId', clientId);
-  if (typeof codeChallenge !== 'string' || !CODE_CHALLENGE_PATTERN.test(codeChallenge)) {
-    const received = typeof codeChallenge === 'string' ? `a string of ${codeChallenge.length} characters` : describeKind(codeChallenge);
-    throw new TypeError(
-      `${helper}: codeChallenge must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" or "~" (received ${received}).`,
-    );
+  // Any non-empty string, as the original takes it (decisions D26): MAL itself judges the
+  // challenge (RFC 7636 asks for 43 to 128 unreserved characters) when the user arrives.
+  if (typeof codeChallenge !== 'string' || codeChallenge === '') {
+    throw new TypeError(`${helper}: codeChallenge must be a non-empty string (received ${describeKind(codeChallenge)}).`);
   }
   requireOptionalState(helper, state);
   return urlWithQuery(MAL_AUTHORIZE_URL, {

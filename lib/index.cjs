@@ -7,6 +7,7 @@ const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
 const oauth = require('./oauth.cjs');
 const { AniLink } = require('./anilink.cjs');
+const { mapExternalIds } = require('./map-external-ids.cjs');
 
 /**
  * Release every keep-alive connection pool the transport holds: cached, parked and default.
@@ -50,4 +51,5 @@ module.exports = {
   refreshMalAccessToken: oauth.refreshMalAccessToken,
   buildMalAuthorizationUrl: helpers.buildMalAuthorizationUrl,
   getMalTokenExpiry: helpers.getMalTokenExpiry,
+  mapExternalIds,
 };

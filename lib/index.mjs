@@ -35,4 +35,5 @@ export const {
   refreshMalAccessToken,
   buildMalAuthorizationUrl,
   getMalTokenExpiry,
+  mapExternalIds,
 } = entry;

@@ -1,11 +1,12 @@
 'use strict';
 // OAuth token exchanges (api.md §11), sent through the native transport by one token client:
-// a 10-second timeout and no retries (a grant code must not be replayed), whatever any AniLink
-// instance is configured with. Failures are AniLinkRestError/AniLinkNetworkError like any
-// other call; secrets travel only in the request body, never in errors.
+// a 10-second timeout and no retries by default (a grant code must not be replayed), whatever
+// any AniLink instance is configured with. Both providers' grants are forms, as the original
+// sends them (decisions D27). A refused grant is an AniLinkApiError whose message names the
+// token request; secrets travel only in the request body, never in errors.
 
-const native = require('./native.cjs');
-const { runCall, deliver } = require('./call.cjs');
+const { createExternalClient, postTo } = require('./external.cjs');
+const { AniLinkApiError, AniLinkError, AniLinkErrorCodes } = require('./errors.cjs');
 const {
   requireNonBlankString,
   aniListClientId,
@@ -16,58 +17,81 @@ const {
 } = require('./helpers.cjs');
 
 const TOKEN_TIMEOUT_MS = 10_000;
-const TOKEN_OPTION_KEYS = ['tokenUrl', 'timeout', 'signal'];
 
-let tokenSlot;
-function slot() {
-  if (tokenSlot === undefined) {
-    const options = { timeout: TOKEN_TIMEOUT_MS, retry: false, paceWithRateLimit: false };
-    tokenSlot = { options, native: native.NativeClient.create('token', options, deliver) };
-  }
-  return tokenSlot;
+let tokenClient;
+function client() {
+  tokenClient ??= createExternalClient({ timeout: TOKEN_TIMEOUT_MS, retry: false, paceWithRateLimit: false });
+  return tokenClient;
 }
 
-/** `{ tokenUrl?, timeout?, signal? }`: where to send the grant (tests, proxies) and per-call transport settings. */
+/**
+ * The per-call options: `tokenUrl` (where to send the grant: tests, proxies) and transport
+ * settings over the token client's. The AniList helpers also take a bare AbortSignal there,
+ * as the original's fifth (fourth) argument is.
+ */
 function tokenOptions(helper, options) {
   if (options === undefined) return {};
-  if (!isObject(options)) throw new TypeError(`${helper}: options must be an object (received ${describeKind(options)}).`);
-  for (const key of Object.keys(options)) {
-    if (!TOKEN_OPTION_KEYS.includes(key)) {
-      throw new TypeError(`${helper}: unknown option "${key}". Valid options are: ${TOKEN_OPTION_KEYS.join(', ')}.`);
-    }
-  }
+  if (options instanceof AbortSignal) return { signal: options };
+  if (!isObject(options)) throw new TypeError(`${helper}: options must be an object or an AbortSignal (received ${describeKind(options)}).`);
   if (options.tokenUrl !== undefined) requireNonBlankString(helper, 'options.tokenUrl', options.tokenUrl);
   return options;
 }
 
 /** Token URL overrides, like ANILINK_ANILIST_URL for the API (decisions D14): read per call. */
 const TOKEN_URL_ENV = { [ANILIST_TOKEN_URL]: 'ANILINK_ANILIST_TOKEN_URL', [MAL_TOKEN_URL]: 'ANILINK_MAL_TOKEN_URL' };
+const LABELS = { [ANILIST_TOKEN_URL]: 'AniList token request', [MAL_TOKEN_URL]: 'MAL token request' };
+const NETWORK_ENDINGS = {
+  [AniLinkErrorCodes.ABORTED]: 'was cancelled.',
+  [AniLinkErrorCodes.TIMEOUT]: 'timed out.',
+  [AniLinkErrorCodes.NETWORK]: 'failed due to a network error.',
+  [AniLinkErrorCodes.CIRCUIT]: 'was refused: the circuit breaker is open.',
+};
 
-function post(defaultUrl, contentType, body, options) {
-  const { tokenUrl = process.env[TOKEN_URL_ENV[defaultUrl]] || defaultUrl, ...transport } = options;
-  const client = slot();
-  return runCall(client, transport, (callOptions, callId, flags) =>
-    client.native.token(tokenUrl, contentType, body, callOptions, callId, flags),
-  );
+/**
+ * The error a failed grant rejects with, as the original words it: an answer of the endpoint
+ * becomes an AniLinkApiError "<label> failed with status N." carrying the status and body (the
+ * transport's error as `cause`); a transport failure keeps its class and gets the label.
+ */
+function tokenError(label, error) {
+  if (error instanceof AniLinkApiError && error.code !== AniLinkErrorCodes.GRAPHQL) {
+    const refused = new AniLinkApiError(error.status, error.data, undefined, {
+      rateLimit: error.rateLimit,
+      contentType: error.contentType,
+      requestId: error.requestId,
+    });
+    refused.message = `${label} failed with status ${error.status}.`;
+    refused.cause = error;
+    return refused;
+  }
+  if (error instanceof AniLinkError && NETWORK_ENDINGS[error.code] !== undefined) {
+    error.message = `${label} ${NETWORK_ENDINGS[error.code]}`;
+  }
+  return error;
 }
 
-const postJson = (url, fields, options) => post(url, 'application/json', JSON.stringify(fields), options);
-
-function postForm(url, fields, options) {
+async function postForm(defaultUrl, fields, options) {
+  const { tokenUrl = process.env[TOKEN_URL_ENV[defaultUrl]] || defaultUrl, ...transport } = options;
   const form = new URLSearchParams();
   for (const [key, value] of Object.entries(fields)) if (value !== undefined) form.append(key, value);
-  return post(url, 'application/x-www-form-urlencoded', form.toString(), options);
+  try {
+    return await postTo(client(), tokenUrl, 'application/x-www-form-urlencoded', form.toString(), transport);
+  } catch (error) {
+    throw tokenError(LABELS[defaultUrl], error);
+  }
 }
 
-/** Exchange an AniList authorization code for a token (`{ access_token, token_type, expires_in, refresh_token? }`). */
+/**
+ * Exchange an AniList authorization code for a token (`{ access_token, token_type, expires_in, refresh_token? }`).
+ * `redirectUri` may be left out (sent empty, as the original does) when the application needs none.
+ */
 async function getAccessToken(clientId, clientSecret, code, redirectUri, options) {
   const helper = 'getAccessToken';
   const id = aniListClientId(helper, clientId);
   requireNonBlankString(helper, 'clientSecret', clientSecret);
   requireNonBlankString(helper, 'code', code);
-  requireNonBlankString(helper, 'redirectUri', redirectUri);
-  const fields = { grant_type: 'authorization_code', client_id: id, client_secret: clientSecret, redirect_uri: redirectUri, code };
-  return postJson(ANILIST_TOKEN_URL, fields, tokenOptions(helper, options));
+  if (redirectUri !== undefined) requireNonBlankString(helper, 'redirectUri', redirectUri);
+  const fields = { grant_type: 'authorization_code', client_id: id, client_secret: clientSecret, redirect_uri: redirectUri ?? '', code };
+  return postForm(ANILIST_TOKEN_URL, fields, tokenOptions(helper, options));
 }
 
 /** Trade an AniList refresh token for a new token. */
@@ -77,7 +101,7 @@ async function refreshAccessToken(clientId, clientSecret, refreshToken, options)
   requireNonBlankString(helper, 'clientSecret', clientSecret);
   requireNonBlankString(helper, 'refreshToken', refreshToken);
   const fields = { grant_type: 'refresh_token', client_id: id, client_secret: clientSecret, refresh_token: refreshToken };
-  return postJson(ANILIST_TOKEN_URL, fields, tokenOptions(helper, options));
+  return postForm(ANILIST_TOKEN_URL, fields, tokenOptions(helper, options));
 }
 
 function malRequest(helper, request) {

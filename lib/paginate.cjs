@@ -12,6 +12,8 @@
  * settle, so nothing it started is still running once it returns.
  */
 
+const { reportDiagnostic } = require("./diagnostics.cjs");
+
 const DIAGNOSTICS_MODES = ["warn", "hook", "silent"];
 
 /** Concurrency is capped so a look-ahead can never turn into a burst against the API. */
@@ -243,34 +245,41 @@ function resolveRun(helper, fetchPage, options, family) {
     );
   }
   const { sizeOption, firstOption, countOption } = family;
+  const onHookError = optionalFunction(helper, "onHookError", given.onHookError);
+  const route = { onHookError, diagnostics };
+  const count = (name, fallback, max) => pageCount(helper, name, given[name], fallback, max, route);
   return {
-    size: positiveInteger(helper, sizeOption, given[sizeOption], family.defaultSize, family.maxSize),
-    first: positiveInteger(helper, firstOption, given[firstOption], 1),
-    count: positiveInteger(helper, countOption, given[countOption], 100),
-    concurrency: positiveInteger(
-      helper,
-      "concurrency",
-      given.concurrency,
-      family.defaultConcurrency,
-      MAX_CONCURRENCY,
-    ),
+    size: count(sizeOption, family.defaultSize, family.maxSize),
+    first: count(firstOption, 1),
+    count: count(countOption, 100),
+    concurrency: count("concurrency", family.defaultConcurrency, MAX_CONCURRENCY),
     signal: given.signal,
     hookName: family.hookOption,
     hook: optionalFunction(helper, family.hookOption, given[family.hookOption]),
-    onHookError: optionalFunction(helper, "onHookError", given.onHookError),
+    onHookError,
     diagnostics,
   };
 }
 
-/** A defined value must be a positive integer; one above `max` is clamped to the documented maximum. */
-function positiveInteger(helper, name, value, fallback, max = Infinity) {
+/**
+ * A page size, count or number: a positive integer, clamped to the documented maximum. Any
+ * other defined value falls back to the default, as the original does (decisions D26), and
+ * the fallback is reported through the diagnostics channel (`warn` by default), never silently.
+ */
+function pageCount(helper, name, value, fallback, max, route) {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(
-      `${helper}: ${name} must be a positive integer, received ${describe(value)}`,
-    );
-  }
-  return Math.min(value, max);
+  if (Number.isInteger(value) && value >= 1) return Math.min(value, max ?? Infinity);
+  reportDiagnostic(
+    {
+      source: "anilink",
+      kind: "invalid-option",
+      hookName: helper,
+      message: `${helper}: ${name} must be a positive integer, received ${describe(value)}; using the default ${fallback}.`,
+    },
+    undefined,
+    route,
+  );
+  return fallback;
 }
 
 function optionalFunction(helper, name, value) {

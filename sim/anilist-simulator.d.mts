@@ -39,6 +39,11 @@ export interface SimulatorScript {
   slow(params: { ms: number; count?: number }): void;
   /** Replace the quota and start a fresh window; omitted fields take AniList's defaults. */
   setQuota(params: SimulatorQuota): void;
+  /**
+   * Root lookups of these ids (`Media(id:)`, `User(id:)`, …) answer 404 until replaced; `ids: []`
+   * ends it. Every other id of 1 or more exists; ids below 1 never do.
+   */
+  missing(params: { ids: number[] }): void;
   /** Clear every script, restore the quota given at start and zero the statistics. */
   reset(): void;
 }

@@ -12,7 +12,7 @@
  *   node sim/anilist-simulator.mjs --port 4000   # prints the URL; point ANILINK_ANILIST_URL at it
  *
  * Over HTTP, `POST /__sim/script` with `{"action": "burst5xx", "count": 3, "status": 502}`
- * runs the same scripts (`burst5xx`, `outage`, `slow`, `setQuota`, `reset`, `stats`) and
+ * runs the same scripts (`burst5xx`, `outage`, `slow`, `setQuota`, `missing`, `reset`, `stats`) and
  * answers `{"ok": true, "stats": {…}}`.
  */
 import http from 'node:http';
@@ -44,7 +44,12 @@ export async function startSimulator(options = {}) {
   const { port = 0, pageTotal = DEFAULT_PAGE_TOTAL, now = Date.now } = options;
   requireInteger('port', port, 0, 65_535);
   requireInteger('pageTotal', pageTotal, 0);
-  const respond = createGraphQLResponder(await loadAniListSchema(options.schemaPath), { pageTotal });
+  /** Ids a root lookup answers 404 for (`script.missing`); every other positive id exists. */
+  let missingIds = new Set();
+  const respond = createGraphQLResponder(await loadAniListSchema(options.schemaPath), {
+    pageTotal,
+    isMissing: (id) => missingIds.has(id),
+  });
   const quota = new RateLimitQuota(options.quota, now);
   const failures = new FailureScript(now);
   const counters = { requests: 0, byStatus: {} };
@@ -60,8 +65,15 @@ export async function startSimulator(options = {}) {
     outage: (params) => failures.outage(params),
     slow: (params) => failures.slow(params),
     setQuota: (params) => quota.configure(params),
+    /** Root lookups of these ids (`Media(id:)`, `User(id:)`, …) answer 404 until replaced; `[]` ends it. */
+    missing({ ids } = {}) {
+      if (!Array.isArray(ids)) throw new TypeError(`missing ids must be an array of ids, got ${JSON.stringify(ids)}`);
+      ids.forEach((id, index) => requireInteger(`missing ids[${index}]`, id, 1));
+      missingIds = new Set(ids);
+    },
     /** Clear every script, restore the configured quota and zero the statistics. */
     reset() {
+      missingIds = new Set();
       failures.clear();
       quota.configure(options.quota);
       counters.requests = 0;

@@ -13,10 +13,13 @@
  * `SaveMediaListEntry(mediaId: 5, status: CURRENT)` returns `mediaId: 5, status: CURRENT`), and
  * `Page`/connection item lists agree with their `pageInfo`.
  */
-import { getNamedType, getNullableType, isAbstractType, isEnumType, isListType, isObjectType } from 'graphql';
+import { getNamedType, getNullableType, isAbstractType, isEnumType, isInputObjectType, isListType, isObjectType } from 'graphql';
 
-/** `Media(id:)` and the other single-entity root fields know ids 1..MAX_ENTITY_ID. */
-const MAX_ENTITY_ID = 100_000;
+/**
+ * Ids the simulator makes up (related entities, connection items) fall in 1..GENERATED_ID_RANGE.
+ * Ids a caller asks for are served whatever their size: AniList user ids are in the millions.
+ */
+const GENERATED_ID_RANGE = 100_000;
 /** AniList caps `perPage` at 50; connections default to 25 and a `Page` to 50. */
 const MAX_PER_PAGE = 50;
 const DEFAULT_CONNECTION_PER_PAGE = 25;
@@ -40,10 +43,12 @@ class SimulatedNotFound extends Error {
 }
 
 /**
- * @param {{ pageTotal: number }} options `pageTotal` is the fixed `total` of every root `Page`
+ * @param {{ pageTotal: number, isMissing?: (id: number) => boolean }} options `pageTotal` is the
+ *   fixed `total` of every root `Page`; `isMissing` names the ids a root lookup answers 404 for
+ *   (besides ids below 1, which never exist)
  * @returns the `fieldResolver` and the root values to give `execute`
  */
-export function createDataGenerator({ pageTotal }) {
+export function createDataGenerator({ pageTotal, isMissing = () => false }) {
   const rootNode = (typename) => ({
     typename,
     entityType: typename,
@@ -58,7 +63,18 @@ export function createDataGenerator({ pageTotal }) {
     const field = info.parentType.getFields()[info.fieldName];
     const echoed = node.echo.get(info.fieldName);
     if (echoed !== undefined && sameShape(echoed.type, field.type)) return echoed.value;
-    return produce(field.type, { node, args, info, field, index: undefined });
+    const request = { node, args, info, field, index: undefined };
+    // An input object argument (`startedAt: FuzzyDateInput`) shapes the same-named object
+    // field (`startedAt: FuzzyDate`): the parts it gives are echoed, the rest made up.
+    if (echoed !== undefined && echoesInto(echoed.type, field.type)) {
+      const value = makeNode(getNamedType(field.type), request);
+      for (const [name, part] of Object.entries(echoed.value)) {
+        const input = getNamedType(echoed.type).getFields()[name];
+        if (part !== null && input !== undefined) value.echo.set(name, { value: part, type: input.type });
+      }
+      return value;
+    }
+    return produce(field.type, request);
   }
 
   function produce(type, request) {
@@ -110,7 +126,7 @@ export function createDataGenerator({ pageTotal }) {
     const fieldName = info.fieldName;
     if (typeof args.id === 'number') {
       const atRoot = info.parentType === info.schema.getQueryType();
-      if (atRoot && (args.id < 1 || args.id > MAX_ENTITY_ID)) throw new SimulatedNotFound();
+      if (atRoot && (args.id < 1 || isMissing(args.id))) throw new SimulatedNotFound();
       return args.id;
     }
     if (parent.pagination && index !== undefined) {
@@ -118,13 +134,13 @@ export function createDataGenerator({ pageTotal }) {
     }
     if (fieldName === 'node') return parent.id; // an edge and its node describe the same entity
     if (`${fieldName}Id` in info.parentType.getFields()) return relatedId(parent, fieldName);
-    return 1 + (hash(parent.seed, fieldName, index, stableJson(args)) % MAX_ENTITY_ID);
+    return 1 + (hash(parent.seed, fieldName, index, stableJson(args)) % GENERATED_ID_RANGE);
   }
 
   /** Used for both `mediaId` and `media { id }` on the same object, so the two agree. */
   function relatedId(node, relation) {
     const echoed = node.echo.get(`${relation}Id`)?.value;
-    return typeof echoed === 'number' ? echoed : 1 + (hash(node.seed, relation) % MAX_ENTITY_ID);
+    return typeof echoed === 'number' ? echoed : 1 + (hash(node.seed, relation) % GENERATED_ID_RANGE);
   }
 
   function paginationOf(args, seed, isRootPage) {
@@ -133,7 +149,7 @@ export function createDataGenerator({ pageTotal }) {
       page: Math.max(1, args.page ?? 1),
       perPage: Math.min(MAX_PER_PAGE, Math.max(1, args.perPage ?? defaultPerPage)),
       total: isRootPage ? pageTotal : 1 + (hash(seed, 'total') % 3),
-      firstId: isRootPage ? 1 : 1 + (hash(seed, 'firstId') % (MAX_ENTITY_ID - 1000)),
+      firstId: isRootPage ? 1 : 1 + (hash(seed, 'firstId') % (GENERATED_ID_RANGE - 1000)),
     };
   }
 
@@ -261,6 +277,15 @@ function sameShape(argType, fieldType) {
     getNamedType(argType) === getNamedType(fieldType) &&
     isListType(getNullableType(argType)) === isListType(getNullableType(fieldType))
   );
+}
+
+/** An input object argument stands in for a non-list object field of the same field names. */
+function echoesInto(argType, fieldType) {
+  const input = getNamedType(argType);
+  const output = getNamedType(fieldType);
+  if (!isInputObjectType(input) || !isObjectType(output) || isListType(getNullableType(fieldType))) return false;
+  const outputFields = output.getFields();
+  return Object.keys(input.getFields()).every((name) => name in outputFields);
 }
 
 function mediaKind(args, seed) {

@@ -32,7 +32,7 @@ export function loadAniListSchema(location = DEFAULT_SCHEMA_URL) {
 
 /**
  * @param {import('graphql').GraphQLSchema} schema
- * @param {{ pageTotal: number }} options
+ * @param {{ pageTotal: number, isMissing?: (id: number) => boolean }} options
  * @returns {(request: { body: string, authorization?: string }) => { status: number, payload: object }}
  */
 export function createGraphQLResponder(schema, options) {

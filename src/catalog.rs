@@ -29,12 +29,23 @@ pub struct MalOperationInfo {
     pub key: String,
     /// The operation takes no parameters: its first argument is the options object.
     pub options_first: bool,
+    /// The 2.2.0 positional form (decisions D25): `"id"` for `(id, options?)`,
+    /// `"id-payload"` for `(id, payload, options?)`; absent when there is none.
+    pub legacy_arguments: Option<String>,
 }
 
 #[napi(catch_unwind)]
 pub fn mal_operations() -> Vec<MalOperationInfo> {
     mal::operations()
-        .map(|op| MalOperationInfo { key: op.key().to_string(), options_first: op.options_first() })
+        .map(|op| MalOperationInfo {
+            key: op.key().to_string(),
+            options_first: op.options_first(),
+            legacy_arguments: match op.legacy_arguments() {
+                mal::LegacyArguments::None => None,
+                mal::LegacyArguments::Id => Some("id".to_string()),
+                mal::LegacyArguments::IdAndPayload => Some("id-payload".to_string()),
+            },
+        })
         .collect()
 }
 

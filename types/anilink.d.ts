@@ -4,6 +4,7 @@ import type {
   AniListQueryOperations,
 } from "./anilist.generated";
 import type { FlattenedMediaListEntry, MediaListCollectionLike, crossLink, fuzzyDate, fuzzyDateInt } from "./helpers";
+import type { mapExternalIds } from "./helpers";
 import type { MyAnimeListApi } from "./mal";
 import type { PaginateOptions, PaginateResult, paginate, paginateChunks, paginatePages } from "./paginate";
 import type { DiagnosticsMode, OnHookErrorHandler, RequestOptions, TransportStateSnapshot } from "./transport";
@@ -136,6 +137,7 @@ export interface AniListApi {
    */
   flattenMediaListCollection(collection: MediaListCollectionLike | null | undefined): FlattenedMediaListEntry[];
   crossLink: typeof crossLink;
+  mapExternalIds: typeof mapExternalIds;
 }
 
 export declare class AniLink {

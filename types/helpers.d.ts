@@ -1,6 +1,7 @@
 // Pure helpers: AniList fuzzy dates, list flattening, AniList↔MyAnimeList id maps, and the
 // OAuth authorize-URL and token-expiry helpers. None of them sends a request.
 import type { AniListTokenResponse, MalTokenResponse } from "./anilink";
+import type { RequestOptions } from "./transport";
 
 /** Parts of an AniList fuzzy date; a missing (or null) part means "unknown" and becomes 0. */
 export interface FuzzyDateOptions {
@@ -96,37 +97,44 @@ export declare function getTokenExpiry(response: AniListTokenResponse | Pick<Ani
 
 /**
  * The MyAnimeList authorize URL (PKCE, `code_challenge_method=plain`): `response_type=code`,
- * `client_id`, `code_challenge` and, when given, `state`. Under `plain` the challenge is the
- * verifier (43–128 characters of `A-Z a-z 0-9 - . _ ~`), so keep the URL out of logs.
+ * `client_id`, `code_challenge` and, when given, `state`. Any non-empty challenge is taken, as
+ * the original takes it (MAL wants 43–128 characters of `A-Z a-z 0-9 - . _ ~` and says so when
+ * the user arrives). Under `plain` the challenge is the verifier, so keep the URL out of logs.
  */
 export declare function buildMalAuthorizationUrl(clientId: string, codeChallenge: string, state?: string): string;
 
 /** When a MyAnimeList access token expires: `now` plus `expires_in` seconds. */
 export declare function getMalTokenExpiry(response: MalTokenResponse | Pick<MalTokenResponse, "expires_in">, now?: number | Date): Date;
 
-/** Where a token request goes and its per-call transport settings (defaults: the provider's token URL, 10 s). */
-export interface TokenRequestOptions {
-  /** Override the token endpoint (a proxy, a test server). */
+/**
+ * Where a token request goes and its per-call transport settings over the token client's
+ * (10 s timeout, no retries): every `RequestOptions` key.
+ */
+export interface TokenRequestOptions extends RequestOptions {
+  /** Override the token endpoint (a proxy, a test server); else ANILINK_*_TOKEN_URL, else the provider's. */
   tokenUrl?: string;
-  timeout?: number;
-  signal?: AbortSignal;
 }
 
-/** Exchange an AniList authorization code for a token (no retries: a code is single-use). */
+/**
+ * Exchange an AniList authorization code for a token (no retries: a code is single-use). The
+ * grant is a form, as the original sends it; `redirectUri` may be left out (sent empty). The
+ * last argument is the original's `AbortSignal`, or per-call options. A refused grant rejects
+ * with `AniLinkApiError` "AniList token request failed with status N." carrying `status` and `data`.
+ */
 export declare function getAccessToken(
   clientId: string | number,
   clientSecret: string,
   code: string,
-  redirectUri: string,
-  options?: TokenRequestOptions,
+  redirectUri?: string,
+  options?: TokenRequestOptions | AbortSignal,
 ): Promise<AniListTokenResponse>;
 
-/** Trade an AniList refresh token for a new token. */
+/** Trade an AniList refresh token for a new token (a form grant; errors as getAccessToken's). */
 export declare function refreshAccessToken(
   clientId: string | number,
   clientSecret: string,
   refreshToken: string,
-  options?: TokenRequestOptions,
+  options?: TokenRequestOptions | AbortSignal,
 ): Promise<AniListTokenResponse>;
 
 export interface MalAuthorizationCodeRequest {
@@ -152,3 +160,38 @@ export declare function getMalAccessToken(request: MalAuthorizationCodeRequest):
 
 /** Trade a MyAnimeList refresh token for a new token. */
 export declare function refreshMalAccessToken(request: MalRefreshTokenRequest): Promise<MalTokenResponse>;
+
+// ---- mapExternalIds ----
+
+/** The site the ids given to `mapExternalIds` belong to. */
+export type MapExternalIdsSource = "anilist" | "myanimelist";
+
+/**
+ * Per-call transport settings of `mapExternalIds` (over the AniList slot's for
+ * `aniLink.anilist.mapExternalIds`), plus where the id-mapping service is.
+ */
+export interface MapExternalIdsOptions extends RequestOptions {
+  /** Base URL of the ARM id-mapping service; else ANILINK_ARM_URL, else `https://arm.haglund.dev`. */
+  armUrl?: string;
+}
+
+export interface MapExternalIdsResult {
+  /** AniList media id → MyAnimeList id, for the ids the service maps. */
+  anilistToMal: ReadonlyMap<number, number>;
+  /** MyAnimeList id → AniList media id, for the ids the service maps. */
+  malToAnilist: ReadonlyMap<number, number>;
+  /** The ids given that have no counterpart, in input order. */
+  unmapped: readonly number[];
+}
+
+/**
+ * Map AniList ids to MyAnimeList ids or back through the public ARM service (`POST
+ * /api/v2/ids`, batches of 100, no credentials sent). An empty list sends nothing. Failures
+ * are the transport's errors (`AniLinkRestError` for an HTTP error answer); an answer that is
+ * not one entry per id is a `TypeError`.
+ */
+export declare function mapExternalIds(
+  source: MapExternalIdsSource,
+  ids: readonly number[],
+  options?: MapExternalIdsOptions,
+): Promise<MapExternalIdsResult>;

@@ -4,6 +4,8 @@
 
 import type { RequestOptions } from "./transport";
 import type { malPaginate, malPaginatePages } from "./paginate";
+import type { MalAuthorizationCodeRequest } from "./helpers";
+import type { MalTokenResponse } from "./anilink";
 
 /** Per-call options of MAL reads: transport options plus the `fields` selection. */
 export type MalRequestOptions = RequestOptions & {
@@ -108,6 +110,8 @@ export interface MalAnimeListStatus {
   tags?: string[];
   comments?: string;
   updated_at: string;
+  /** Any other field selected with `fields`, as MAL names it. */
+  [field: string]: unknown;
 }
 
 /**
@@ -132,6 +136,11 @@ export interface MalAnimeListStatusUpdate {
   /** Sent comma-joined, so a tag cannot contain a comma. */
   tags?: readonly string[];
   comments?: string;
+  /** `YYYY-MM-DD`, or the partial `YYYY-MM` / `YYYY`. */
+  startDate?: string;
+  start_date?: string;
+  finishDate?: string;
+  finish_date?: string;
 }
 
 export interface MalAnimeStatistics {
@@ -159,6 +168,8 @@ export interface MalAnime extends MalWork {
   recommendations?: MalRecommendation<MalAnime>[];
   studios?: { id: number; name: string }[];
   statistics?: MalAnimeStatistics;
+  /** Any other field selected with `fields`, as MAL names it. */
+  [field: string]: unknown;
 }
 
 export interface MalAnimeNode {
@@ -214,6 +225,8 @@ export interface MalMangaListStatus {
   tags?: string[];
   comments?: string;
   updated_at: string;
+  /** Any other field selected with `fields`, as MAL names it. */
+  [field: string]: unknown;
 }
 
 /**
@@ -240,6 +253,11 @@ export interface MalMangaListStatusUpdate {
   /** Sent comma-joined, so a tag cannot contain a comma. */
   tags?: readonly string[];
   comments?: string;
+  /** `YYYY-MM-DD`, or the partial `YYYY-MM` / `YYYY`. */
+  startDate?: string;
+  start_date?: string;
+  finishDate?: string;
+  finish_date?: string;
 }
 
 export interface MalManga extends MalWork {
@@ -251,6 +269,8 @@ export interface MalManga extends MalWork {
   authors?: { node: { id: number; first_name?: string; last_name?: string }; role: string }[];
   serialization?: { node: { id: number; name: string } }[];
   recommendations?: MalRecommendation<MalManga>[];
+  /** Any other field selected with `fields`, as MAL names it. */
+  [field: string]: unknown;
 }
 
 export interface MalMangaNode {
@@ -298,6 +318,8 @@ export interface MalUser {
   anime_statistics?: MalUserAnimeStatistics;
   time_zone?: string;
   is_supporter?: boolean;
+  /** Any other field selected with `fields`, as MAL names it. */
+  [field: string]: unknown;
 }
 
 // ---- forum ----
@@ -419,28 +441,52 @@ export interface MalForumTopicsParams extends MalPagingParams {
 export interface MalForumTopicParams extends MalIdParams, MalPagingParams {}
 
 // ---- the API ----
+//
+// Two calling conventions (decisions D25): the single params object of the newest sources,
+// `get({ id }, options?)`, and the positional form of the published 2.x line (2.2.0),
+// `get(id, options?)`, `updateMyListStatus(id, payload, options?)`, `deleteFromList(id, options?)`.
+// Both send the same request. A list-status write takes `fields` (MAL shapes its answer by them);
+// a delete ignores them.
 
 export interface MyAnimeListAnimeApi {
   get(params: MalIdParams, options?: MalRequestOptions): Promise<MalAnime>;
+  /** The 2.2.0 positional form of `get({ id }, options)`. */
+  get(id: number, options?: MalRequestOptions): Promise<MalAnime>;
   search(params: MalSearchParams, options?: MalRequestOptions): Promise<MalPage<MalAnimeNode>>;
   seasonal(params: MalAnimeSeasonalParams, options?: MalRequestOptions): Promise<MalAnimeSeasonalPage>;
   ranking(params: MalAnimeRankingParams, options?: MalRequestOptions): Promise<MalPage<MalAnimeRankingEntry>>;
-  /** Requires a token. */
   suggestions(options?: MalRequestOptions): Promise<MalPage<MalAnimeNode>>;
-  /** Requires a token. */
-  updateMyListStatus(params: MalAnimeListStatusUpdateParams, options?: RequestOptions): Promise<MalAnimeListStatus>;
-  /** Requires a token. */
-  deleteFromList(params: MalIdParams, options?: RequestOptions): Promise<void>;
+  updateMyListStatus(params: MalAnimeListStatusUpdateParams, options?: MalRequestOptions): Promise<MalAnimeListStatus>;
+  /** The 2.2.0 positional form of `updateMyListStatus({ id, ...payload }, options)`. */
+  updateMyListStatus(id: number, payload: MalAnimeListStatusUpdate, options?: MalRequestOptions): Promise<MalAnimeListStatus>;
+  deleteFromList(params: MalIdParams, options?: MalRequestOptions): Promise<void>;
+  /** The 2.2.0 positional form of `deleteFromList({ id }, options)`. */
+  deleteFromList(id: number, options?: MalRequestOptions): Promise<void>;
 }
 
 export interface MyAnimeListMangaApi {
   get(params: MalIdParams, options?: MalRequestOptions): Promise<MalManga>;
+  /** The 2.2.0 positional form of `get({ id }, options)`. */
+  get(id: number, options?: MalRequestOptions): Promise<MalManga>;
   search(params: MalSearchParams, options?: MalRequestOptions): Promise<MalPage<MalMangaNode>>;
   ranking(params: MalMangaRankingParams, options?: MalRequestOptions): Promise<MalPage<MalMangaRankingEntry>>;
-  /** Requires a token. */
-  updateMyListStatus(params: MalMangaListStatusUpdateParams, options?: RequestOptions): Promise<MalMangaListStatus>;
-  /** Requires a token. */
-  deleteFromList(params: MalIdParams, options?: RequestOptions): Promise<void>;
+  updateMyListStatus(params: MalMangaListStatusUpdateParams, options?: MalRequestOptions): Promise<MalMangaListStatus>;
+  /** The 2.2.0 positional form of `updateMyListStatus({ id, ...payload }, options)`. */
+  updateMyListStatus(id: number, payload: MalMangaListStatusUpdate, options?: MalRequestOptions): Promise<MalMangaListStatus>;
+  deleteFromList(params: MalIdParams, options?: MalRequestOptions): Promise<void>;
+  /** The 2.2.0 positional form of `deleteFromList({ id }, options)`. */
+  deleteFromList(id: number, options?: MalRequestOptions): Promise<void>;
+}
+
+/**
+ * `aniLink.mal.auth`: the MyAnimeList PKCE helpers, the same functions as the
+ * `buildMalAuthorizationUrl` and `getMalAccessToken` exports.
+ */
+export interface MyAnimeListAuthApi {
+  /** The authorize URL to send the user to (`plain` PKCE: the challenge is the verifier). */
+  buildAuthorizationUrl(clientId: string, codeChallenge: string, state?: string): string;
+  /** Exchange the code of the redirect for a token. */
+  exchangeCode(request: MalAuthorizationCodeRequest): Promise<MalTokenResponse>;
 }
 
 export interface MyAnimeListUserApi {
@@ -466,4 +512,5 @@ export interface MyAnimeListApi {
   forum: MyAnimeListForumApi;
   paginate: typeof malPaginate;
   paginatePages: typeof malPaginatePages;
+  auth: MyAnimeListAuthApi;
 }

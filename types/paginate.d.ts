@@ -19,14 +19,12 @@ interface AniListChunkShape {
   hasNextChunk?: boolean | null;
 }
 
-/** The keys of `T` that hold arrays: the valid `itemsKey` values. */
-type ArrayKeys<T> = {
-  [K in keyof T]-?: NonNullable<T[K]> extends readonly unknown[] ? K : never;
-}[keyof T] &
-  string;
-
-/** The element type of the array under `T[K]`. */
-type ItemsOf<T, K extends keyof T> = NonNullable<T[K]> extends readonly (infer Item)[] ? Item : never;
+/** The element type of the array under `K`; `never` when `K` is not an array field of `T`. */
+type ItemsOf<T, K extends string> = K extends keyof T
+  ? NonNullable<T[K]> extends readonly (infer Item)[]
+    ? Item
+    : never
+  : never;
 
 /**
  * Fetches one page. Page numbers start at `startPage` and grow by one; the signal aborts when the
@@ -106,8 +104,15 @@ export interface MalPaginateResult<TItem> {
   truncated: boolean;
 }
 
-/** Fetch every page of an AniList `Page` query and gather the items under `itemsKey`. */
-export declare function paginate<TPage extends AniListPageShape, K extends ArrayKeys<TPage>>(
+/**
+ * Fetch every page of an AniList `Page` query and gather the items under `itemsKey`.
+ *
+ * `itemsKey` is any string, as in the original's `aniLink.anilist.paginate`: a key that is not
+ * an array field of the page types the items as `never`. Constraining it to the page's array
+ * keys would have TypeScript infer it before the page type of an unannotated fetcher
+ * (`(page, perPage) => …`) and reject every key, the documentation's own calls included.
+ */
+export declare function paginate<TPage extends AniListPageShape, K extends string>(
   fetchPage: PageFetcher<TPage>,
   itemsKey: K,
   options?: PaginateOptions<TPage>,
@@ -120,7 +125,7 @@ export declare function paginatePages<TPage extends AniListPageShape>(
 ): AsyncGenerator<TPage, void, undefined>;
 
 /** Fetch every `MediaListCollection` chunk and gather the items under `itemsKey` (usually "lists"). */
-export declare function paginateChunks<TChunk extends AniListChunkShape, K extends ArrayKeys<TChunk>>(
+export declare function paginateChunks<TChunk extends AniListChunkShape, K extends string>(
   fetchChunk: ChunkFetcher<TChunk>,
   itemsKey: K,
   options?: ChunkPaginateOptions<TChunk>,

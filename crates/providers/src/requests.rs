@@ -152,7 +152,6 @@ pub struct MalEndpoint {
     base: String,
     headers: HeaderMap,
     has_token: bool,
-    has_credentials: bool,
 }
 
 impl MalEndpoint {
@@ -168,7 +167,7 @@ impl MalEndpoint {
         } else if let Some(client_id) = client_id {
             headers.insert(MAL_CLIENT_ID, secret_header(client_id, "clientId")?);
         }
-        Ok(Self { base, headers, has_token: token.is_some(), has_credentials: token.is_some() || client_id.is_some() })
+        Ok(Self { base, headers, has_token: token.is_some() })
     }
 
     pub fn url(&self) -> &str {
@@ -195,8 +194,9 @@ impl MalEndpoint {
         let url = format!("{}{}", self.base, request.path_and_query);
         let shape = if request.empty_result { ResultShape::Nothing } else { ResultShape::Rest };
         let mut spec = RequestSpec::new(method, &url, headers, body, Protocol::Rest, shape)?;
-        let allowed = if request.requires_token { self.has_token } else { self.has_credentials };
-        if !allowed {
+        // Only a token-only call is refused locally; any other call goes out with whatever
+        // credentials the slot has, none included, and MAL's answer decides (decisions D25).
+        if request.requires_token && !self.has_token {
             spec.missing_auth = Some(format!("mal.{key}"));
         }
         Ok(spec)
@@ -250,7 +250,7 @@ mod tests {
         assert!(both.headers.get(MAL_CLIENT_ID).is_none());
         let client_only = MalEndpoint::new(MAL_DEFAULT_URL, None, Some("cid")).unwrap();
         assert_eq!(client_only.headers.get(MAL_CLIENT_ID).unwrap(), "cid");
-        assert!(client_only.has_credentials && !client_only.has_token);
+        assert!(!client_only.has_token);
     }
 
     #[test]
@@ -296,6 +296,16 @@ mod tests {
         assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
         let public = endpoint.operation("anime.get", &serde_json::json!({"id": 1}), None).unwrap();
         assert!(public.missing_auth.is_none());
+    }
+
+    #[test]
+    fn without_any_credentials_public_mal_calls_go_out_bare() {
+        let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, None, None).unwrap();
+        let public = endpoint.operation("anime.get", &serde_json::json!({"id": 1}), None).unwrap();
+        assert!(public.missing_auth.is_none());
+        assert!(public.headers.get(AUTHORIZATION).is_none() && public.headers.get(MAL_CLIENT_ID).is_none());
+        let me = endpoint.operation("user.me", &Value::Null, None).unwrap();
+        assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
     }
 
     #[test]

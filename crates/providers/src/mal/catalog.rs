@@ -17,6 +17,19 @@ pub struct Operation {
     params: &'static [Param],
     default_fields: Option<&'static str>,
     always_requires_token: bool,
+    legacy_arguments: LegacyArguments,
+}
+
+/// How the published 2.x line (2.2.0) took an operation's arguments, before the single params
+/// object of the newest sources (decisions D25): both forms are accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LegacyArguments {
+    /// Only the params-object form exists (the operation is newer than 2.2.0, or takes no params).
+    None,
+    /// `(id, options?)`.
+    Id,
+    /// `(id, payload, options?)`: the payload holds the list-status fields.
+    IdAndPayload,
 }
 
 impl Operation {
@@ -32,6 +45,11 @@ impl Operation {
     /// true for the zero-parameter operations (anime.suggestions, user.me, forum.boards) whose first JS argument is the options object.
     pub fn options_first(&self) -> bool {
         self.params.is_empty()
+    }
+
+    /// The 2.2.0 positional form of the operation, if it had one.
+    pub fn legacy_arguments(&self) -> LegacyArguments {
+        self.legacy_arguments
     }
 
     pub(super) fn params(&self) -> &'static [Param] {
@@ -68,6 +86,14 @@ impl Operation {
             params,
             default_fields: None,
             always_requires_token: !matches!(method, HttpMethod::Get),
+            legacy_arguments: LegacyArguments::None,
+        }
+    }
+
+    const fn with_legacy_arguments(self, legacy_arguments: LegacyArguments) -> Operation {
+        Operation {
+            legacy_arguments,
+            ..self
         }
     }
 
@@ -174,6 +200,9 @@ const SCORE: Param = Param::form("score", "score", Rule::IntegerFrom(0, 10));
 const PRIORITY: Param = Param::form("priority", "priority", Rule::IntegerFrom(0, 2));
 const TAGS: Param = Param::form("tags", "tags", Rule::Tags);
 const COMMENTS: Param = Param::form("comments", "comments", Rule::Text);
+/// MAL takes `YYYY-MM-DD` and the partial `YYYY-MM` / `YYYY`; it judges the text itself.
+const START_DATE: Param = Param::form("startDate", "start_date", Rule::NonBlankText);
+const FINISH_DATE: Param = Param::form("finishDate", "finish_date", Rule::NonBlankText);
 
 const BY_ID: &[Param] = &[ID];
 const SEARCH: &[Param] = &[SEARCH_TEXT, limit(100), OFFSET, NSFW];
@@ -215,6 +244,8 @@ const ANIME_LIST_UPDATE: &[Param] = &[
     Param::form("rewatchValue", "rewatch_value", Rule::IntegerFrom(0, 5)),
     TAGS,
     COMMENTS,
+    START_DATE,
+    FINISH_DATE,
 ];
 const MANGA_RANKING: &[Param] = &[
     Param::query(
@@ -251,6 +282,8 @@ const MANGA_LIST_UPDATE: &[Param] = &[
     Param::form("rereadValue", "reread_value", Rule::IntegerFrom(0, 5)),
     TAGS,
     COMMENTS,
+    START_DATE,
+    FINISH_DATE,
 ];
 const USER_GET: &[Param] = &[USERNAME];
 const USER_ANIME_LIST: &[Param] = &[
@@ -271,7 +304,8 @@ const USER_MANGA_LIST: &[Param] = &[
 ];
 const FORUM_TOPICS: &[Param] = &[
     Param::query("boardId", "board_id", Rule::PositiveInteger),
-    Param::query("subboardId", "subboard_id", Rule::PositiveInteger),
+    // Board 0 does not exist, but subboard 0 is what the original sends for "no subboard".
+    Param::query("subboardId", "subboard_id", Rule::NonNegativeInteger),
     Param::query("q", "q", Rule::NonBlankText),
     Param::query("topicUserName", "topic_user_name", Rule::NonBlankText),
     Param::query("userName", "user_name", Rule::NonBlankText),
@@ -282,9 +316,12 @@ const FORUM_TOPICS: &[Param] = &[
 const FORUM_TOPIC: &[Param] = &[ID, limit(100), OFFSET];
 
 use HttpMethod::{Delete, Get, Patch};
+use LegacyArguments::{Id, IdAndPayload};
 
 static OPERATIONS: [Operation; 19] = [
-    Operation::new("anime.get", Get, "/anime/{id}", BY_ID).with_default_fields(ANIME_DETAIL_FIELDS),
+    Operation::new("anime.get", Get, "/anime/{id}", BY_ID)
+        .with_default_fields(ANIME_DETAIL_FIELDS)
+        .with_legacy_arguments(Id),
     Operation::new("anime.search", Get, "/anime", SEARCH),
     Operation::new(
         "anime.seasonal",
@@ -299,14 +336,18 @@ static OPERATIONS: [Operation; 19] = [
         Patch,
         "/anime/{id}/my_list_status",
         ANIME_LIST_UPDATE,
-    ),
+    )
+    .with_legacy_arguments(IdAndPayload),
     Operation::new(
         "anime.deleteFromList",
         Delete,
         "/anime/{id}/my_list_status",
         BY_ID,
-    ),
-    Operation::new("manga.get", Get, "/manga/{id}", BY_ID).with_default_fields(MANGA_DETAIL_FIELDS),
+    )
+    .with_legacy_arguments(Id),
+    Operation::new("manga.get", Get, "/manga/{id}", BY_ID)
+        .with_default_fields(MANGA_DETAIL_FIELDS)
+        .with_legacy_arguments(Id),
     Operation::new("manga.search", Get, "/manga", SEARCH),
     Operation::new("manga.ranking", Get, "/manga/ranking", MANGA_RANKING),
     Operation::new(
@@ -314,13 +355,15 @@ static OPERATIONS: [Operation; 19] = [
         Patch,
         "/manga/{id}/my_list_status",
         MANGA_LIST_UPDATE,
-    ),
+    )
+    .with_legacy_arguments(IdAndPayload),
     Operation::new(
         "manga.deleteFromList",
         Delete,
         "/manga/{id}/my_list_status",
         BY_ID,
-    ),
+    )
+    .with_legacy_arguments(Id),
     Operation::new("user.me", Get, "/users/@me", &[])
         .with_token()
         .with_default_fields(USER_DETAIL_FIELDS),

@@ -15,7 +15,7 @@ mod tests;
 
 use serde_json::{Map, Value};
 
-pub use catalog::{operation, operations, Operation};
+pub use catalog::{operation, operations, LegacyArguments, Operation};
 use params::{describe, Placement, Rule};
 
 /// The HTTP methods MyAnimeList operations use.
@@ -160,16 +160,16 @@ pub fn build_request(
     })
 }
 
-/// The `fields` query value: the caller's selection, else the operation's default list.
-/// Only GET operations select fields; MAL ignores them on writes, so passing them there is
-/// reported rather than silently dropped.
+/// The `fields` query value: the caller's selection, else the operation's default list (reads
+/// only). A list-status write sends the caller's selection too, as the original does (MAL
+/// shapes the answer by it); a delete has no answer to shape, so its `fields` are ignored, as
+/// the original ignores them.
 fn resolve_fields(op: &Operation, fields: Option<&Value>) -> Result<Option<String>, Vec<String>> {
     let requested = fields.filter(|value| !value.is_null());
-    if op.method() != HttpMethod::Get {
-        return match requested {
-            Some(_) => Err(vec![format!("fields is not supported by {}", op.key())]),
-            None => Ok(None),
-        };
+    match op.method() {
+        HttpMethod::Delete => return Ok(None),
+        HttpMethod::Patch if requested.is_none() => return Ok(None),
+        _ => {}
     }
     let Some(requested) = requested else {
         return Ok(op.default_fields().map(str::to_owned));

@@ -792,17 +792,70 @@ fn null_fields_mean_absent() {
 }
 
 #[test]
-fn writes_and_deletes_reject_fields() {
-    assert_eq!(
-        fields_problems(
-            "anime.updateMyListStatus",
-            json!({ "id": 1, "score": 1 }),
-            json!("id")
-        ),
-        ["fields is not supported by anime.updateMyListStatus"]
+fn list_writes_send_fields_and_deletes_ignore_them() {
+    let update = build_with_fields(
+        "anime.updateMyListStatus",
+        json!({ "id": 1, "score": 1 }),
+        json!(["status", "score"]),
     );
     assert_eq!(
-        fields_problems("manga.deleteFromList", json!({ "id": 1 }), json!(["id"])),
-        ["fields is not supported by manga.deleteFromList"]
+        update.path_and_query,
+        "/anime/1/my_list_status?fields=status,score"
+    );
+    assert_eq!(update.form_body.as_deref(), Some("score=1"));
+    let update = build("manga.updateMyListStatus", json!({ "id": 1, "score": 1 }));
+    assert_eq!(
+        update.path_and_query, "/manga/1/my_list_status",
+        "no default list on writes"
+    );
+    let delete = build_with_fields("manga.deleteFromList", json!({ "id": 1 }), json!(["id"]));
+    assert_eq!(delete.path_and_query, "/manga/1/my_list_status");
+}
+
+#[test]
+fn the_positional_form_of_2_2_0_covers_get_update_and_delete() {
+    let legacy: Vec<(&str, LegacyArguments)> = operations()
+        .filter(|op| op.legacy_arguments() != LegacyArguments::None)
+        .map(|op| (op.key(), op.legacy_arguments()))
+        .collect();
+    assert_eq!(
+        legacy,
+        [
+            ("anime.get", LegacyArguments::Id),
+            ("anime.updateMyListStatus", LegacyArguments::IdAndPayload),
+            ("anime.deleteFromList", LegacyArguments::Id),
+            ("manga.get", LegacyArguments::Id),
+            ("manga.updateMyListStatus", LegacyArguments::IdAndPayload),
+            ("manga.deleteFromList", LegacyArguments::Id),
+        ]
+    );
+}
+
+#[test]
+fn list_updates_take_start_and_finish_dates() {
+    let update = build(
+        "anime.updateMyListStatus",
+        json!({ "id": 1, "start_date": "2024-01", "finishDate": "2024-02-03" }),
+    );
+    assert_eq!(
+        update.form_body.as_deref(),
+        Some("start_date=2024-01&finish_date=2024-02-03")
+    );
+    assert_eq!(
+        problems(
+            "manga.updateMyListStatus",
+            json!({ "id": 1, "startDate": " " })
+        ),
+        ["Invalid startDate: \" \". Expected a non-blank string"]
+    );
+}
+
+#[test]
+fn forum_topics_accepts_subboard_zero() {
+    let topics = build("forum.topics", json!({ "subboardId": 0 }));
+    assert_eq!(topics.path_and_query, "/forum/topics?subboard_id=0");
+    assert_eq!(
+        problems("forum.topics", json!({ "boardId": 0 })),
+        ["Invalid boardId: 0. Expected a positive integer"]
     );
 }

@@ -1,0 +1,44 @@
+'use strict';
+// Native clients without credentials of their own, for POSTs to absolute URLs outside the
+// provider slots: the OAuth token endpoints and the id-mapping service of mapExternalIds. They
+// use the same transport as every operation (pools, timeouts, retries, hooks, breaker), only
+// with their own state and options.
+
+const native = require('./native.cjs');
+const { runCall, deliver } = require('./call.cjs');
+
+/** Slot fields that are credentials or endpoints of a provider, not transport settings. */
+const PROVIDER_FIELDS = new Set([
+  'authToken',
+  'accessToken',
+  'refreshToken',
+  'clientId',
+  'clientSecret',
+  'onTokenRefresh',
+  'onTokenRefreshError',
+  'baseUrl',
+]);
+
+/**
+ * A client that sends to any URL with the transport settings of `options` (a provider slot's
+ * options may be given: its credentials and endpoint are left out).
+ * @param {object} options
+ */
+function createExternalClient(options) {
+  const transport = {};
+  for (const [key, value] of Object.entries(options)) if (!PROVIDER_FIELDS.has(key)) transport[key] = value;
+  return { options: transport, native: native.NativeClient.create('token', transport, deliver) };
+}
+
+/**
+ * POST `body` (sent as `contentType`) to `url`; resolves the parsed answer.
+ * @param {{ options: object, native: object }} client from createExternalClient
+ * @param {object | undefined} requestOptions per-call transport options
+ */
+function postTo(client, url, contentType, body, requestOptions) {
+  return runCall(client, requestOptions, (callOptions, callId, flags) =>
+    client.native.token(url, contentType, body, callOptions, callId, flags),
+  );
+}
+
+module.exports = { createExternalClient, postTo };
