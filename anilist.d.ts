@@ -24,3 +24,5 @@ export type {
   MediaListCollectionEntryLike,
 } from "./types/helpers";
 export * from "./types/anilist.generated";
+/** The schema-exact AniList result types (AniList's own nullability), opt-in: `AniListStrict.Media`. */
+export * as AniListStrict from "./types/anilist.strict.generated";

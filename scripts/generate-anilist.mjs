@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Generates the AniList operation catalog (crates/providers/src/anilist/catalog.json) and its
-// TypeScript typings (types/anilist.generated.d.ts) from the introspection result in
-// data/anilist-schema.json.
+// TypeScript typings (types/anilist.generated.d.ts, and the opt-in schema-exact result types in
+// types/anilist.strict.generated.d.ts) from the introspection result in data/anilist-schema.json.
 //
-//   node scripts/generate-anilist.mjs           write both files
+//   node scripts/generate-anilist.mjs           write the files
 //   node scripts/generate-anilist.mjs --check   exit 1 when a committed file is stale
 //
 // The selection rules and the query budget are explained in crates/providers/src/anilist/LIMITS.md;
@@ -17,6 +17,7 @@ const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const SCHEMA_PATH = join(PROJECT_ROOT, "data/anilist-schema.json");
 const CATALOG_PATH = join(PROJECT_ROOT, "crates/providers/src/anilist/catalog.json");
 const TYPES_PATH = join(PROJECT_ROOT, "types/anilist.generated.d.ts");
+const STRICT_TYPES_PATH = join(PROJECT_ROOT, "types/anilist.strict.generated.d.ts");
 
 /** The budget every default document must respect (see LIMITS.md for the reasoning). */
 const SELECTION_LIMITS = Object.freeze({
@@ -815,15 +816,17 @@ function tsInputType(schema, ref) {
 }
 
 /**
- * Results: objects and lists are non-null (so `media.title.romaji` compiles under --strict),
- * scalars and enums follow the schema's nullability. List elements are never null.
+ * Results, by the rule of the original's typings (every response field is a plain `T`, lists
+ * are `T[]`, whatever the schema's nullability), so `const t: string = media.title.romaji`
+ * compiles under --strict wherever it did against the original. With `exact`, the schema's own
+ * nullability (`T | null`, `(T | null)[] | null`): the opt-in `AniListStrict` types.
  */
-function tsOutputType(schema, ref) {
-  const nullable = ref.kind !== "NON_NULL";
-  const inner = nullable ? ref : ref.ofType;
-  if (inner.kind === "LIST") return `${wrapForArray(tsOutputType(schema, inner.ofType).replace(/ \| null$/, ""))}[]`;
-  const named = tsNamedType(schema, inner.name);
-  return nullable && schema.isLeaf(inner.name) && named !== "unknown" ? `${named} | null` : named;
+function tsOutputType(schema, ref, exact = false) {
+  const nullable = exact && ref.kind !== "NON_NULL";
+  const inner = ref.kind === "NON_NULL" ? ref.ofType : ref;
+  const named =
+    inner.kind === "LIST" ? `${wrapForArray(tsOutputType(schema, inner.ofType, exact))}[]` : tsNamedType(schema, inner.name);
+  return nullable && named !== "unknown" ? `${named} | null` : named;
 }
 
 /** Where a hoisted variable ends up, for its doc comment. */
@@ -843,6 +846,86 @@ function tsNamedType(schema, name) {
   return type.kind === "SCALAR" ? SCALAR_TS[name] : name;
 }
 
+/** Every object and union type a result can contain, and the enums they and the variables use. */
+function resultTypeNames(schema, operations) {
+  const inputNames = new Set();
+  const outputRoots = new Set(["PageInfo"]);
+  for (const operation of operations) {
+    for (const variable of operation.variables) {
+      for (const name of collectInputTypes(schema, [variable.type.replace(/[[\]!]/g, "")])) inputNames.add(name);
+    }
+    if (!schema.isLeaf(operation.itemType)) outputRoots.add(operation.itemType);
+  }
+  const outputNames = collectOutputTypes(schema, [...outputRoots]);
+  const outputEnums = new Set();
+  for (const name of outputNames) {
+    if (schema.type(name).kind !== "OBJECT") continue;
+    for (const field of schema.type(name).fields) {
+      const target = namedType(field.type);
+      if (schema.type(target).kind === "ENUM") outputEnums.add(target);
+    }
+  }
+  return { inputNames, outputNames, outputEnums };
+}
+
+/** The result interfaces and unions, lenient (the original's rule) or schema-exact. */
+function renderResults(schema, outputNames, exact) {
+  const unionMembers = new Set();
+  for (const name of outputNames) {
+    const type = schema.type(name);
+    if (type.kind === "UNION") for (const member of type.possibleTypes) unionMembers.add(member.name);
+  }
+  const lines = [];
+  for (const name of [...outputNames].sort()) {
+    const type = schema.type(name);
+    if (type.kind === "UNION") {
+      lines.push(`${tsDocComment(type.description, "")}export type ${name} = ${type.possibleTypes.map((member) => member.name).join(" | ")};`, "");
+      continue;
+    }
+    lines.push(`${tsDocComment(type.description, "")}export interface ${name} {`);
+    if (unionMembers.has(name)) lines.push(`  /** Present when selected through a union. */`, `  __typename?: ${JSON.stringify(name)};`);
+    for (const field of type.fields) {
+      if (hasRequiredArgument(field)) continue;
+      const deprecation = field.isDeprecated ? `@deprecated ${field.deprecationReason ?? ""}`.trim() : "";
+      const doc = [field.description, deprecation].filter(Boolean).join("\n");
+      lines.push(`${tsDocComment(doc, "  ")}  ${field.name}: ${tsOutputType(schema, field.type, exact)};`);
+    }
+    lines.push("}", "");
+  }
+  return lines;
+}
+
+function renderPageResults(schema, operations, exact) {
+  const lines = [];
+  for (const operation of operations.filter((entry) => entry.kind === "page")) {
+    const itemsField = operationField(schema, operation);
+    lines.push(`/** The page returned by \`${operation.key}\`. */`);
+    lines.push(`export interface ${upperFirst(operationMethodName(operation.key))}PageResult {`);
+    const pageInfo = exact ? "PageInfo | null" : "PageInfo";
+    lines.push(`  pageInfo: ${pageInfo};`, `  ${operation.itemsField}: ${tsOutputType(schema, itemsField.type, exact)};`, "}", "");
+  }
+  return lines;
+}
+
+/**
+ * The opt-in schema-exact result types (`AniListStrict.*`): the same names with AniList's own
+ * nullability. A lenient result is assignable to its strict twin, so annotating a result with
+ * one opts that code into null checks.
+ */
+function renderStrictTypes(schema, catalog) {
+  const { outputNames, outputEnums } = resultTypeNames(schema, catalog.operations);
+  const lines = [
+    "// Generated by scripts/generate-anilist.mjs from data/anilist-schema.json. Do not edit.",
+    "// The schema-exact result types, exported as the `AniListStrict` namespace.",
+    "",
+    `import type { ${[...outputEnums].sort().join(", ")} } from "./anilist.generated";`,
+    "",
+    ...renderResults(schema, outputNames, true),
+    ...renderPageResults(schema, catalog.operations, true),
+  ];
+  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+}
+
 function renderTypes(schema, catalog) {
   const operations = catalog.operations;
   const lines = [
@@ -857,24 +940,9 @@ function renderTypes(schema, catalog) {
     "",
   ];
 
-  const inputNames = new Set();
-  const outputRoots = new Set();
-  for (const operation of operations) {
-    for (const variable of operation.variables) {
-      for (const name of collectInputTypes(schema, [variable.type.replace(/[[\]!]/g, "")])) inputNames.add(name);
-    }
-    if (!schema.isLeaf(operation.itemType)) outputRoots.add(operation.itemType);
-  }
-  outputRoots.add("PageInfo");
-  const outputNames = collectOutputTypes(schema, [...outputRoots]);
+  const { inputNames, outputNames, outputEnums } = resultTypeNames(schema, operations);
   const enumNames = new Set([...inputNames].filter((name) => schema.type(name).kind === "ENUM"));
-  for (const name of outputNames) {
-    if (schema.type(name).kind !== "OBJECT") continue;
-    for (const field of schema.type(name).fields) {
-      const target = namedType(field.type);
-      if (schema.type(target).kind === "ENUM") enumNames.add(target);
-    }
-  }
+  for (const name of outputEnums) enumNames.add(name);
 
   lines.push("// Enums", "");
   for (const name of [...enumNames].sort()) {
@@ -895,28 +963,7 @@ function renderTypes(schema, catalog) {
     lines.push("}", "");
   }
 
-  const unionMembers = new Set();
-  for (const name of outputNames) {
-    const type = schema.type(name);
-    if (type.kind === "UNION") for (const member of type.possibleTypes) unionMembers.add(member.name);
-  }
-  lines.push("// Results", "");
-  for (const name of [...outputNames].sort()) {
-    const type = schema.type(name);
-    if (type.kind === "UNION") {
-      lines.push(`${tsDocComment(type.description, "")}export type ${name} = ${type.possibleTypes.map((member) => member.name).join(" | ")};`, "");
-      continue;
-    }
-    lines.push(`${tsDocComment(type.description, "")}export interface ${name} {`);
-    if (unionMembers.has(name)) lines.push(`  /** Present when selected through a union. */`, `  __typename?: ${JSON.stringify(name)};`);
-    for (const field of type.fields) {
-      if (hasRequiredArgument(field)) continue;
-      const deprecation = field.isDeprecated ? `@deprecated ${field.deprecationReason ?? ""}`.trim() : "";
-      const doc = [field.description, deprecation].filter(Boolean).join("\n");
-      lines.push(`${tsDocComment(doc, "  ")}  ${field.name}: ${tsOutputType(schema, field.type)};`);
-    }
-    lines.push("}", "");
-  }
+  lines.push("// Results", "", ...renderResults(schema, outputNames, false));
 
   lines.push("// Variables", "");
   for (const operation of operations) {
@@ -941,13 +988,7 @@ function renderTypes(schema, catalog) {
     lines.push("}", "");
   }
 
-  lines.push("// Page results", "");
-  for (const operation of operations.filter((entry) => entry.kind === "page")) {
-    const itemsField = operationField(schema, operation);
-    lines.push(`/** The page returned by \`${operation.key}\`. */`);
-    lines.push(`export interface ${upperFirst(operationMethodName(operation.key))}PageResult {`);
-    lines.push("  pageInfo: PageInfo;", `  ${operation.itemsField}: ${tsOutputType(schema, itemsField.type)};`, "}", "");
-  }
+  lines.push("// Page results", "", ...renderPageResults(schema, operations, false));
 
   for (const kind of ["query", "page", "mutation"]) {
     lines.push(`/** The \`${kind === "page" ? "query.page" : kind}\` operations of \`aniLink.anilist\`. */`);
@@ -959,7 +1000,7 @@ function renderTypes(schema, catalog) {
       const result =
         operation.kind === "page"
           ? `${upperFirst(method)}PageResult`
-          : tsOutputType(schema, operationField(schema, operation).type).replace(/ \| null$/, "");
+          : tsOutputType(schema, operationField(schema, operation).type);
       const auth = operation.requiresAuth ? " Requires a token." : "";
       lines.push(`  /** \`${operation.rootField}${operation.itemsField ? `.${operation.itemsField}` : ""}\`.${auth} */`);
       lines.push(`  ${method}(${variables}, ${options}): Promise<${result}>;`);
@@ -978,6 +1019,7 @@ function generate() {
   return [
     { path: CATALOG_PATH, content: `${JSON.stringify(catalog, null, 2)}\n` },
     { path: TYPES_PATH, content: renderTypes(schema, catalog) },
+    { path: STRICT_TYPES_PATH, content: renderStrictTypes(schema, catalog) },
   ];
 }
 
