@@ -58,6 +58,26 @@ const HOISTED_ARGUMENTS = Object.freeze([
 ]);
 
 /**
+ * The arguments of connection fields (`Staff.characterMedia(sort, onList, page, perPage)`,
+ * `SiteStatistics.users(sort, page, perPage)`) are variables named after the field: `$characterMediaSort`, `$characterMediaPage`…,
+ * as the original names them (`mediaSort`, `mediaPage` on `character`; `staffMediaType` on
+ * `staff`). Connections whose arguments the caller can so size are selected by default.
+ */
+function connectionArgumentRules(schema) {
+  const rules = [];
+  for (const type of schema.types.values()) {
+    if (type.kind !== "OBJECT" || type.name === schema.queryType || type.name === schema.mutationType) continue;
+    for (const field of type.fields) {
+      if (!schema.isConnection(namedType(field.type))) continue;
+      for (const arg of field.args) {
+        rules.push({ variable: `${field.name}${upperFirst(arg.name)}`, argument: arg.name, field: `${type.name}.${field.name}` });
+      }
+    }
+  }
+  return rules;
+}
+
+/**
  * Arguments that mark a list field as paged: it is only selected on request (`fields`), unless
  * the caller sizes it through hoisted variables (SelectionBuilder.nested).
  */
@@ -226,6 +246,8 @@ class SchemaIndex {
     this.types = new Map(schema.types.filter((type) => !type.name.startsWith("__")).map((type) => [type.name, type]));
     this.queryType = schema.queryType.name;
     this.mutationType = schema.mutationType.name;
+    /** HOISTED_ARGUMENTS and the connection arguments of records. */
+    this.hoistingRules = [...HOISTED_ARGUMENTS, ...connectionArgumentRules(this)];
   }
 
   type(name) {
@@ -270,16 +292,17 @@ class SchemaIndex {
   }
 
   /**
-   * The type of each hoisted variable: that of the arguments it binds, which must agree. Root
-   * fields are left out: their arguments are the operations' own variables.
+   * The type of each hoisted variable on the given object types (an operation's reachable
+   * types): that of the arguments it binds there, which must agree. Root fields are left out:
+   * their arguments are the operations' own variables.
    */
-  hoistedVariableTypes() {
-    if (this.hoistedTypes) return this.hoistedTypes;
+  hoistedVariableTypes(typeNames) {
     const types = new Map();
-    for (const type of this.types.values()) {
-      if (type.kind !== "OBJECT" || type.name === this.queryType || type.name === this.mutationType) continue;
+    for (const name of typeNames) {
+      const type = this.type(name);
+      if (type.kind !== "OBJECT" || name === this.queryType || name === this.mutationType) continue;
       for (const field of type.fields) {
-        for (const binding of hoistedBindings(type.name, field)) {
+        for (const binding of hoistedBindings(this, name, field)) {
           const ref = field.args.find((arg) => arg.name === binding.argument).type;
           const known = types.get(binding.variable);
           if (known && typeText(known) !== typeText(ref)) {
@@ -289,11 +312,19 @@ class SchemaIndex {
         }
       }
     }
-    for (const rule of HOISTED_ARGUMENTS) {
-      if (!types.has(rule.variable)) throw new Error(`No field takes the argument hoisted as $${rule.variable}`);
-    }
-    this.hoistedTypes = types;
     return types;
+  }
+
+  /** Fails when a rule of HOISTED_ARGUMENTS matches no field of the schema. */
+  checkHoistingRules() {
+    const bound = new Set();
+    for (const type of this.types.values()) {
+      if (type.kind !== "OBJECT") continue;
+      for (const field of type.fields) for (const binding of hoistedBindings(this, type.name, field)) bound.add(binding.variable);
+    }
+    for (const rule of HOISTED_ARGUMENTS) {
+      if (!bound.has(rule.variable)) throw new Error(`No field takes the argument hoisted as $${rule.variable}`);
+    }
   }
 
   /** A record or value object whose selectable fields are all scalars or enums (paged lists aside). */
@@ -328,16 +359,22 @@ function isPaged(field) {
 }
 
 /** Every paging argument of the field is bound to a hoisted variable. */
-function hasHoistedPaging(ownerName, field) {
-  const bindings = hoistedBindings(ownerName, field);
+function hasHoistedPaging(schema, ownerName, field) {
+  const bindings = hoistedBindings(schema, ownerName, field);
   return field.args
     .filter((arg) => PAGING_ARGUMENTS.has(arg.name))
     .every((arg) => bindings.some((binding) => binding.argument === arg.name));
 }
 
-/** The HOISTED_ARGUMENTS rules matching a field of `ownerName`, as `{ argument, variable, via? }`. */
-function hoistedBindings(ownerName, field) {
-  return HOISTED_ARGUMENTS.filter(
+/** The field takes arguments and every one of them is bound to a hoisted variable. */
+function hasHoistedArguments(schema, ownerName, field) {
+  const bindings = hoistedBindings(schema, ownerName, field);
+  return field.args.length > 0 && field.args.every((arg) => bindings.some((binding) => binding.argument === arg.name));
+}
+
+/** The hoisting rules matching a field of `ownerName`, as `{ argument, variable, via? }`. */
+function hoistedBindings(schema, ownerName, field) {
+  return schema.hoistingRules.filter(
     (rule) =>
       field.args.some((arg) => arg.name === rule.argument) &&
       (!rule.field || rule.field === `${ownerName}.${field.name}`) &&
@@ -380,7 +417,7 @@ function bindHoisted(schema, selection, ownerName, via) {
     if (node.on) return { ...node, selection: bindHoisted(schema, node.selection, node.on, via) };
     if (node.field === "__typename") return node;
     const field = schema.field(ownerName, node.field);
-    const bound = hoistedBindings(ownerName, field)
+    const bound = hoistedBindings(schema, ownerName, field)
       .filter((binding) => !binding.via || binding.via === via)
       .map(({ argument, variable }) => ({ argument, variable }));
     const selection = node.selection
@@ -455,13 +492,18 @@ class SelectionBuilder {
     const schema = this.schema;
     if (schema.isConnection(target)) {
       const node = namedType(schema.field(target, "nodes").type);
-      const cheap = this.level.connections && single && depth === 1 && schema.isFlat(node);
-      return cheap ? [{ field: "nodes", selection: this.leaves(node) }] : null;
+      if (!this.level.connections || !single || depth !== 1) return null;
+      // A connection of the item that the caller can sort and size through its own variables
+      // (`mediaSort`, `mediaPage` on a character) is content, as in the original's documents.
+      if (hasHoistedArguments(schema, ownerName, field)) {
+        return [{ field: "nodes", selection: this.record(node, depth + 1, new Set(path).add(node)) }];
+      }
+      return schema.isFlat(node) ? [{ field: "nodes", selection: this.leaves(node) }] : null;
     }
     // A paged list is selected only when the caller sizes it through a hoisted variable (the
     // UserStatistics breakdowns take `limit: $animeStatLimit`), on a single result, and when its
     // entries are plain values (a `tags` breakdown cut before its `tag` would name nothing).
-    const breakdown = single && hasHoistedPaging(ownerName, field) && schema.isFlat(target);
+    const breakdown = single && hasHoistedPaging(schema, ownerName, field) && schema.isFlat(target);
     if (isPaged(field) && !breakdown) return null;
     if (schema.type(target).kind === "UNION") return this.union(target, depth + 1);
     const innerPath = new Set(path).add(target);
@@ -621,7 +663,7 @@ function buildOperation(schema, operation) {
   // Accepted wherever `fields` could reach a field taking the argument; declared only when used.
   // A root argument of the same name and type (updateUser's `scoreFormat`) serves as both.
   const rootArguments = operationArguments(schema, operation);
-  const hoistedTypes = schema.hoistedVariableTypes();
+  const hoistedTypes = schema.hoistedVariableTypes(collectOutputTypes(schema, [itemType]));
   const hoisted = reachableHoistedArguments(schema, itemType).filter((name) => {
     const rootArgument = rootArguments.find((arg) => arg.name === name);
     if (rootArgument && typeText(rootArgument.type) !== typeText(hoistedTypes.get(name))) {
@@ -685,7 +727,7 @@ function reachableHoistedArguments(schema, itemType) {
     const type = schema.type(name);
     if (type.kind !== "OBJECT") continue;
     for (const field of type.fields) {
-      for (const binding of hoistedBindings(name, field)) found.add(binding.variable);
+      for (const binding of hoistedBindings(schema, name, field)) found.add(binding.variable);
     }
   }
   return [...found].sort();
@@ -725,8 +767,8 @@ function collectOutputTypes(schema, typeNames) {
 }
 
 /** A field as `fields` sees it: its type and the hoisted variables it takes (`via` resolved in Rust). */
-function walkableField(ownerName, field) {
-  const hoisted = hoistedBindings(ownerName, field);
+function walkableField(schema, ownerName, field) {
+  const hoisted = hoistedBindings(schema, ownerName, field);
   return {
     type: typeText(field.type),
     ...(hoisted.length > 0 ? { hoisted } : {}),
@@ -734,9 +776,10 @@ function walkableField(ownerName, field) {
 }
 
 function buildCatalog(schema) {
+  schema.checkHoistingRules();
   const operations = describeOperations(schema).map((operation) => buildOperation(schema, operation));
   const broadBuilder = new SelectionBuilder(schema, NESTED_RECORD_LEVELS[0]);
-  const allHoisted = new Set(HOISTED_ARGUMENTS.map((rule) => rule.variable));
+  const allHoisted = new Set(schema.hoistingRules.map((rule) => rule.variable));
 
   const inputTypeNames = collectInputTypes(
     schema,
@@ -769,7 +812,7 @@ function buildCatalog(schema) {
     const fields =
       type.kind === "OBJECT"
         ? Object.fromEntries(
-            type.fields.filter((field) => !hasRequiredArgument(field)).map((field) => [field.name, walkableField(name, field)]),
+            type.fields.filter((field) => !hasRequiredArgument(field)).map((field) => [field.name, walkableField(schema, name, field)]),
           )
         : undefined;
     outputTypes[name] = {
@@ -830,9 +873,13 @@ function tsOutputType(schema, ref, exact = false) {
 }
 
 /** Where a hoisted variable ends up, for its doc comment. */
-function hoistedVariableDescription(name) {
-  const rule = HOISTED_ARGUMENTS.find((candidate) => candidate.variable === name);
-  if (rule.field) return `Passed as \`${rule.argument}\` to \`${rule.field}\` when it is selected.`;
+function hoistedVariableDescription(schema, name) {
+  const rules = schema.hoistingRules.filter((candidate) => candidate.variable === name);
+  const [rule] = rules;
+  if (rule.field) {
+    const fields = rules.map((candidate) => `\`${candidate.field}\``).join(", ");
+    return `Passed as \`${rule.argument}\` to ${fields} when selected.`;
+  }
   if (rule.via) return `Passed as \`${rule.argument}\` to the selected \`${rule.owner}\` lists under \`${rule.via}\`.`;
   return `Passed to the selected fields that accept \`${rule.argument}\`.`;
 }
@@ -969,6 +1016,7 @@ function renderTypes(schema, catalog) {
   for (const operation of operations) {
     const name = variablesInterfaceName(operation);
     const args = new Map(operationArguments(schema, operation).map((arg) => [arg.name, arg]));
+    const hoistedTypes = schema.hoistedVariableTypes(collectOutputTypes(schema, [operation.itemType]));
     lines.push(`/** Variables of \`${operation.key}\`. */`);
     if (operation.variables.length === 0) {
       lines.push(`export type ${name} = Record<string, never>;`, "");
@@ -978,8 +1026,8 @@ function renderTypes(schema, catalog) {
     for (const variable of operation.variables) {
       const arg = args.get(variable.name);
       if (!arg) {
-        lines.push(`  /** ${hoistedVariableDescription(variable.name)} */`);
-        lines.push(`  ${variable.name}?: ${tsInputType(schema, schema.hoistedVariableTypes().get(variable.name))};`);
+        lines.push(`  /** ${hoistedVariableDescription(schema, variable.name)} */`);
+        lines.push(`  ${variable.name}?: ${tsInputType(schema, hoistedTypes.get(variable.name))};`);
         continue;
       }
       const optional = arg.type.kind !== "NON_NULL";

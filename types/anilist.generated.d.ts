@@ -320,6 +320,15 @@ export type ScoreFormat =
   | "POINT_5"
   | "POINT_3";
 
+/** Site trend sort enums */
+export type SiteTrendSort =
+  | "DATE"
+  | "DATE_DESC"
+  | "COUNT"
+  | "COUNT_DESC"
+  | "CHANGE"
+  | "CHANGE_DESC";
+
 /** The primary language of the voice actor */
 export type StaffLanguage =
   | "JAPANESE"
@@ -2353,6 +2362,16 @@ export interface UserQueryVariables {
   search?: string | null;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2361,12 +2380,90 @@ export interface UserQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.media`. */
@@ -2513,6 +2610,16 @@ export interface MediaQueryVariables {
   countryOfOrigin_not_in?: readonly string[] | null;
   /** The order the results will be returned in */
   sort?: readonly MediaSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2521,12 +2628,90 @@ export interface MediaQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.mediaTrend`. */
@@ -2581,6 +2766,16 @@ export interface MediaTrendQueryVariables {
   episode_not?: number | null;
   /** The order the results will be returned in */
   sort?: readonly MediaTrendSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2589,12 +2784,90 @@ export interface MediaTrendQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.airingSchedule`. */
@@ -2637,6 +2910,16 @@ export interface AiringScheduleQueryVariables {
   airingAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly AiringSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2645,12 +2928,90 @@ export interface AiringScheduleQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.character`. */
@@ -2669,6 +3030,16 @@ export interface CharacterQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly CharacterSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2677,12 +3048,90 @@ export interface CharacterQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.staff`. */
@@ -2701,6 +3150,16 @@ export interface StaffQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StaffSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2709,12 +3168,90 @@ export interface StaffQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.mediaList`. */
@@ -2769,6 +3306,16 @@ export interface MediaListQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2777,12 +3324,90 @@ export interface MediaListQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.mediaListCollection`. */
@@ -2829,6 +3454,16 @@ export interface MediaListCollectionQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2837,12 +3472,90 @@ export interface MediaListCollectionQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.genreCollection`. */
@@ -2856,6 +3569,16 @@ export interface MediaTagCollectionQueryVariables {
 
 /** Variables of `query.viewer`. */
 export interface ViewerQueryVariables {
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2864,12 +3587,90 @@ export interface ViewerQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.notification`. */
@@ -2880,6 +3681,16 @@ export interface NotificationQueryVariables {
   resetNotificationCount?: boolean | null;
   /** Filter by the type of notifications (max 10,000 items) */
   type_in?: readonly NotificationType[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2888,12 +3699,90 @@ export interface NotificationQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.studio`. */
@@ -2910,6 +3799,16 @@ export interface StudioQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StudioSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2918,12 +3817,90 @@ export interface StudioQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.review`. */
@@ -2938,6 +3915,16 @@ export interface ReviewQueryVariables {
   mediaType?: MediaType | null;
   /** The order the results will be returned in */
   sort?: readonly ReviewSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2946,12 +3933,88 @@ export interface ReviewQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.activity`. */
@@ -3010,6 +4073,16 @@ export interface ActivityQueryVariables {
   createdAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ActivitySort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3018,12 +4091,90 @@ export interface ActivityQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.activityReply`. */
@@ -3032,6 +4183,16 @@ export interface ActivityReplyQueryVariables {
   id?: number | null;
   /** Filter by the parent id */
   activityId?: number | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3040,12 +4201,90 @@ export interface ActivityReplyQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.following`. */
@@ -3054,6 +4293,16 @@ export interface FollowingQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3062,12 +4311,90 @@ export interface FollowingQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.follower`. */
@@ -3076,6 +4403,16 @@ export interface FollowerQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3084,12 +4421,90 @@ export interface FollowerQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.thread`. */
@@ -3112,6 +4527,16 @@ export interface ThreadQueryVariables {
   id_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3120,12 +4545,90 @@ export interface ThreadQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.threadComment`. */
@@ -3138,6 +4641,16 @@ export interface ThreadCommentQueryVariables {
   userId?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadCommentSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3146,12 +4659,90 @@ export interface ThreadCommentQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.recommendation`. */
@@ -3174,6 +4765,16 @@ export interface RecommendationQueryVariables {
   rating_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly RecommendationSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3182,12 +4783,90 @@ export interface RecommendationQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.markdown`. */
@@ -3198,6 +4877,16 @@ export interface MarkdownQueryVariables {
 
 /** Variables of `query.aniChartUser`. */
 export interface AniChartUserQueryVariables {
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3206,16 +4895,137 @@ export interface AniChartUserQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.siteStatistics`. */
-export type SiteStatisticsQueryVariables = Record<string, never>;
+export interface SiteStatisticsQueryVariables {
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
+  /** Passed as `sort` to `SiteStatistics.anime` when selected. */
+  animeSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
+  /** Passed as `sort` to `SiteStatistics.manga` when selected. */
+  mangaSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `SiteStatistics.users` when selected. */
+  usersPage?: number | null;
+  /** Passed as `perPage` to `SiteStatistics.users` when selected. */
+  usersPerPage?: number | null;
+  /** Passed as `sort` to `SiteStatistics.users` when selected. */
+  usersSort?: readonly SiteTrendSort[] | null;
+}
 
 /** Variables of `query.externalLinkSourceCollection`. */
 export interface ExternalLinkSourceCollectionQueryVariables {
@@ -3241,6 +5051,16 @@ export interface UsersPageQueryVariables {
   search?: string | null;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3249,12 +5069,90 @@ export interface UsersPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.medias`. */
@@ -3405,6 +5303,16 @@ export interface MediasPageQueryVariables {
   countryOfOrigin_not_in?: readonly string[] | null;
   /** The order the results will be returned in */
   sort?: readonly MediaSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3413,12 +5321,90 @@ export interface MediasPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.characters`. */
@@ -3441,6 +5427,16 @@ export interface CharactersPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly CharacterSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3449,12 +5445,90 @@ export interface CharactersPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.staffs`. */
@@ -3477,6 +5551,16 @@ export interface StaffsPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StaffSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3485,12 +5569,90 @@ export interface StaffsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.studios`. */
@@ -3511,6 +5673,16 @@ export interface StudiosPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StudioSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3519,12 +5691,90 @@ export interface StudiosPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.mediaLists`. */
@@ -3583,6 +5833,16 @@ export interface MediaListsPageQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3591,12 +5851,90 @@ export interface MediaListsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.airingSchedules`. */
@@ -3643,6 +5981,16 @@ export interface AiringSchedulesPageQueryVariables {
   airingAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly AiringSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3651,12 +5999,90 @@ export interface AiringSchedulesPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.mediaTrends`. */
@@ -3715,6 +6141,16 @@ export interface MediaTrendsPageQueryVariables {
   episode_not?: number | null;
   /** The order the results will be returned in */
   sort?: readonly MediaTrendSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3723,12 +6159,90 @@ export interface MediaTrendsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.notifications`. */
@@ -3743,6 +6257,16 @@ export interface NotificationsPageQueryVariables {
   resetNotificationCount?: boolean | null;
   /** Filter by the type of notifications (max 10,000 items) */
   type_in?: readonly NotificationType[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3751,12 +6275,90 @@ export interface NotificationsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.followers`. */
@@ -3769,6 +6371,16 @@ export interface FollowersPageQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3777,12 +6389,90 @@ export interface FollowersPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.following`. */
@@ -3795,6 +6485,16 @@ export interface FollowingPageQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3803,12 +6503,90 @@ export interface FollowingPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.activities`. */
@@ -3871,6 +6649,16 @@ export interface ActivitiesPageQueryVariables {
   createdAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ActivitySort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3879,12 +6667,90 @@ export interface ActivitiesPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.activityReplies`. */
@@ -3897,6 +6763,16 @@ export interface ActivityRepliesPageQueryVariables {
   id?: number | null;
   /** Filter by the parent id */
   activityId?: number | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3905,12 +6781,90 @@ export interface ActivityRepliesPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.threads`. */
@@ -3937,6 +6891,16 @@ export interface ThreadsPageQueryVariables {
   id_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3945,12 +6909,90 @@ export interface ThreadsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.threadComments`. */
@@ -3967,6 +7009,16 @@ export interface ThreadCommentsPageQueryVariables {
   userId?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadCommentSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3975,12 +7027,90 @@ export interface ThreadCommentsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.reviews`. */
@@ -3999,6 +7129,16 @@ export interface ReviewsPageQueryVariables {
   mediaType?: MediaType | null;
   /** The order the results will be returned in */
   sort?: readonly ReviewSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4007,12 +7147,88 @@ export interface ReviewsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.recommendations`. */
@@ -4039,6 +7255,16 @@ export interface RecommendationsPageQueryVariables {
   rating_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly RecommendationSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4047,12 +7273,90 @@ export interface RecommendationsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.likes`. */
@@ -4065,6 +7369,16 @@ export interface LikesPageQueryVariables {
   likeableId?: number | null;
   /** The type of model the id applies to */
   type?: LikeableType | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4073,12 +7387,90 @@ export interface LikesPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.updateUser`. */
@@ -4114,6 +7506,16 @@ export interface UpdateUserMutationVariables {
   /** Only allow messages from other users the user follows */
   restrictMessagesToFollowing?: boolean | null;
   disabledListActivity?: readonly ListActivityOptionInput[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4122,10 +7524,88 @@ export interface UpdateUserMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveMediaListEntry`. */
@@ -4162,6 +7642,16 @@ export interface SaveMediaListEntryMutationVariables {
   startedAt?: FuzzyDateInput | null;
   /** When the entry was completed by the user */
   completedAt?: FuzzyDateInput | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4170,12 +7660,90 @@ export interface SaveMediaListEntryMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.updateMediaListEntries`. */
@@ -4208,6 +7776,16 @@ export interface UpdateMediaListEntriesMutationVariables {
   completedAt?: FuzzyDateInput | null;
   /** The list entries ids to update */
   ids?: readonly number[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4216,12 +7794,90 @@ export interface UpdateMediaListEntriesMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteMediaListEntry`. */
@@ -4246,6 +7902,16 @@ export interface SaveTextActivityMutationVariables {
   text?: string | null;
   /** If the activity should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4254,12 +7920,90 @@ export interface SaveTextActivityMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveMessageActivity`. */
@@ -4276,6 +8020,16 @@ export interface SaveMessageActivityMutationVariables {
   locked?: boolean | null;
   /** If the message should be sent from the Moderator account (Mod Only) */
   asMod?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4284,12 +8038,90 @@ export interface SaveMessageActivityMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveListActivity`. */
@@ -4298,6 +8130,16 @@ export interface SaveListActivityMutationVariables {
   id?: number | null;
   /** If the activity should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4306,12 +8148,90 @@ export interface SaveListActivityMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteActivity`. */
@@ -4326,6 +8246,16 @@ export interface ToggleActivityPinMutationVariables {
   id?: number | null;
   /** If the activity should be pinned or unpinned */
   pinned?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4334,12 +8264,90 @@ export interface ToggleActivityPinMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.toggleActivitySubscription`. */
@@ -4348,6 +8356,16 @@ export interface ToggleActivitySubscriptionMutationVariables {
   activityId?: number | null;
   /** Whether to subscribe or unsubscribe from the activity */
   subscribe?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4356,12 +8374,90 @@ export interface ToggleActivitySubscriptionMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveActivityReply`. */
@@ -4374,6 +8470,16 @@ export interface SaveActivityReplyMutationVariables {
   text?: string | null;
   /** If the reply should be sent from the Moderator account (Mod Only) */
   asMod?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4382,12 +8488,90 @@ export interface SaveActivityReplyMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteActivityReply`. */
@@ -4402,6 +8586,16 @@ export interface ToggleLikeMutationVariables {
   id?: number | null;
   /** The type of model to be un/liked */
   type?: LikeableType | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4410,12 +8604,90 @@ export interface ToggleLikeMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.toggleLikeV2`. */
@@ -4424,6 +8696,16 @@ export interface ToggleLikeV2MutationVariables {
   id?: number | null;
   /** The type of model to be un/liked */
   type?: LikeableType | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4432,18 +8714,106 @@ export interface ToggleLikeV2MutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.toggleFollow`. */
 export interface ToggleFollowMutationVariables {
   /** The id of the user to un/follow */
   userId?: number | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4452,12 +8822,90 @@ export interface ToggleFollowMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.toggleFavourite`. */
@@ -4472,6 +8920,16 @@ export interface ToggleFavouriteMutationVariables {
   staffId?: number | null;
   /** The id of the studio to un/favourite */
   studioId?: number | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4480,12 +8938,90 @@ export interface ToggleFavouriteMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.updateFavouriteOrder`. */
@@ -4510,6 +9046,16 @@ export interface UpdateFavouriteOrderMutationVariables {
   staffOrder?: readonly number[] | null;
   /** List of integers which the studio should be ordered by (Asc) */
   studioOrder?: readonly number[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4518,12 +9064,90 @@ export interface UpdateFavouriteOrderMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveReview`. */
@@ -4540,6 +9164,16 @@ export interface SaveReviewMutationVariables {
   score?: number | null;
   /** If the review should only be visible to its creator */
   private?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4548,12 +9182,90 @@ export interface SaveReviewMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.rateReview`. */
@@ -4562,6 +9274,16 @@ export interface RateReviewMutationVariables {
   reviewId?: number | null;
   /** The rating to apply to the review */
   rating?: ReviewRating | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4570,12 +9292,90 @@ export interface RateReviewMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteReview`. */
@@ -4592,6 +9392,16 @@ export interface SaveRecommendationMutationVariables {
   mediaRecommendationId?: number | null;
   /** The rating to give the recommendation */
   rating?: RecommendationRating | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4600,12 +9410,90 @@ export interface SaveRecommendationMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveThread`. */
@@ -4624,6 +9512,16 @@ export interface SaveThreadMutationVariables {
   sticky?: boolean | null;
   /** If the thread should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4632,12 +9530,90 @@ export interface SaveThreadMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteThread`. */
@@ -4652,6 +9628,16 @@ export interface ToggleThreadSubscriptionMutationVariables {
   threadId?: number | null;
   /** Whether to subscribe or unsubscribe from the forum thread */
   subscribe?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4660,12 +9646,90 @@ export interface ToggleThreadSubscriptionMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveThreadComment`. */
@@ -4680,6 +9744,16 @@ export interface SaveThreadCommentMutationVariables {
   comment?: string | null;
   /** If the comment tree should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4688,12 +9762,90 @@ export interface SaveThreadCommentMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteThreadComment`. */
