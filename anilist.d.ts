@@ -8,6 +8,10 @@ export {
   type AniLinkOptions,
   type AniListCredentials,
   type CustomPageOptions,
+  type RequestAuth,
+  type RequestAuthInput,
+  type AniListTokenRefreshCallback,
+  type AniListTokenRefreshErrorCallback,
 } from "./types/anilink";
 export * from "./types/errors";
 export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";

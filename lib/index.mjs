@@ -35,4 +35,7 @@ export const {
   refreshMalAccessToken,
   buildMalAuthorizationUrl,
   getMalTokenExpiry,
+  snapshotTransportState,
+  buildProviderClients,
+  buildMyAnimeListApi,
 } = entry;
