@@ -19,14 +19,8 @@ interface AniListChunkShape {
   hasNextChunk?: boolean | null;
 }
 
-/** The keys of `T` that hold arrays: the valid `itemsKey` values. */
-type ArrayKeys<T> = {
-  [K in keyof T]-?: NonNullable<T[K]> extends readonly unknown[] ? K : never;
-}[keyof T] &
-  string;
-
 /** The element type of the array under `T[K]`. */
-type ItemsOf<T, K extends keyof T> = NonNullable<T[K]> extends readonly (infer Item)[] ? Item : never;
+type ItemsOf<T, K> = K extends keyof T ? (NonNullable<T[K]> extends readonly (infer Item)[] ? Item : never) : never;
 
 /**
  * Fetches one page. Page numbers start at `startPage` and grow by one; the signal aborts when the
@@ -107,7 +101,9 @@ export interface MalPaginateResult<TItem> {
 }
 
 /** Fetch every page of an AniList `Page` query and gather the items under `itemsKey`. */
-export declare function paginate<TPage extends AniListPageShape, K extends ArrayKeys<TPage>>(
+// `itemsKey` must not mention `TPage`: TypeScript would then fix `TPage` before it reads an
+// inline fetcher's return type. A key that names no array gives `never` items.
+export declare function paginate<TPage extends AniListPageShape, K extends string>(
   fetchPage: PageFetcher<TPage>,
   itemsKey: K,
   options?: PaginateOptions<TPage>,
@@ -120,7 +116,7 @@ export declare function paginatePages<TPage extends AniListPageShape>(
 ): AsyncGenerator<TPage, void, undefined>;
 
 /** Fetch every `MediaListCollection` chunk and gather the items under `itemsKey` (usually "lists"). */
-export declare function paginateChunks<TChunk extends AniListChunkShape, K extends ArrayKeys<TChunk>>(
+export declare function paginateChunks<TChunk extends AniListChunkShape, K extends string>(
   fetchChunk: ChunkFetcher<TChunk>,
   itemsKey: K,
   options?: ChunkPaginateOptions<TChunk>,
