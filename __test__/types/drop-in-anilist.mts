@@ -358,3 +358,54 @@ export async function documentationMistakes(): Promise<void> {
   // @ts-expect-error string | undefined is not a string
   await refreshAccessToken("id", "secret", refresh_token);
 }
+
+// --- Helpers on the client (AniList helpers) ---
+export async function helpers(): Promise<void> {
+  const client = new AniLink({ anilist: { authToken: "anilist-token" }, mal: { accessToken: "mal-token" } });
+  const startedAt = client.anilist.fuzzyDate({ year: 2024, month: 4, day: 15 });
+  const month: number = startedAt.month;
+  await client.anilist.mutation.saveMediaListEntry({ mediaId: 1, status: "COMPLETED", startedAt });
+  const full: number = client.anilist.fuzzyDateInt({ year: 2024, month: 4, day: 15 });
+  const page = await client.anilist.query.page.medias({ page: 1, perPage: 50, type: "ANIME", startDate: full });
+  const { anilistToMal, malToAnilist, unmapped } = client.anilist.crossLink(page.media);
+  const malId = anilistToMal.get(21);
+  if (malId !== undefined) {
+    const malAnime = await client.mal.anime.get({ id: malId }, { fields: ["id", "title"] });
+    log(malAnime.title);
+  }
+  const unmappedTitle: string | undefined = unmapped[0]?.title.romaji;
+  const collection = await client.anilist.query.mediaListCollection({ userId: 542244, type: "ANIME" });
+  const entries = client.anilist.flattenMediaListCollection(collection);
+  const lists: string[] | undefined = entries[0]?.listNames;
+  log(month, malToAnilist.size, unmappedTitle, lists);
+}
+
+// --- Hooks per slot, client-level onHookError, latency metrics (observability) ---
+declare const metrics: { observe(name: string, value: number, tags?: object): void; record(value: number): void };
+export const perSlot = new AniLink({
+  onHookError: (hookName, error) => log(`hook ${hookName} threw`, error),
+  anilist: {
+    authToken: "t",
+    onResponse: ({ requestId, url, durationMs, rateLimit, pacedMs }) => {
+      metrics.observe(pacedMs === undefined ? "latency" : "paced-latency", durationMs, { requestId, url });
+      if (rateLimit && rateLimit.remaining < 10) log("quota running low:", rateLimit.remaining, "/", rateLimit.limit);
+    },
+    onError: (error, { requestId, attempt, code }) => log(requestId, attempt, code, error.message),
+    onRetry: (_error, { attempt, nextDelayMs }) => log(attempt, nextDelayMs),
+    onPace: ({ requestId, delayMs }) => log(requestId, delayMs),
+  },
+  mal: { accessToken: "m" },
+});
+
+// --- custom(): the caller types the unwrapped value (custom queries) ---
+export async function customEnvelope(): Promise<void> {
+  const media = await aniLink.anilist.custom<{ id: number }>("query { Media(id: 1) { id } }");
+  const id: number = media.id;
+  const both = await aniLink.anilist.custom<{ data: { Media: { id: number }; Viewer: { id: number } } }>(
+    "query { Media(id: 1) { id } Viewer { id } }",
+    undefined,
+    { timeout: 10_000 },
+  );
+  const viewerId: number = both.data.Viewer.id;
+  log(id, viewerId);
+}

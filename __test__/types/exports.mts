@@ -235,3 +235,9 @@ export type RootTypes = [
 snapshotTransportState("anilist");
 // @ts-expect-error stateOwners cannot be replaced
 clients.stateOwners = { anilist: {}, mal: {} };
+// Deliberate difference: the named slots are closed (a mistyped key fails to compile), where the
+// original's extend the open ProviderCredentials.
+// @ts-expect-error no index signature on AniListCredentials
+export const slotsAreProviderCredentials: ProviderCredentials[] = [anilistSlot];
+// @ts-expect-error accessToken is not an AniList field
+export const misplaced: AniLinkCredentials = { anilist: { accessToken: "m" } };
