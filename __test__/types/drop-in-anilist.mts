@@ -409,3 +409,56 @@ export async function customEnvelope(): Promise<void> {
   const viewerId: number = both.data.Viewer.id;
   log(id, viewerId);
 }
+
+// --- Recipes, provider configuration, cancellation, response cache ---
+declare const counters: { increment(name: string, tags: object): void; record(provider: string, value: number): void };
+export async function recipes(): Promise<void> {
+  const fromEnv = new AniLink(process.env.ANILIST_TOKEN);
+  const synced = await fromEnv.anilist.paginate(
+    (page, perPage) => fromEnv.anilist.query.page.medias({ page, perPage, type: "ANIME", sort: ["TRENDING_DESC"] }),
+    "media",
+    { perPage: 50, maxPages: 10, concurrency: 4 },
+  );
+  if (synced.truncated) log(`synced ${synced.items.length} items across ${synced.pageCount} pages`);
+
+  const both = new AniLink({ anilist: { authToken: process.env.ANILIST_TOKEN }, mal: { accessToken: process.env.MAL_TOKEN } });
+  const anilistMedia = await both.anilist.query.media({ id: 21, type: "ANIME" });
+  const { anilistToMal } = both.anilist.crossLink([anilistMedia]);
+  const page = await both.anilist.query.page.medias({ page: 1, perPage: 50, type: "ANIME" });
+  const malIds: number[] = page.media.map((media) => anilistToMal.get(media.id)).filter((malId): malId is number => malId !== undefined);
+  log(anilistMedia.title.romaji, malIds);
+
+  const scheduler = new AniLink({
+    anilist: {
+      authToken: process.env.ANILIST_TOKEN,
+      paceWithRateLimit: true,
+      circuitBreaker: { threshold: 5, cooldownMs: 30_000 },
+      onCircuitOpen: ({ host, failures }) => counters.increment("circuit.open", { host, failures }),
+      onCircuitClose: ({ host }) => counters.increment("circuit.close", { host }),
+      onResponse: ({ durationMs }) => counters.record("anilist", durationMs),
+    },
+    mal: { accessToken: process.env.MAL_TOKEN, retry: { maxRetries: 2 }, onResponse: ({ durationMs }) => counters.record("mal", durationMs) },
+  });
+  log(scheduler);
+
+  const scoped = new AniLink({
+    anilist: { authToken: "t", timeout: 5_000, retry: false },
+    mal: { accessToken: "m", timeout: 15_000 },
+  });
+  const controller = new AbortController();
+  const cancellable = new AniLink("token", { signal: controller.signal, timeout: 10_000 });
+  try {
+    await cancellable.anilist.query.page.medias({ page: 1, perPage: 50 });
+  } catch (error) {
+    if (error instanceof AniLinkNetworkError && error.abortedDuringPacing) log("never reached the network");
+    if (error instanceof AniLinkNetworkError && error.code === AniLinkErrorCodes.TIMEOUT) log(error.timeoutMs);
+  }
+
+  const cache = new ResponseCache({ ttlMs: 120_000, maxEntries: 256 });
+  const cached = new AniLink("token", {
+    responseCache: cache,
+    onResponse: ({ url, durationMs, cacheHit }) => (cacheHit ? counters.increment("cache.hit", { url }) : counters.record(url, durationMs)),
+  });
+  cache.clear();
+  log(scoped, cached, cache.stats().hits);
+}
