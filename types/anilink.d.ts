@@ -1,7 +1,9 @@
 import type {
+  ActivityUnion,
   AniListMutationOperations,
   AniListPageOperations,
   AniListQueryOperations,
+  NotificationUnion,
 } from "./anilist.generated";
 import type { FlattenedMediaListEntry, MediaListCollectionLike, crossLink, fuzzyDate, fuzzyDateInt } from "./helpers";
 import type { MyAnimeListApi } from "./mal";
@@ -146,14 +148,6 @@ export interface WatchActivityOptions extends WatchOptions {
   asHtml?: boolean;
 }
 
-/** What a watcher yields: an AniList notification or activity (a union: check `__typename`). */
-export interface WatchedItem {
-  id: number;
-  createdAt: number;
-  __typename?: string;
-  [field: string]: unknown;
-}
-
 export interface AniListApi {
   query: AniListQueryOperations & { readonly page: AniListPageOperations };
   mutation: AniListMutationOperations;
@@ -171,8 +165,10 @@ export interface AniListApi {
   paginateChunks: typeof paginateChunks;
   /** Pollers: new notifications or activities, oldest first, every `intervalMs`. */
   watch: {
-    notifications(options?: WatchNotificationsOptions): AsyncGenerator<WatchedItem, void, undefined>;
-    activity(options?: WatchActivityOptions): AsyncGenerator<WatchedItem, void, undefined>;
+    /** Notifications (a union: check `__typename` or `type`). */
+    notifications(options?: WatchNotificationsOptions): AsyncGenerator<NotificationUnion, void, undefined>;
+    /** Activities (a union: check `__typename` or `type`). */
+    activity(options?: WatchActivityOptions): AsyncGenerator<ActivityUnion, void, undefined>;
   };
   fuzzyDate: typeof fuzzyDate;
   fuzzyDateInt: typeof fuzzyDateInt;

@@ -462,3 +462,17 @@ export async function recipes(): Promise<void> {
   cache.clear();
   log(scoped, cached, cache.stats().hits);
 }
+
+// --- Watchers ---
+export async function watchers(): Promise<void> {
+  const client = new AniLink({ anilist: { authToken: "anilist-token" } });
+  const controller = new AbortController();
+  for await (const notification of client.anilist.watch.notifications({ since: Math.floor(Date.now() / 1000) - 3600, intervalMs: 60_000, signal: controller.signal })) {
+    const createdAt: number = notification.createdAt;
+    log(notification.type, createdAt);
+  }
+  for await (const activity of client.anilist.watch.activity({ userId: 542244, intervalMs: 120_000 })) {
+    const kind: string = activity.type;
+    log(kind, activity.createdAt);
+  }
+}
