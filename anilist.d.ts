@@ -8,6 +8,10 @@ export {
   type AniLinkOptions,
   type AniListCredentials,
   type CustomPageOptions,
+  type RequestAuth,
+  type RequestAuthInput,
+  type AniListTokenRefreshCallback,
+  type AniListTokenRefreshErrorCallback,
 } from "./types/anilink";
 export * from "./types/errors";
 export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
@@ -26,3 +30,5 @@ export type {
   MediaListCollectionEntryLike,
 } from "./types/helpers";
 export * from "./types/anilist.generated";
+/** The schema-exact AniList result types (AniList's own nullability), opt-in: `AniListStrict.Media`. */
+export * as AniListStrict from "./types/anilist.strict.generated";

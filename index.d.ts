@@ -7,3 +7,5 @@ export * from "./types/paginate";
 export * from "./types/helpers";
 export * from "./types/mal";
 export * from "./types/anilist.generated";
+/** The schema-exact AniList result types (AniList's own nullability), opt-in: `AniListStrict.Media`. */
+export * as AniListStrict from "./types/anilist.strict.generated";

@@ -7,6 +7,13 @@ export {
   MAL_TOKEN_URL,
   type MalCredentials,
   type MalTokenResponse,
+  buildMyAnimeListApi,
+  type AniLinkCredentials,
+  type ProviderCredentials,
+  type RequestAuth,
+  type RequestAuthInput,
+  type MalTokenRefreshCallback,
+  type MalTokenRefreshErrorCallback,
 } from "./types/anilink";
 export * from "./types/errors";
 export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";

@@ -152,6 +152,7 @@ describe("generate-anilist.mjs --check", () => {
     cpSync(generator, join(scratch, "scripts/generate-anilist.mjs"));
     cpSync(ANILIST_SCHEMA_PATH, join(scratch, "data/anilist-schema.json"));
     cpSync(join(root, "types/anilist.generated.d.ts"), join(scratch, "types/anilist.generated.d.ts"));
+    cpSync(join(root, "types/anilist.strict.generated.d.ts"), join(scratch, "types/anilist.strict.generated.d.ts"));
     writeFileSync(join(scratch, "crates/providers/src/anilist/catalog.json"), "{}\n");
 
     const result = spawnSync(process.execPath, [join(scratch, "scripts/generate-anilist.mjs"), "--check"], { encoding: "utf8" });

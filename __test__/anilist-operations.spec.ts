@@ -359,6 +359,78 @@ describe('variables named by api.md §9.1', () => {
   });
 });
 
+/**
+ * The variables the original passes to the connections of a nested field (read in its operation
+ * documents: `character`'s `media(sort: $mediaSort, …)`, `staff`'s `staffMedia`, `characters`
+ * and `characterMedia`, `siteStatistics`' trend connections), each with the `fields` paths that
+ * select those connections (the default documents of single results select them already).
+ */
+const STAFF_CONNECTION_VARIABLES = [
+  'staffMediaSort', 'staffMediaType', 'staffMediaOnList', 'staffMediaPage', 'staffMediaPerPage',
+  'charactersSort', 'charactersPage', 'charactersPerPage',
+  'characterMediaSort', 'characterMediaOnList', 'characterMediaPage', 'characterMediaPerPage',
+];
+const STAFF_CONNECTION_FIELDS = ['staffMedia.nodes.id', 'characters.nodes.id', 'characterMedia.nodes.id'];
+const CHARACTER_CONNECTION_VARIABLES = ['mediaSort', 'mediaOnList', 'mediaPage', 'mediaPerPage'];
+const STUDIO_CONNECTION_VARIABLES = ['mediaSort', 'mediaIsMain', 'mediaOnList', 'mediaPage', 'mediaPerPage', ...STAFF_CONNECTION_VARIABLES];
+const STUDIO_CONNECTION_FIELDS = ['media.nodes.id', ...STAFF_CONNECTION_FIELDS.map((path) => `media.nodes.staff.nodes.${path}`)];
+const SITE_STATISTICS_VARIABLES = ['users', 'anime', 'manga', 'characters', 'staff', 'studios', 'reviews'].flatMap((field) =>
+  ['Sort', 'Page', 'PerPage'].map((argument) => `${field}${argument}`),
+);
+const ORIGINAL_CONNECTION_VARIABLES: [key: string, names: string[], fields: string[]][] = [
+  ['query.character', CHARACTER_CONNECTION_VARIABLES, ['media.nodes.id']],
+  ['query.page.characters', CHARACTER_CONNECTION_VARIABLES, ['media.nodes.id']],
+  ['query.staff', STAFF_CONNECTION_VARIABLES, STAFF_CONNECTION_FIELDS],
+  ['query.page.staffs', STAFF_CONNECTION_VARIABLES, STAFF_CONNECTION_FIELDS],
+  ['query.studio', STUDIO_CONNECTION_VARIABLES, STUDIO_CONNECTION_FIELDS],
+  ['query.page.studios', STUDIO_CONNECTION_VARIABLES, STUDIO_CONNECTION_FIELDS],
+  ['query.siteStatistics', SITE_STATISTICS_VARIABLES, ['users.nodes.date', 'anime.nodes.date', 'manga.nodes.date', 'characters.nodes.date', 'staff.nodes.date', 'studios.nodes.date', 'reviews.nodes.date']],
+];
+
+/** The names of the variables a document declares. */
+function declaredVariables(document: string): string[] {
+  return (onlyOperation(document).variableDefinitions ?? []).map((definition) => definition.variable.name.value);
+}
+
+describe("the original's nested-connection variables", () => {
+  it.each(ORIGINAL_CONNECTION_VARIABLES)('%s accepts them and binds each one in the document', async (key, names, fields) => {
+    const operation = catalog.operations.find((entry) => entry.key === key);
+    if (!operation) throw new Error(`no catalog entry for ${key}`);
+    const variables = Object.fromEntries(names.map((name) => [name, sampleValue(typeOf(operation, name))]));
+    server.enqueue({ body: graphqlData(operation.rootField, sampleResult(operation)) });
+
+    await operationOf(authed, key)({ ...minimalVariables(operation), ...variables }, { fields });
+
+    const body = sentBody(onlyRequest(server));
+    expect(body.variables).toMatchObject(variables);
+    // Declared, and graphql-js refuses a declared variable no argument uses.
+    expect(declaredVariables(body.query)).toEqual(expect.arrayContaining(names));
+    expect(schemaErrors(body.query)).toEqual([]);
+  });
+
+  it.each([
+    ['query.character', 'media(sort: $mediaSort, type: $mediaType, onList: $mediaOnList, page: $mediaPage, perPage: $mediaPerPage) { nodes {'],
+    ['query.staff', 'characterMedia(sort: $characterMediaSort, onList: $characterMediaOnList, page: $characterMediaPage, perPage: $characterMediaPerPage) { nodes {'],
+    ['query.studio', 'media(sort: $mediaSort, isMain: $mediaIsMain, onList: $mediaOnList, page: $mediaPage, perPage: $mediaPerPage) { nodes {'],
+  ])('the default document of %s selects the connection with its variables', async (key, binding) => {
+    const operation = catalog.operations.find((entry) => entry.key === key);
+    if (!operation) throw new Error(`no catalog entry for ${key}`);
+    server.enqueue({ body: graphqlData(operation.rootField, sampleResult(operation)) });
+
+    await operationOf(authed, key)({ id: 1, mediaPage: 2, mediaPerPage: 5 });
+
+    const body = sentBody(onlyRequest(server));
+    expect(body.query).toBe(operation.defaultDocument);
+    expect(body.query).toContain(binding);
+    expect(body.variables).toEqual({ id: 1, mediaPage: 2, mediaPerPage: 5 });
+  });
+
+  it('rejects a wrongly typed nested-connection variable before any request', async () => {
+    const details = await expectValidationError(authed.anilist.query.character({ id: 1, mediaSort: ['NOPE'] as never }), server);
+    expect(details[0]).toMatch(/^Invalid mediaSort\[0\]: "NOPE"\. Expected one of: /);
+  });
+});
+
 describe('page operations', () => {
   it.each(Object.entries(SPEC_PAGE_ITEMS))('page.%s selects pageInfo and the Page field %s', async (name, itemsField) => {
     const operation = catalog.operations.find((entry) => entry.key === `query.page.${name}`);

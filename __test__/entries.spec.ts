@@ -58,6 +58,18 @@ describe('in the test process', () => {
     },
   );
 
+  it.each(['snapshotTransportState', 'buildProviderClients', 'buildMyAnimeListApi'] as const)(
+    'the root entry exports the lower-level entry point %s (api.md §1)',
+    (name) => {
+      expect(typeof root[name]).toBe('function');
+    },
+  );
+
+  it('/mal exports buildMyAnimeListApi, /anilist does not (as in the original barrels)', () => {
+    expect(malEntry.buildMyAnimeListApi).toBe(root.buildMyAnimeListApi);
+    expect('buildMyAnimeListApi' in anilistEntry).toBe(false);
+  });
+
   it.each(['buildMalAuthorizationUrl', 'getMalTokenExpiry'] as const)('the MAL helper %s is the same function from the root and /mal', (name) => {
     expect(typeof root[name]).toBe('function');
     expect(malEntry[name]).toBe(root[name]);

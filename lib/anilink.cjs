@@ -11,6 +11,7 @@ const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
 const { bindMapExternalIds } = require('./map-external-ids.cjs');
 const { getMalAccessToken } = require('./oauth.cjs');
+const { createStateOwner, bindStateOwner, snapshotTransportState } = require('./transport-state.cjs');
 
 const { isObject } = helpers;
 
@@ -177,41 +178,86 @@ function createMalApi(slot) {
   return api;
 }
 
-function deepFreeze(value) {
-  if (value !== null && typeof value === 'object') {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
+/** The native client, token refresher and options of one provider slot. */
+function createSlot(provider, options) {
+  const slot = { options, native: createNative(provider, options) };
+  slot.refresher = createRefresher(provider, slot);
+  return slot;
+}
+
+/** Both provider clients from their slots, with their state owners (api.md §11). */
+function clientsFromSlots(slotOptions) {
+  const anilist = createSlot('anilist', slotOptions.anilist);
+  const mal = createSlot('mal', slotOptions.mal);
+  const clients = {
+    anilist: createAniListApi(anilist),
+    mal: createMalApi(mal),
+    stateOwners: Object.freeze({ anilist: createStateOwner(anilist.native), mal: createStateOwner(mal.native) }),
+  };
+  const caches = {};
+  for (const [provider, options] of Object.entries(slotOptions)) {
+    if (options.responseCache) caches[provider] = options.responseCache;
   }
-  return value;
+  if (Object.keys(caches).length > 0) clients.responseCaches = Object.freeze(caches);
+  return clients;
+}
+
+/** Keys of a slot that configure the client rather than the transport. */
+const AUTH_FIELDS = ['authToken', 'accessToken', 'refreshToken', 'clientId', 'clientSecret', 'onTokenRefresh', 'onTokenRefreshError'];
+
+/**
+ * The provider clients an `AniLink` is made of, from a credentials object: `{ anilist, mal,
+ * stateOwners, responseCaches? }`. `legacyOptions` (the positional form's transport options)
+ * apply to AniList when its slot carries no transport setting of its own.
+ */
+function buildProviderClients(credentials, legacyOptions) {
+  if (credentials !== undefined && !isObject(credentials)) {
+    throw new TypeError('buildProviderClients: credentials must be an object ({ anilist, mal, onHookError, diagnostics }).');
+  }
+  if (legacyOptions !== undefined && !isObject(legacyOptions)) {
+    throw new TypeError('buildProviderClients: legacyOptions must be an object of transport options.');
+  }
+  const slots = slotsFromArguments(credentials ?? {});
+  if (legacyOptions !== undefined && Object.keys(slots.anilist).every((key) => AUTH_FIELDS.includes(key))) {
+    slots.anilist = { ...legacyOptions, ...slots.anilist };
+  }
+  return clientsFromSlots(slots);
+}
+
+/**
+ * A MyAnimeList client alone, from a MAL credentials slot. `stateOwner`, when given, is bound to
+ * it so that `snapshotTransportState(stateOwner)` reads its state.
+ */
+function buildMyAnimeListApi(credentials, stateOwner) {
+  if (credentials !== undefined && !isObject(credentials)) {
+    throw new TypeError('buildMyAnimeListApi: credentials must be an object (a MyAnimeList credentials slot).');
+  }
+  const slot = createSlot('mal', { ...(credentials ?? {}) });
+  if (stateOwner !== undefined) bindStateOwner(stateOwner, slot.native);
+  return createMalApi(slot);
 }
 
 class AniLink {
-  #slots;
+  #stateOwners;
 
   /**
    * @param {string | object} [authToken] an AniList token, or credentials `{ anilist, mal, onHookError, diagnostics }`
    * @param {object} [options] transport options for AniList (positional form only)
    */
   constructor(authToken, options) {
-    const slots = slotsFromArguments(authToken, options);
-    this.#slots = {
-      anilist: { options: slots.anilist, native: createNative('anilist', slots.anilist) },
-      mal: { options: slots.mal, native: createNative('mal', slots.mal) },
-    };
-    for (const provider of ['anilist', 'mal']) {
-      this.#slots[provider].refresher = createRefresher(provider, this.#slots[provider]);
-    }
-    this.anilist = createAniListApi(this.#slots.anilist);
-    this.mal = createMalApi(this.#slots.mal);
+    const clients = clientsFromSlots(slotsFromArguments(authToken, options));
+    this.#stateOwners = clients.stateOwners;
+    this.anilist = clients.anilist;
+    this.mal = clients.mal;
   }
 
   /** A deep-frozen copy of each provider's breaker, budget and pacing state (api.md §6). */
   getTransportState() {
-    return deepFreeze({
-      anilist: this.#slots.anilist.native.snapshot(),
-      mal: this.#slots.mal.native.snapshot(),
+    return Object.freeze({
+      anilist: snapshotTransportState(this.#stateOwners.anilist),
+      mal: snapshotTransportState(this.#stateOwners.mal),
     });
   }
 }
 
-module.exports = { AniLink };
+module.exports = { AniLink, buildProviderClients, buildMyAnimeListApi };

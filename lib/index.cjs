@@ -6,8 +6,9 @@ const errors = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
 const oauth = require('./oauth.cjs');
-const { AniLink } = require('./anilink.cjs');
 const { mapExternalIds } = require('./map-external-ids.cjs');
+const { AniLink, buildProviderClients, buildMyAnimeListApi } = require('./anilink.cjs');
+const { snapshotTransportState } = require('./transport-state.cjs');
 
 /**
  * Release every keep-alive connection pool the transport holds: cached, parked and default.
@@ -52,4 +53,8 @@ module.exports = {
   buildMalAuthorizationUrl: helpers.buildMalAuthorizationUrl,
   getMalTokenExpiry: helpers.getMalTokenExpiry,
   mapExternalIds,
+  // Lower-level entry points: provider clients without AniLink, and their state (api.md §6, §11).
+  snapshotTransportState,
+  buildProviderClients,
+  buildMyAnimeListApi,
 };

@@ -36,4 +36,7 @@ export const {
   buildMalAuthorizationUrl,
   getMalTokenExpiry,
   mapExternalIds,
+  snapshotTransportState,
+  buildProviderClients,
+  buildMyAnimeListApi,
 } = entry;

@@ -22,4 +22,5 @@ module.exports = {
   getMalTokenExpiry: root.getMalTokenExpiry,
   getMalAccessToken: root.getMalAccessToken,
   refreshMalAccessToken: root.refreshMalAccessToken,
+  buildMyAnimeListApi: root.buildMyAnimeListApi,
 };

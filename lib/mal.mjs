@@ -21,4 +21,5 @@ export const {
   getMalTokenExpiry,
   getMalAccessToken,
   refreshMalAccessToken,
+  buildMyAnimeListApi,
 } = entry;

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Generates the AniList operation catalog (crates/providers/src/anilist/catalog.json) and its
-// TypeScript typings (types/anilist.generated.d.ts) from the introspection result in
-// data/anilist-schema.json.
+// TypeScript typings (types/anilist.generated.d.ts, and the opt-in schema-exact result types in
+// types/anilist.strict.generated.d.ts) from the introspection result in data/anilist-schema.json.
 //
-//   node scripts/generate-anilist.mjs           write both files
+//   node scripts/generate-anilist.mjs           write the files
 //   node scripts/generate-anilist.mjs --check   exit 1 when a committed file is stale
 //
 // The selection rules and the query budget are explained in crates/providers/src/anilist/LIMITS.md;
@@ -17,6 +17,7 @@ const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const SCHEMA_PATH = join(PROJECT_ROOT, "data/anilist-schema.json");
 const CATALOG_PATH = join(PROJECT_ROOT, "crates/providers/src/anilist/catalog.json");
 const TYPES_PATH = join(PROJECT_ROOT, "types/anilist.generated.d.ts");
+const STRICT_TYPES_PATH = join(PROJECT_ROOT, "types/anilist.strict.generated.d.ts");
 
 /** The budget every default document must respect (see LIMITS.md for the reasoning). */
 const SELECTION_LIMITS = Object.freeze({
@@ -55,6 +56,26 @@ const HOISTED_ARGUMENTS = Object.freeze([
     { variable: `${side}StatSort`, argument: "sort", owner: "UserStatistics", via: `UserStatisticTypes.${side}` },
   ]),
 ]);
+
+/**
+ * The arguments of connection fields (`Staff.characterMedia(sort, onList, page, perPage)`,
+ * `SiteStatistics.users(sort, page, perPage)`) are variables named after the field: `$characterMediaSort`, `$characterMediaPage`…,
+ * as the original names them (`mediaSort`, `mediaPage` on `character`; `staffMediaType` on
+ * `staff`). Connections whose arguments the caller can so size are selected by default.
+ */
+function connectionArgumentRules(schema) {
+  const rules = [];
+  for (const type of schema.types.values()) {
+    if (type.kind !== "OBJECT" || type.name === schema.queryType || type.name === schema.mutationType) continue;
+    for (const field of type.fields) {
+      if (!schema.isConnection(namedType(field.type))) continue;
+      for (const arg of field.args) {
+        rules.push({ variable: `${field.name}${upperFirst(arg.name)}`, argument: arg.name, field: `${type.name}.${field.name}` });
+      }
+    }
+  }
+  return rules;
+}
 
 /**
  * Arguments that mark a list field as paged: it is only selected on request (`fields`), unless
@@ -225,6 +246,8 @@ class SchemaIndex {
     this.types = new Map(schema.types.filter((type) => !type.name.startsWith("__")).map((type) => [type.name, type]));
     this.queryType = schema.queryType.name;
     this.mutationType = schema.mutationType.name;
+    /** HOISTED_ARGUMENTS and the connection arguments of records. */
+    this.hoistingRules = [...HOISTED_ARGUMENTS, ...connectionArgumentRules(this)];
   }
 
   type(name) {
@@ -269,16 +292,17 @@ class SchemaIndex {
   }
 
   /**
-   * The type of each hoisted variable: that of the arguments it binds, which must agree. Root
-   * fields are left out: their arguments are the operations' own variables.
+   * The type of each hoisted variable on the given object types (an operation's reachable
+   * types): that of the arguments it binds there, which must agree. Root fields are left out:
+   * their arguments are the operations' own variables.
    */
-  hoistedVariableTypes() {
-    if (this.hoistedTypes) return this.hoistedTypes;
+  hoistedVariableTypes(typeNames) {
     const types = new Map();
-    for (const type of this.types.values()) {
-      if (type.kind !== "OBJECT" || type.name === this.queryType || type.name === this.mutationType) continue;
+    for (const name of typeNames) {
+      const type = this.type(name);
+      if (type.kind !== "OBJECT" || name === this.queryType || name === this.mutationType) continue;
       for (const field of type.fields) {
-        for (const binding of hoistedBindings(type.name, field)) {
+        for (const binding of hoistedBindings(this, name, field)) {
           const ref = field.args.find((arg) => arg.name === binding.argument).type;
           const known = types.get(binding.variable);
           if (known && typeText(known) !== typeText(ref)) {
@@ -288,11 +312,19 @@ class SchemaIndex {
         }
       }
     }
-    for (const rule of HOISTED_ARGUMENTS) {
-      if (!types.has(rule.variable)) throw new Error(`No field takes the argument hoisted as $${rule.variable}`);
-    }
-    this.hoistedTypes = types;
     return types;
+  }
+
+  /** Fails when a rule of HOISTED_ARGUMENTS matches no field of the schema. */
+  checkHoistingRules() {
+    const bound = new Set();
+    for (const type of this.types.values()) {
+      if (type.kind !== "OBJECT") continue;
+      for (const field of type.fields) for (const binding of hoistedBindings(this, type.name, field)) bound.add(binding.variable);
+    }
+    for (const rule of HOISTED_ARGUMENTS) {
+      if (!bound.has(rule.variable)) throw new Error(`No field takes the argument hoisted as $${rule.variable}`);
+    }
   }
 
   /** A record or value object whose selectable fields are all scalars or enums (paged lists aside). */
@@ -327,16 +359,22 @@ function isPaged(field) {
 }
 
 /** Every paging argument of the field is bound to a hoisted variable. */
-function hasHoistedPaging(ownerName, field) {
-  const bindings = hoistedBindings(ownerName, field);
+function hasHoistedPaging(schema, ownerName, field) {
+  const bindings = hoistedBindings(schema, ownerName, field);
   return field.args
     .filter((arg) => PAGING_ARGUMENTS.has(arg.name))
     .every((arg) => bindings.some((binding) => binding.argument === arg.name));
 }
 
-/** The HOISTED_ARGUMENTS rules matching a field of `ownerName`, as `{ argument, variable, via? }`. */
-function hoistedBindings(ownerName, field) {
-  return HOISTED_ARGUMENTS.filter(
+/** The field takes arguments and every one of them is bound to a hoisted variable. */
+function hasHoistedArguments(schema, ownerName, field) {
+  const bindings = hoistedBindings(schema, ownerName, field);
+  return field.args.length > 0 && field.args.every((arg) => bindings.some((binding) => binding.argument === arg.name));
+}
+
+/** The hoisting rules matching a field of `ownerName`, as `{ argument, variable, via? }`. */
+function hoistedBindings(schema, ownerName, field) {
+  return schema.hoistingRules.filter(
     (rule) =>
       field.args.some((arg) => arg.name === rule.argument) &&
       (!rule.field || rule.field === `${ownerName}.${field.name}`) &&
@@ -379,7 +417,7 @@ function bindHoisted(schema, selection, ownerName, via) {
     if (node.on) return { ...node, selection: bindHoisted(schema, node.selection, node.on, via) };
     if (node.field === "__typename") return node;
     const field = schema.field(ownerName, node.field);
-    const bound = hoistedBindings(ownerName, field)
+    const bound = hoistedBindings(schema, ownerName, field)
       .filter((binding) => !binding.via || binding.via === via)
       .map(({ argument, variable }) => ({ argument, variable }));
     const selection = node.selection
@@ -454,13 +492,18 @@ class SelectionBuilder {
     const schema = this.schema;
     if (schema.isConnection(target)) {
       const node = namedType(schema.field(target, "nodes").type);
-      const cheap = this.level.connections && single && depth === 1 && schema.isFlat(node);
-      return cheap ? [{ field: "nodes", selection: this.leaves(node) }] : null;
+      if (!this.level.connections || !single || depth !== 1) return null;
+      // A connection of the item that the caller can sort and size through its own variables
+      // (`mediaSort`, `mediaPage` on a character) is content, as in the original's documents.
+      if (hasHoistedArguments(schema, ownerName, field)) {
+        return [{ field: "nodes", selection: this.record(node, depth + 1, new Set(path).add(node)) }];
+      }
+      return schema.isFlat(node) ? [{ field: "nodes", selection: this.leaves(node) }] : null;
     }
     // A paged list is selected only when the caller sizes it through a hoisted variable (the
     // UserStatistics breakdowns take `limit: $animeStatLimit`), on a single result, and when its
     // entries are plain values (a `tags` breakdown cut before its `tag` would name nothing).
-    const breakdown = single && hasHoistedPaging(ownerName, field) && schema.isFlat(target);
+    const breakdown = single && hasHoistedPaging(schema, ownerName, field) && schema.isFlat(target);
     if (isPaged(field) && !breakdown) return null;
     if (schema.type(target).kind === "UNION") return this.union(target, depth + 1);
     const innerPath = new Set(path).add(target);
@@ -620,7 +663,7 @@ function buildOperation(schema, operation) {
   // Accepted wherever `fields` could reach a field taking the argument; declared only when used.
   // A root argument of the same name and type (updateUser's `scoreFormat`) serves as both.
   const rootArguments = operationArguments(schema, operation);
-  const hoistedTypes = schema.hoistedVariableTypes();
+  const hoistedTypes = schema.hoistedVariableTypes(collectOutputTypes(schema, [itemType]));
   const hoisted = reachableHoistedArguments(schema, itemType).filter((name) => {
     const rootArgument = rootArguments.find((arg) => arg.name === name);
     if (rootArgument && typeText(rootArgument.type) !== typeText(hoistedTypes.get(name))) {
@@ -684,7 +727,7 @@ function reachableHoistedArguments(schema, itemType) {
     const type = schema.type(name);
     if (type.kind !== "OBJECT") continue;
     for (const field of type.fields) {
-      for (const binding of hoistedBindings(name, field)) found.add(binding.variable);
+      for (const binding of hoistedBindings(schema, name, field)) found.add(binding.variable);
     }
   }
   return [...found].sort();
@@ -724,8 +767,8 @@ function collectOutputTypes(schema, typeNames) {
 }
 
 /** A field as `fields` sees it: its type and the hoisted variables it takes (`via` resolved in Rust). */
-function walkableField(ownerName, field) {
-  const hoisted = hoistedBindings(ownerName, field);
+function walkableField(schema, ownerName, field) {
+  const hoisted = hoistedBindings(schema, ownerName, field);
   return {
     type: typeText(field.type),
     ...(hoisted.length > 0 ? { hoisted } : {}),
@@ -733,9 +776,10 @@ function walkableField(ownerName, field) {
 }
 
 function buildCatalog(schema) {
+  schema.checkHoistingRules();
   const operations = describeOperations(schema).map((operation) => buildOperation(schema, operation));
   const broadBuilder = new SelectionBuilder(schema, NESTED_RECORD_LEVELS[0]);
-  const allHoisted = new Set(HOISTED_ARGUMENTS.map((rule) => rule.variable));
+  const allHoisted = new Set(schema.hoistingRules.map((rule) => rule.variable));
 
   const inputTypeNames = collectInputTypes(
     schema,
@@ -768,7 +812,7 @@ function buildCatalog(schema) {
     const fields =
       type.kind === "OBJECT"
         ? Object.fromEntries(
-            type.fields.filter((field) => !hasRequiredArgument(field)).map((field) => [field.name, walkableField(name, field)]),
+            type.fields.filter((field) => !hasRequiredArgument(field)).map((field) => [field.name, walkableField(schema, name, field)]),
           )
         : undefined;
     outputTypes[name] = {
@@ -815,21 +859,27 @@ function tsInputType(schema, ref) {
 }
 
 /**
- * Results: objects and lists are non-null (so `media.title.romaji` compiles under --strict),
- * scalars and enums follow the schema's nullability. List elements are never null.
+ * Results, by the rule of the original's typings (every response field is a plain `T`, lists
+ * are `T[]`, whatever the schema's nullability), so `const t: string = media.title.romaji`
+ * compiles under --strict wherever it did against the original. With `exact`, the schema's own
+ * nullability (`T | null`, `(T | null)[] | null`): the opt-in `AniListStrict` types.
  */
-function tsOutputType(schema, ref) {
-  const nullable = ref.kind !== "NON_NULL";
-  const inner = nullable ? ref : ref.ofType;
-  if (inner.kind === "LIST") return `${wrapForArray(tsOutputType(schema, inner.ofType).replace(/ \| null$/, ""))}[]`;
-  const named = tsNamedType(schema, inner.name);
-  return nullable && schema.isLeaf(inner.name) && named !== "unknown" ? `${named} | null` : named;
+function tsOutputType(schema, ref, exact = false) {
+  const nullable = exact && ref.kind !== "NON_NULL";
+  const inner = ref.kind === "NON_NULL" ? ref.ofType : ref;
+  const named =
+    inner.kind === "LIST" ? `${wrapForArray(tsOutputType(schema, inner.ofType, exact))}[]` : tsNamedType(schema, inner.name);
+  return nullable && named !== "unknown" ? `${named} | null` : named;
 }
 
 /** Where a hoisted variable ends up, for its doc comment. */
-function hoistedVariableDescription(name) {
-  const rule = HOISTED_ARGUMENTS.find((candidate) => candidate.variable === name);
-  if (rule.field) return `Passed as \`${rule.argument}\` to \`${rule.field}\` when it is selected.`;
+function hoistedVariableDescription(schema, name) {
+  const rules = schema.hoistingRules.filter((candidate) => candidate.variable === name);
+  const [rule] = rules;
+  if (rule.field) {
+    const fields = rules.map((candidate) => `\`${candidate.field}\``).join(", ");
+    return `Passed as \`${rule.argument}\` to ${fields} when selected.`;
+  }
   if (rule.via) return `Passed as \`${rule.argument}\` to the selected \`${rule.owner}\` lists under \`${rule.via}\`.`;
   return `Passed to the selected fields that accept \`${rule.argument}\`.`;
 }
@@ -841,6 +891,86 @@ function wrapForArray(text) {
 function tsNamedType(schema, name) {
   const type = schema.type(name);
   return type.kind === "SCALAR" ? SCALAR_TS[name] : name;
+}
+
+/** Every object and union type a result can contain, and the enums they and the variables use. */
+function resultTypeNames(schema, operations) {
+  const inputNames = new Set();
+  const outputRoots = new Set(["PageInfo"]);
+  for (const operation of operations) {
+    for (const variable of operation.variables) {
+      for (const name of collectInputTypes(schema, [variable.type.replace(/[[\]!]/g, "")])) inputNames.add(name);
+    }
+    if (!schema.isLeaf(operation.itemType)) outputRoots.add(operation.itemType);
+  }
+  const outputNames = collectOutputTypes(schema, [...outputRoots]);
+  const outputEnums = new Set();
+  for (const name of outputNames) {
+    if (schema.type(name).kind !== "OBJECT") continue;
+    for (const field of schema.type(name).fields) {
+      const target = namedType(field.type);
+      if (schema.type(target).kind === "ENUM") outputEnums.add(target);
+    }
+  }
+  return { inputNames, outputNames, outputEnums };
+}
+
+/** The result interfaces and unions, lenient (the original's rule) or schema-exact. */
+function renderResults(schema, outputNames, exact) {
+  const unionMembers = new Set();
+  for (const name of outputNames) {
+    const type = schema.type(name);
+    if (type.kind === "UNION") for (const member of type.possibleTypes) unionMembers.add(member.name);
+  }
+  const lines = [];
+  for (const name of [...outputNames].sort()) {
+    const type = schema.type(name);
+    if (type.kind === "UNION") {
+      lines.push(`${tsDocComment(type.description, "")}export type ${name} = ${type.possibleTypes.map((member) => member.name).join(" | ")};`, "");
+      continue;
+    }
+    lines.push(`${tsDocComment(type.description, "")}export interface ${name} {`);
+    if (unionMembers.has(name)) lines.push(`  /** Present when selected through a union. */`, `  __typename?: ${JSON.stringify(name)};`);
+    for (const field of type.fields) {
+      if (hasRequiredArgument(field)) continue;
+      const deprecation = field.isDeprecated ? `@deprecated ${field.deprecationReason ?? ""}`.trim() : "";
+      const doc = [field.description, deprecation].filter(Boolean).join("\n");
+      lines.push(`${tsDocComment(doc, "  ")}  ${field.name}: ${tsOutputType(schema, field.type, exact)};`);
+    }
+    lines.push("}", "");
+  }
+  return lines;
+}
+
+function renderPageResults(schema, operations, exact) {
+  const lines = [];
+  for (const operation of operations.filter((entry) => entry.kind === "page")) {
+    const itemsField = operationField(schema, operation);
+    lines.push(`/** The page returned by \`${operation.key}\`. */`);
+    lines.push(`export interface ${upperFirst(operationMethodName(operation.key))}PageResult {`);
+    const pageInfo = exact ? "PageInfo | null" : "PageInfo";
+    lines.push(`  pageInfo: ${pageInfo};`, `  ${operation.itemsField}: ${tsOutputType(schema, itemsField.type, exact)};`, "}", "");
+  }
+  return lines;
+}
+
+/**
+ * The opt-in schema-exact result types (`AniListStrict.*`): the same names with AniList's own
+ * nullability. A lenient result is assignable to its strict twin, so annotating a result with
+ * one opts that code into null checks.
+ */
+function renderStrictTypes(schema, catalog) {
+  const { outputNames, outputEnums } = resultTypeNames(schema, catalog.operations);
+  const lines = [
+    "// Generated by scripts/generate-anilist.mjs from data/anilist-schema.json. Do not edit.",
+    "// The schema-exact result types, exported as the `AniListStrict` namespace.",
+    "",
+    `import type { ${[...outputEnums].sort().join(", ")} } from "./anilist.generated";`,
+    "",
+    ...renderResults(schema, outputNames, true),
+    ...renderPageResults(schema, catalog.operations, true),
+  ];
+  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
 }
 
 function renderTypes(schema, catalog) {
@@ -857,24 +987,9 @@ function renderTypes(schema, catalog) {
     "",
   ];
 
-  const inputNames = new Set();
-  const outputRoots = new Set();
-  for (const operation of operations) {
-    for (const variable of operation.variables) {
-      for (const name of collectInputTypes(schema, [variable.type.replace(/[[\]!]/g, "")])) inputNames.add(name);
-    }
-    if (!schema.isLeaf(operation.itemType)) outputRoots.add(operation.itemType);
-  }
-  outputRoots.add("PageInfo");
-  const outputNames = collectOutputTypes(schema, [...outputRoots]);
+  const { inputNames, outputNames, outputEnums } = resultTypeNames(schema, operations);
   const enumNames = new Set([...inputNames].filter((name) => schema.type(name).kind === "ENUM"));
-  for (const name of outputNames) {
-    if (schema.type(name).kind !== "OBJECT") continue;
-    for (const field of schema.type(name).fields) {
-      const target = namedType(field.type);
-      if (schema.type(target).kind === "ENUM") enumNames.add(target);
-    }
-  }
+  for (const name of outputEnums) enumNames.add(name);
 
   lines.push("// Enums", "");
   for (const name of [...enumNames].sort()) {
@@ -895,33 +1010,13 @@ function renderTypes(schema, catalog) {
     lines.push("}", "");
   }
 
-  const unionMembers = new Set();
-  for (const name of outputNames) {
-    const type = schema.type(name);
-    if (type.kind === "UNION") for (const member of type.possibleTypes) unionMembers.add(member.name);
-  }
-  lines.push("// Results", "");
-  for (const name of [...outputNames].sort()) {
-    const type = schema.type(name);
-    if (type.kind === "UNION") {
-      lines.push(`${tsDocComment(type.description, "")}export type ${name} = ${type.possibleTypes.map((member) => member.name).join(" | ")};`, "");
-      continue;
-    }
-    lines.push(`${tsDocComment(type.description, "")}export interface ${name} {`);
-    if (unionMembers.has(name)) lines.push(`  /** Present when selected through a union. */`, `  __typename?: ${JSON.stringify(name)};`);
-    for (const field of type.fields) {
-      if (hasRequiredArgument(field)) continue;
-      const deprecation = field.isDeprecated ? `@deprecated ${field.deprecationReason ?? ""}`.trim() : "";
-      const doc = [field.description, deprecation].filter(Boolean).join("\n");
-      lines.push(`${tsDocComment(doc, "  ")}  ${field.name}: ${tsOutputType(schema, field.type)};`);
-    }
-    lines.push("}", "");
-  }
+  lines.push("// Results", "", ...renderResults(schema, outputNames, false));
 
   lines.push("// Variables", "");
   for (const operation of operations) {
     const name = variablesInterfaceName(operation);
     const args = new Map(operationArguments(schema, operation).map((arg) => [arg.name, arg]));
+    const hoistedTypes = schema.hoistedVariableTypes(collectOutputTypes(schema, [operation.itemType]));
     lines.push(`/** Variables of \`${operation.key}\`. */`);
     if (operation.variables.length === 0) {
       lines.push(`export type ${name} = Record<string, never>;`, "");
@@ -931,8 +1026,8 @@ function renderTypes(schema, catalog) {
     for (const variable of operation.variables) {
       const arg = args.get(variable.name);
       if (!arg) {
-        lines.push(`  /** ${hoistedVariableDescription(variable.name)} */`);
-        lines.push(`  ${variable.name}?: ${tsInputType(schema, schema.hoistedVariableTypes().get(variable.name))};`);
+        lines.push(`  /** ${hoistedVariableDescription(schema, variable.name)} */`);
+        lines.push(`  ${variable.name}?: ${tsInputType(schema, hoistedTypes.get(variable.name))};`);
         continue;
       }
       const optional = arg.type.kind !== "NON_NULL";
@@ -941,13 +1036,7 @@ function renderTypes(schema, catalog) {
     lines.push("}", "");
   }
 
-  lines.push("// Page results", "");
-  for (const operation of operations.filter((entry) => entry.kind === "page")) {
-    const itemsField = operationField(schema, operation);
-    lines.push(`/** The page returned by \`${operation.key}\`. */`);
-    lines.push(`export interface ${upperFirst(operationMethodName(operation.key))}PageResult {`);
-    lines.push("  pageInfo: PageInfo;", `  ${operation.itemsField}: ${tsOutputType(schema, itemsField.type)};`, "}", "");
-  }
+  lines.push("// Page results", "", ...renderPageResults(schema, operations, false));
 
   for (const kind of ["query", "page", "mutation"]) {
     lines.push(`/** The \`${kind === "page" ? "query.page" : kind}\` operations of \`aniLink.anilist\`. */`);
@@ -959,7 +1048,7 @@ function renderTypes(schema, catalog) {
       const result =
         operation.kind === "page"
           ? `${upperFirst(method)}PageResult`
-          : tsOutputType(schema, operationField(schema, operation).type).replace(/ \| null$/, "");
+          : tsOutputType(schema, operationField(schema, operation).type);
       const auth = operation.requiresAuth ? " Requires a token." : "";
       lines.push(`  /** \`${operation.rootField}${operation.itemsField ? `.${operation.itemsField}` : ""}\`.${auth} */`);
       lines.push(`  ${method}(${variables}, ${options}): Promise<${result}>;`);
@@ -978,6 +1067,7 @@ function generate() {
   return [
     { path: CATALOG_PATH, content: `${JSON.stringify(catalog, null, 2)}\n` },
     { path: TYPES_PATH, content: renderTypes(schema, catalog) },
+    { path: STRICT_TYPES_PATH, content: renderStrictTypes(schema, catalog) },
   ];
 }
 

@@ -1,13 +1,17 @@
 import type {
+  ActivityUnion,
   AniListMutationOperations,
   AniListPageOperations,
   AniListQueryOperations,
+  NotificationUnion,
 } from "./anilist.generated";
 import type { FlattenedMediaListEntry, MediaListCollectionLike, crossLink, fuzzyDate, fuzzyDateInt } from "./helpers";
 import type { mapExternalIds } from "./helpers";
 import type { MyAnimeListApi } from "./mal";
 import type { PaginateOptions, PaginateResult, paginate, paginateChunks, paginatePages } from "./paginate";
 import type { DiagnosticsMode, OnHookErrorHandler, RequestOptions, TransportStateSnapshot } from "./transport";
+import type { ResponseCache } from "./response-cache";
+import type { AniLinkError } from "./errors";
 
 /** Transport options for the positional form `new AniLink(token, options)` (AniList only). */
 export interface AniLinkOptions extends RequestOptions {
@@ -26,14 +30,31 @@ export interface MalTokenResponse extends AniListTokenResponse {
   scope?: string;
 }
 
+/** Called once per successful automatic token refresh, with the effective token response (persist it). */
+export type AniListTokenRefreshCallback = (response: AniListTokenResponse) => void;
+/** Called once per failed automatic token refresh, with the error the waiting calls reject with. */
+export type AniListTokenRefreshErrorCallback = (error: AniLinkError) => void;
+/** Called once per successful automatic MyAnimeList token refresh, with the effective token response. */
+export type MalTokenRefreshCallback = (response: MalTokenResponse) => void;
+/** Called once per failed automatic MyAnimeList token refresh. */
+export type MalTokenRefreshErrorCallback = (error: AniLinkError) => void;
+
+/**
+ * What any provider slot may hold: transport options and provider-specific fields (the
+ * original's base shape; `AniListCredentials` and `MalCredentials` name their fields).
+ */
+export interface ProviderCredentials extends RequestOptions {
+  readonly [credential: string]: unknown;
+}
+
 /** The AniList slot: auth fields plus any transport option. */
 export interface AniListCredentials extends RequestOptions {
   authToken?: string;
   refreshToken?: string;
   clientId?: string;
   clientSecret?: string;
-  onTokenRefresh?: (response: AniListTokenResponse) => void;
-  onTokenRefreshError?: (error: import("./errors").AniLinkError) => void;
+  onTokenRefresh?: AniListTokenRefreshCallback;
+  onTokenRefreshError?: AniListTokenRefreshErrorCallback;
   /** Endpoint override (decisions D14); default https://graphql.anilist.co or $ANILINK_ANILIST_URL. */
   baseUrl?: string;
 }
@@ -45,8 +66,8 @@ export interface MalCredentials extends RequestOptions {
   /** Sent as X-MAL-CLIENT-ID when there is no access token. */
   clientId?: string;
   clientSecret?: string;
-  onTokenRefresh?: (response: MalTokenResponse) => void;
-  onTokenRefreshError?: (error: import("./errors").AniLinkError) => void;
+  onTokenRefresh?: MalTokenRefreshCallback;
+  onTokenRefreshError?: MalTokenRefreshErrorCallback;
   /** Endpoint override (decisions D14); default https://api.myanimelist.net/v2 or $ANILINK_MAL_URL. */
   baseUrl?: string;
 }
@@ -60,8 +81,35 @@ export interface AniLinkCredentials {
   diagnostics?: DiagnosticsMode;
 }
 
-export type ProviderCredentials = AniListCredentials | MalCredentials;
+/** Authentication a provider applies to a request: a bearer token, or explicit headers. */
+export interface RequestAuth {
+  readonly token?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A bare token string, or structured authentication. */
+export type RequestAuthInput = string | RequestAuth;
+
+/** One slot split into its authentication and its transport options. */
+export interface ResolvedProviderCredentials {
+  auth?: RequestAuthInput;
+  options?: RequestOptions;
+}
+
 export type ProviderId = "anilist" | "mal";
+
+/** The provider clients of one `AniLink`, from `buildProviderClients`. */
+export interface ProviderClients {
+  anilist: AniListApi;
+  mal: MyAnimeListApi;
+  /** The owner of each client's breaker, budget and pacing state: pass it to `snapshotTransportState`. */
+  readonly stateOwners: { readonly anilist: object; readonly mal: object };
+  /** The response cache each slot was given, when any was. */
+  readonly responseCaches?: { readonly anilist?: ResponseCache; readonly mal?: ResponseCache };
+}
+
+/** Builds one provider's client from its slot alone (`legacyOptions`: the positional form's options). */
+export type ProviderFactory<TCredentials, TClient> = (credentials?: TCredentials, legacyOptions?: RequestOptions) => TClient;
 
 export interface CustomPageOptions extends PaginateOptions {
   /** Transport options for every page request. */
@@ -101,14 +149,6 @@ export interface WatchActivityOptions extends WatchOptions {
   asHtml?: boolean;
 }
 
-/** What a watcher yields: an AniList notification or activity (a union: check `__typename`). */
-export interface WatchedItem {
-  id: number;
-  createdAt: number;
-  __typename?: string;
-  [field: string]: unknown;
-}
-
 export interface AniListApi {
   query: AniListQueryOperations & { readonly page: AniListPageOperations };
   mutation: AniListMutationOperations;
@@ -126,8 +166,10 @@ export interface AniListApi {
   paginateChunks: typeof paginateChunks;
   /** Pollers: new notifications or activities, oldest first, every `intervalMs`. */
   watch: {
-    notifications(options?: WatchNotificationsOptions): AsyncGenerator<WatchedItem, void, undefined>;
-    activity(options?: WatchActivityOptions): AsyncGenerator<WatchedItem, void, undefined>;
+    /** Notifications (a union: check `__typename` or `type`). */
+    notifications(options?: WatchNotificationsOptions): AsyncGenerator<NotificationUnion, void, undefined>;
+    /** Activities (a union: check `__typename` or `type`). */
+    activity(options?: WatchActivityOptions): AsyncGenerator<ActivityUnion, void, undefined>;
   };
   fuzzyDate: typeof fuzzyDate;
   fuzzyDateInt: typeof fuzzyDateInt;
@@ -152,6 +194,26 @@ export declare class AniLink {
   /** A deep-frozen copy of each provider's breaker, budget and pacing state. */
   getTransportState(): { readonly anilist: TransportStateSnapshot; readonly mal: TransportStateSnapshot };
 }
+
+/**
+ * The provider clients an `AniLink` is made of, without the class: each slot validated as the
+ * constructor does. `legacyOptions` (transport options of the positional form) apply to AniList
+ * when its slot has no transport option of its own.
+ * @throws {TypeError} for a credentials object the constructor would refuse.
+ */
+export declare function buildProviderClients(credentials?: AniLinkCredentials, legacyOptions?: AniLinkOptions): ProviderClients;
+
+/**
+ * A MyAnimeList client alone. `stateOwner`, when given, names its state for
+ * `snapshotTransportState` (an owner names one client: reusing one is a TypeError).
+ */
+export declare function buildMyAnimeListApi(credentials?: MalCredentials, stateOwner?: object): MyAnimeListApi;
+
+/**
+ * A deep-frozen copy of the breaker, budget and pacing state a state owner names (an owner that
+ * names no client: empty lists); with `responseCache`, that cache's counters as `responseCache`.
+ */
+export declare function snapshotTransportState(owner: object, responseCache?: ResponseCache): TransportStateSnapshot;
 
 /**
  * Release every keep-alive connection pool: cached, parked and default. Requests already in

@@ -320,6 +320,15 @@ export type ScoreFormat =
   | "POINT_5"
   | "POINT_3";
 
+/** Site trend sort enums */
+export type SiteTrendSort =
+  | "DATE"
+  | "DATE_DESC"
+  | "COUNT"
+  | "COUNT_DESC"
+  | "CHANGE"
+  | "CHANGE_DESC";
+
 /** The primary language of the voice actor */
 export type StaffLanguage =
   | "JAPANESE"
@@ -475,13 +484,13 @@ export interface ActivityLikeNotification {
   /** The id of the user who liked to the activity */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the activity which was liked */
   activityId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The liked activity */
   activity: ActivityUnion;
   /** The user who liked the activity */
@@ -497,13 +506,13 @@ export interface ActivityMentionNotification {
   /** The id of the user who mentioned the authenticated user */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the activity where mentioned */
   activityId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The liked activity */
   activity: ActivityUnion;
   /** The user who mentioned the authenticated user */
@@ -519,13 +528,13 @@ export interface ActivityMessageNotification {
   /** The if of the user who send the message */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the activity message */
   activityId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The message activity */
   message: MessageActivity;
   /** The user who sent the message */
@@ -539,15 +548,15 @@ export interface ActivityReply {
   /** The id of the reply */
   id: number;
   /** The id of the replies creator */
-  userId: number | null;
+  userId: number;
   /** The id of the parent activity */
-  activityId: number | null;
+  activityId: number;
   /** The reply text */
-  text: string | null;
+  text: string;
   /** The amount of likes the reply has */
   likeCount: number;
   /** If the currently authenticated user liked the reply */
-  isLiked: boolean | null;
+  isLiked: boolean;
   /** The time the reply was created at */
   createdAt: number;
   /** The user who created reply */
@@ -565,13 +574,13 @@ export interface ActivityReplyLikeNotification {
   /** The id of the user who liked to the activity reply */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the activity where the reply which was liked */
   activityId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The liked activity */
   activity: ActivityUnion;
   /** The user who liked the activity reply */
@@ -587,13 +596,13 @@ export interface ActivityReplyNotification {
   /** The id of the user who replied to the activity */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the activity which was replied too */
   activityId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The liked activity */
   activity: ActivityUnion;
   /** The user who replied to the activity */
@@ -609,13 +618,13 @@ export interface ActivityReplySubscribedNotification {
   /** The id of the user who replied to the activity */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the activity which was replied too */
   activityId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The liked activity */
   activity: ActivityUnion;
   /** The user who replied to the activity */
@@ -632,7 +641,7 @@ export interface AiringNotification {
   /** The id of the Notification */
   id: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the aired anime */
   animeId: number;
   /** The episode number that just aired */
@@ -640,7 +649,7 @@ export interface AiringNotification {
   /** The notification context text */
   contexts: string[];
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The associated media of the airing schedule */
   media: Media;
 }
@@ -648,11 +657,11 @@ export interface AiringNotification {
 /** Score & Watcher stats for airing anime by episode and mid-week */
 export interface AiringProgression {
   /** The episode the stats were recorded at. .5 is the mid point between 2 episodes airing dates. */
-  episode: number | null;
+  episode: number;
   /** The average score for the media */
-  score: number | null;
+  score: number;
   /** The amount of users watching the anime */
-  watching: number | null;
+  watching: number;
 }
 
 /** Media Airing Schedule. NOTE: We only aim to guarantee that FUTURE airing data is present and accurate. */
@@ -682,7 +691,7 @@ export interface AiringScheduleConnection {
 export interface AiringScheduleEdge {
   node: AiringSchedule;
   /** The id of the connection */
-  id: number | null;
+  id: number;
 }
 
 export interface AniChartUser {
@@ -700,29 +709,29 @@ export interface Character {
   /** Character images */
   image: CharacterImage;
   /** A general description of the character */
-  description: string | null;
+  description: string;
   /** The character's gender. Usually Male, Female, or Non-binary but can be any string. */
-  gender: string | null;
+  gender: string;
   /** The character's birth date */
   dateOfBirth: FuzzyDate;
   /** The character's age. Note this is a string, not an int, it may contain further text and additional ages. */
-  age: string | null;
+  age: string;
   /** The characters blood type */
-  bloodType: string | null;
+  bloodType: string;
   /** If the character is marked as favourite by the currently authenticated user */
   isFavourite: boolean;
   /** If the character is blocked from being added to favourites */
   isFavouriteBlocked: boolean;
   /** The url for the character page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** Media that includes the character */
   media: MediaConnection;
   /** @deprecated No data available */
-  updatedAt: number | null;
+  updatedAt: number;
   /** The amount of user's who have favourited the character */
-  favourites: number | null;
+  favourites: number;
   /** Notes for site moderators */
-  modNotes: string | null;
+  modNotes: string;
 }
 
 export interface CharacterConnection {
@@ -736,11 +745,11 @@ export interface CharacterConnection {
 export interface CharacterEdge {
   node: Character;
   /** The id of the connection */
-  id: number | null;
+  id: number;
   /** The characters role in the media */
-  role: CharacterRole | null;
+  role: CharacterRole;
   /** Media specific character name */
-  name: string | null;
+  name: string;
   /** The voice actors of the character */
   voiceActors: Staff[];
   /** The voice actors of the character with role date */
@@ -748,34 +757,34 @@ export interface CharacterEdge {
   /** The media the character is in */
   media: Media[];
   /** The order the character should be displayed from the users favourites */
-  favouriteOrder: number | null;
+  favouriteOrder: number;
 }
 
 export interface CharacterImage {
   /** The character's image of media at its largest size */
-  large: string | null;
+  large: string;
   /** The character's image of media at medium size */
-  medium: string | null;
+  medium: string;
 }
 
 /** The names of the character */
 export interface CharacterName {
   /** The character's given name */
-  first: string | null;
+  first: string;
   /** The character's middle name */
-  middle: string | null;
+  middle: string;
   /** The character's surname */
-  last: string | null;
+  last: string;
   /** The character's first and last name */
-  full: string | null;
+  full: string;
   /** The character's full name in their native language */
-  native: string | null;
+  native: string;
   /** Other names the character might be referred to as */
   alternative: string[];
   /** Other names the character might be referred to as but are spoilers */
   alternativeSpoiler: string[];
   /** The currently authenticated users preferred name language. Default romaji for non-authenticated */
-  userPreferred: string | null;
+  userPreferred: string;
 }
 
 /** Notification for when a character submission is accepted, partially accepted, or rejected */
@@ -785,15 +794,15 @@ export interface CharacterSubmissionUpdateNotification {
   /** The id of the Notification */
   id: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The notification context text */
   contexts: string[];
   /** The status of the submission */
-  status: string | null;
+  status: string;
   /** The notes of the submission */
-  notes: string | null;
+  notes: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The character that was modified. */
   character: Character;
 }
@@ -801,7 +810,7 @@ export interface CharacterSubmissionUpdateNotification {
 /** Deleted data type */
 export interface Deleted {
   /** If an item has been successfully deleted */
-  deleted: boolean | null;
+  deleted: boolean;
 }
 
 /** User's favourite anime, manga, characters, staff & studios */
@@ -827,38 +836,38 @@ export interface FollowingNotification {
   /** The id of the user who followed the authenticated user */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The liked activity */
   user: User;
 }
 
 /** User's format statistics */
 export interface FormatStats {
-  format: MediaFormat | null;
-  amount: number | null;
+  format: MediaFormat;
+  amount: number;
 }
 
 /** Date object that allows for incomplete date values (fuzzy) */
 export interface FuzzyDate {
   /** Numeric Year (2017) */
-  year: number | null;
+  year: number;
   /** Numeric Month (3) */
-  month: number | null;
+  month: number;
   /** Numeric Day (24) */
-  day: number | null;
+  day: number;
 }
 
 /** User's genre statistics */
 export interface GenreStats {
-  genre: string | null;
-  amount: number | null;
-  meanScore: number | null;
+  genre: string;
+  amount: number;
+  meanScore: number;
   /** The amount of time in minutes the genre has been watched by the user */
-  timeWatched: number | null;
+  timeWatched: number;
 }
 
 /** Likeable union type */
@@ -871,27 +880,27 @@ export interface ListActivity {
   /** The id of the activity */
   id: number;
   /** The user id of the activity's creator */
-  userId: number | null;
+  userId: number;
   /** The type of activity */
-  type: ActivityType | null;
+  type: ActivityType;
   /** The number of activity replies */
   replyCount: number;
   /** The list item's textual status */
-  status: string | null;
+  status: string;
   /** The list progress made */
-  progress: string | null;
+  progress: string;
   /** If the activity is locked and can receive replies */
-  isLocked: boolean | null;
+  isLocked: boolean;
   /** If the currently authenticated user is subscribed to the activity */
-  isSubscribed: boolean | null;
+  isSubscribed: boolean;
   /** The amount of likes the activity has */
   likeCount: number;
   /** If the currently authenticated user liked the activity */
-  isLiked: boolean | null;
+  isLiked: boolean;
   /** If the activity is pinned to the top of the users activity feed */
-  isPinned: boolean | null;
+  isPinned: boolean;
   /** The url for the activity page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** The time the activity was created at */
   createdAt: number;
   /** The owner of the activity */
@@ -905,14 +914,14 @@ export interface ListActivity {
 }
 
 export interface ListActivityOption {
-  disabled: boolean | null;
-  type: MediaListStatus | null;
+  disabled: boolean;
+  type: MediaListStatus;
 }
 
 /** User's list score statistics */
 export interface ListScoreStats {
-  meanScore: number | null;
-  standardDeviation: number | null;
+  meanScore: number;
+  standardDeviation: number;
 }
 
 /** Anime or Manga */
@@ -920,67 +929,67 @@ export interface Media {
   /** The id of the media */
   id: number;
   /** The mal id of the media */
-  idMal: number | null;
+  idMal: number;
   /** The official titles of the media in various languages */
   title: MediaTitle;
   /** The type of the media; anime or manga */
-  type: MediaType | null;
+  type: MediaType;
   /** The format the media was released in */
-  format: MediaFormat | null;
+  format: MediaFormat;
   /** The current releasing status of the media */
-  status: MediaStatus | null;
+  status: MediaStatus;
   /** Short description of the media's story and characters */
-  description: string | null;
+  description: string;
   /** The first official release date of the media */
   startDate: FuzzyDate;
   /** The last official release date of the media */
   endDate: FuzzyDate;
   /** The season the media was initially released in */
-  season: MediaSeason | null;
+  season: MediaSeason;
   /** The season year the media was initially released in */
-  seasonYear: number | null;
+  seasonYear: number;
   /** The year & season the media was initially released in */
-  seasonInt: number | null;
+  seasonInt: number;
   /** The amount of episodes the anime has when complete */
-  episodes: number | null;
+  episodes: number;
   /** The general length of each anime episode in minutes */
-  duration: number | null;
+  duration: number;
   /** The amount of chapters the manga has when complete */
-  chapters: number | null;
+  chapters: number;
   /** The amount of volumes the manga has when complete */
-  volumes: number | null;
+  volumes: number;
   /** Where the media was created. (ISO 3166-1 alpha-2) */
-  countryOfOrigin: string | null;
+  countryOfOrigin: string;
   /** If the media is officially licensed or a self-published doujin release */
-  isLicensed: boolean | null;
+  isLicensed: boolean;
   /** Source type the media was adapted from. */
-  source: MediaSource | null;
+  source: MediaSource;
   /** Official Twitter hashtags for the media */
-  hashtag: string | null;
+  hashtag: string;
   /** Media trailer or advertisement */
   trailer: MediaTrailer;
   /** When the media's data was last updated */
-  updatedAt: number | null;
+  updatedAt: number;
   /** The cover images of the media */
   coverImage: MediaCoverImage;
   /** The banner image of the media */
-  bannerImage: string | null;
+  bannerImage: string;
   /** The genres of the media */
   genres: string[];
   /** Alternative titles of the media */
   synonyms: string[];
   /** A weighted average score of all the user's scores of the media */
-  averageScore: number | null;
+  averageScore: number;
   /** Mean score of all the user's scores of the media */
-  meanScore: number | null;
+  meanScore: number;
   /** The number of users with the media on their list */
-  popularity: number | null;
+  popularity: number;
   /** Locked media may not be added to lists our favorited. This may be due to the entry pending for deletion or other reasons. */
-  isLocked: boolean | null;
+  isLocked: boolean;
   /** The amount of related activity in the past hour */
-  trending: number | null;
+  trending: number;
   /** The amount of user's who have favourited the media */
-  favourites: number | null;
+  favourites: number;
   /** List of tags that describes elements and themes of the media */
   tags: MediaTag[];
   /** Other media in the same or connecting franchise */
@@ -996,7 +1005,7 @@ export interface Media {
   /** If the media is blocked from being added to favourites */
   isFavouriteBlocked: boolean;
   /** If the media is intended only for 18+ adult audiences */
-  isAdult: boolean | null;
+  isAdult: boolean;
   /** The media's next episode airing schedule */
   nextAiringEpisode: AiringSchedule;
   /** The media's entire airing schedule */
@@ -1017,15 +1026,15 @@ export interface Media {
   recommendations: RecommendationConnection;
   stats: MediaStats;
   /** The url for the media page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** If the media should have forum thread automatically created for it on airing episode release */
-  autoCreateForumThread: boolean | null;
+  autoCreateForumThread: boolean;
   /** If the media is blocked from being recommended to/from */
-  isRecommendationBlocked: boolean | null;
+  isRecommendationBlocked: boolean;
   /** If the media is blocked from being reviewed */
-  isReviewBlocked: boolean | null;
+  isReviewBlocked: boolean;
   /** Notes for site moderators */
-  modNotes: string | null;
+  modNotes: string;
 }
 
 export interface MediaConnection {
@@ -1037,13 +1046,13 @@ export interface MediaConnection {
 
 export interface MediaCoverImage {
   /** The cover image url of the media at its largest size. If this size isn't available, large will be provided instead. */
-  extraLarge: string | null;
+  extraLarge: string;
   /** The cover image url of the media at a large size */
-  large: string | null;
+  large: string;
   /** The cover image url of the media at medium size */
-  medium: string | null;
+  medium: string;
   /** Average #hex color of cover image */
-  color: string | null;
+  color: string;
 }
 
 /** Notification for when a media entry's data was changed in a significant way impacting users' list tracking */
@@ -1053,15 +1062,15 @@ export interface MediaDataChangeNotification {
   /** The id of the Notification */
   id: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the media that received data changes */
   mediaId: number;
   /** The reason for the media data change */
-  context: string | null;
+  context: string;
   /** The reason for the media data change */
-  reason: string | null;
+  reason: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The media that received data changes */
   media: Media;
 }
@@ -1073,44 +1082,44 @@ export interface MediaDeletionNotification {
   /** The id of the Notification */
   id: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The title of the deleted media */
-  deletedMediaTitle: string | null;
+  deletedMediaTitle: string;
   /** The reason for the media deletion */
-  context: string | null;
+  context: string;
   /** The reason for the media deletion */
-  reason: string | null;
+  reason: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
 }
 
 /** Media connection edge */
 export interface MediaEdge {
   node: Media;
   /** The id of the connection */
-  id: number | null;
+  id: number;
   /** The type of relation to the parent model */
-  relationType: MediaRelation | null;
+  relationType: MediaRelation;
   /** If the studio is the main animation studio of the media (For Studio->MediaConnection field only) */
   isMainStudio: boolean;
   /** The characters in the media voiced by the parent actor */
   characters: Character[];
   /** The characters role in the media */
-  characterRole: CharacterRole | null;
+  characterRole: CharacterRole;
   /** Media specific character name */
-  characterName: string | null;
+  characterName: string;
   /** Notes regarding the VA's role for the character */
-  roleNotes: string | null;
+  roleNotes: string;
   /** Used for grouping roles where multiple dubs exist for the same language. Either dubbing company name or language variant. */
-  dubGroup: string | null;
+  dubGroup: string;
   /** The role of the staff member in the production of the media */
-  staffRole: string | null;
+  staffRole: string;
   /** The voice actors of the character */
   voiceActors: Staff[];
   /** The voice actors of the character with role date */
   voiceActorRoles: StaffRoleType[];
   /** The order the media should be displayed from the users favourites */
-  favouriteOrder: number | null;
+  favouriteOrder: number;
 }
 
 /** An external link to another site related to the media or staff member */
@@ -1118,19 +1127,19 @@ export interface MediaExternalLink {
   /** The id of the external link */
   id: number;
   /** The url of the external link or base url of link source */
-  url: string | null;
+  url: string;
   /** The links website site name */
   site: string;
   /** The links website site id */
-  siteId: number | null;
-  type: ExternalLinkType | null;
+  siteId: number;
+  type: ExternalLinkType;
   /** Language the site content is in. See Staff language field for values. */
-  language: string | null;
-  color: string | null;
+  language: string;
+  color: string;
   /** The icon image url of the site. Not available for all links. Transparent PNG 64x64 */
-  icon: string | null;
-  notes: string | null;
-  isDisabled: boolean | null;
+  icon: string;
+  notes: string;
+  isDisabled: boolean;
 }
 
 /** List of anime or manga */
@@ -1142,23 +1151,23 @@ export interface MediaList {
   /** The id of the media */
   mediaId: number;
   /** The watching/reading status */
-  status: MediaListStatus | null;
+  status: MediaListStatus;
   /** The score of the entry */
-  score: number | null;
+  score: number;
   /** The amount of episodes/chapters consumed by the user */
-  progress: number | null;
+  progress: number;
   /** The amount of volumes read by the user */
-  progressVolumes: number | null;
+  progressVolumes: number;
   /** The amount of times the user has rewatched/read the media */
-  repeat: number | null;
+  repeat: number;
   /** Priority of planning */
-  priority: number | null;
+  priority: number;
   /** If the entry should only be visible to authenticated user */
-  private: boolean | null;
+  private: boolean;
   /** Text notes */
-  notes: string | null;
+  notes: string;
   /** If the entry shown be hidden from non-custom lists */
-  hiddenFromStatusLists: boolean | null;
+  hiddenFromStatusLists: boolean;
   /** Map of booleans for which custom lists the entry are in */
   customLists: unknown;
   /** Map of advanced scores with name keys */
@@ -1168,9 +1177,9 @@ export interface MediaList {
   /** When the entry was completed by the user */
   completedAt: FuzzyDate;
   /** When the entry data was last updated */
-  updatedAt: number | null;
+  updatedAt: number;
   /** When the entry data was created */
-  createdAt: number | null;
+  createdAt: number;
   media: Media;
   user: User;
 }
@@ -1182,7 +1191,7 @@ export interface MediaListCollection {
   /** The owner of the list */
   user: User;
   /** If there is another chunk */
-  hasNextChunk: boolean | null;
+  hasNextChunk: boolean;
   /**
    * A map of media list entry arrays grouped by status
    * @deprecated Not GraphQL spec compliant, use lists field instead.
@@ -1199,20 +1208,20 @@ export interface MediaListCollection {
 export interface MediaListGroup {
   /** Media list entries */
   entries: MediaList[];
-  name: string | null;
-  isCustomList: boolean | null;
-  isSplitCompletedList: boolean | null;
-  status: MediaListStatus | null;
+  name: string;
+  isCustomList: boolean;
+  isSplitCompletedList: boolean;
+  status: MediaListStatus;
 }
 
 /** A user's list options */
 export interface MediaListOptions {
   /** The score format the user is using for media lists */
-  scoreFormat: ScoreFormat | null;
+  scoreFormat: ScoreFormat;
   /** The default order list rows should be displayed in */
-  rowOrder: string | null;
+  rowOrder: string;
   /** @deprecated No longer used */
-  useLegacyLists: boolean | null;
+  useLegacyLists: boolean;
   /** The user's anime list options */
   animeList: MediaListTypeOptions;
   /** The user's manga list options */
@@ -1226,7 +1235,7 @@ export interface MediaListOptions {
    * If the shared theme should be used instead of the individual list themes
    * @deprecated No longer used
    */
-  sharedThemeEnabled: boolean | null;
+  sharedThemeEnabled: boolean;
 }
 
 /** A user's list options for anime or manga lists */
@@ -1234,7 +1243,7 @@ export interface MediaListTypeOptions {
   /** The order each list should be displayed in */
   sectionOrder: string[];
   /** If the completed sections of the list should be separated by format */
-  splitCompletedSectionByFormat: boolean | null;
+  splitCompletedSectionByFormat: boolean;
   /**
    * The list theme options
    * @deprecated This field has not yet been fully implemented and may change without warning
@@ -1245,7 +1254,7 @@ export interface MediaListTypeOptions {
   /** The names of the user's advanced scoring sections */
   advancedScoring: string[];
   /** If advanced scoring is enabled */
-  advancedScoringEnabled: boolean | null;
+  advancedScoringEnabled: boolean;
 }
 
 /** Notification for when a media entry is merged into another for a user who had it on their list */
@@ -1255,17 +1264,17 @@ export interface MediaMergeNotification {
   /** The id of the Notification */
   id: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the media that was merged into */
   mediaId: number;
   /** The title of the deleted media */
   deletedMediaTitles: string[];
   /** The reason for the media data change */
-  context: string | null;
+  context: string;
   /** The reason for the media merge */
-  reason: string | null;
+  reason: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The media that was merged into */
   media: Media;
 }
@@ -1281,11 +1290,11 @@ export interface MediaRank {
   /** The format the media is ranked within */
   format: MediaFormat;
   /** The year the media is ranked within */
-  year: number | null;
+  year: number;
   /** The season the media is ranked within */
-  season: MediaSeason | null;
+  season: MediaSeason;
   /** If the ranking is based on all time instead of a season/year */
-  allTime: boolean | null;
+  allTime: boolean;
   /** String that gives context to the ranking type and time span */
   context: string;
 }
@@ -1301,13 +1310,13 @@ export interface MediaStats {
 /** Data and links to legal streaming episodes on external sites */
 export interface MediaStreamingEpisode {
   /** Title of the episode */
-  title: string | null;
+  title: string;
   /** Url of episode image thumbnail */
-  thumbnail: string | null;
+  thumbnail: string;
   /** The url of the episode */
-  url: string | null;
+  url: string;
   /** The site location of the streaming episodes */
-  site: string | null;
+  site: string;
 }
 
 /** Notification for when a media submission is accepted, partially accepted, or rejected */
@@ -1317,19 +1326,19 @@ export interface MediaSubmissionUpdateNotification {
   /** The id of the Notification */
   id: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The notification context text */
   contexts: string[];
   /** The status of the submission */
-  status: string | null;
+  status: string;
   /** The notes of the submission */
-  notes: string | null;
+  notes: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The media that was created or modified. If this submission was to create a new media and it was rejected, this will be null. */
   media: Media;
   /** The title of the media that was submitted. If this submission was to edit an existing media, this will be null. */
-  submittedTitle: string | null;
+  submittedTitle: string;
 }
 
 /** A tag that describes a theme or element of the media */
@@ -1339,41 +1348,41 @@ export interface MediaTag {
   /** The name of the tag */
   name: string;
   /** A general description of the tag */
-  description: string | null;
+  description: string;
   /** The categories of tags this tag belongs to */
-  category: string | null;
+  category: string;
   /** The relevance ranking of the tag out of the 100 for this media */
-  rank: number | null;
+  rank: number;
   /** If the tag could be a spoiler for any media */
-  isGeneralSpoiler: boolean | null;
+  isGeneralSpoiler: boolean;
   /** If the tag is a spoiler for this media */
-  isMediaSpoiler: boolean | null;
+  isMediaSpoiler: boolean;
   /** If the tag is only for adult 18+ media */
-  isAdult: boolean | null;
+  isAdult: boolean;
   /** The user who submitted the tag */
-  userId: number | null;
+  userId: number;
 }
 
 /** The official titles of the media in various languages */
 export interface MediaTitle {
   /** The romanization of the native language title */
-  romaji: string | null;
+  romaji: string;
   /** The official english title */
-  english: string | null;
+  english: string;
   /** Official title in it's native language */
-  native: string | null;
+  native: string;
   /** The currently authenticated users preferred title language. Default romaji for non-authenticated */
-  userPreferred: string | null;
+  userPreferred: string;
 }
 
 /** Media trailer or advertisement */
 export interface MediaTrailer {
   /** The trailer video id */
-  id: string | null;
+  id: string;
   /** The site the video is hosted by (Currently either youtube or dailymotion) */
-  site: string | null;
+  site: string;
   /** The url for the thumbnail image of the video */
-  thumbnail: string | null;
+  thumbnail: string;
 }
 
 /** Daily media statistics */
@@ -1385,15 +1394,15 @@ export interface MediaTrend {
   /** The amount of media activity on the day */
   trending: number;
   /** A weighted average score of all the user's scores of the media */
-  averageScore: number | null;
+  averageScore: number;
   /** The number of users with the media on their list */
-  popularity: number | null;
+  popularity: number;
   /** The number of users with watching/reading the media */
-  inProgress: number | null;
+  inProgress: number;
   /** If the media was being released at this time */
   releasing: boolean;
   /** The episode number of the anime released on this day */
-  episode: number | null;
+  episode: number;
   /** The related media */
   media: Media;
 }
@@ -1417,29 +1426,29 @@ export interface MessageActivity {
   /** The id of the activity */
   id: number;
   /** The user id of the activity's recipient */
-  recipientId: number | null;
+  recipientId: number;
   /** The user id of the activity's sender */
-  messengerId: number | null;
+  messengerId: number;
   /** The type of the activity */
-  type: ActivityType | null;
+  type: ActivityType;
   /** The number of activity replies */
   replyCount: number;
   /** The message text (Markdown) */
-  message: string | null;
+  message: string;
   /** If the activity is locked and can receive replies */
-  isLocked: boolean | null;
+  isLocked: boolean;
   /** If the currently authenticated user is subscribed to the activity */
-  isSubscribed: boolean | null;
+  isSubscribed: boolean;
   /** The amount of likes the activity has */
   likeCount: number;
   /** If the currently authenticated user liked the activity */
-  isLiked: boolean | null;
+  isLiked: boolean;
   /** If the activity is pinned to the top of the users activity feed */
-  isPinned: boolean | null;
+  isPinned: boolean;
   /** If the message is private and only viewable to the sender and recipients */
-  isPrivate: boolean | null;
+  isPrivate: boolean;
   /** The url for the activity page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** The time the activity was created at */
   createdAt: number;
   /** The user who the activity message was sent to */
@@ -1455,9 +1464,9 @@ export interface MessageActivity {
 /** Notification option */
 export interface NotificationOption {
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** Whether this type of notification is enabled */
-  enabled: boolean | null;
+  enabled: boolean;
 }
 
 /** Notification union type */
@@ -1465,21 +1474,21 @@ export type NotificationUnion = AiringNotification | FollowingNotification | Act
 
 export interface PageInfo {
   /** The total number of items. Note: This value is not guaranteed to be accurate, do not rely on this for logic */
-  total: number | null;
+  total: number;
   /** The count on a page */
-  perPage: number | null;
+  perPage: number;
   /** The current page */
-  currentPage: number | null;
+  currentPage: number;
   /** The last page */
-  lastPage: number | null;
+  lastPage: number;
   /** If there is another page */
-  hasNextPage: boolean | null;
+  hasNextPage: boolean;
 }
 
 /** Provides the parsed markdown as html */
 export interface ParsedMarkdown {
   /** The parsed markdown as html */
-  html: string | null;
+  html: string;
 }
 
 /** Media recommendation */
@@ -1487,9 +1496,9 @@ export interface Recommendation {
   /** The id of the recommendation */
   id: number;
   /** Users rating of the recommendation */
-  rating: number | null;
+  rating: number;
   /** The rating of the recommendation by currently authenticated user */
-  userRating: RecommendationRating | null;
+  userRating: RecommendationRating;
   /** The media the recommendation is from */
   media: Media;
   /** The recommended media */
@@ -1517,13 +1526,13 @@ export interface RelatedMediaAdditionNotification {
   /** The id of the Notification */
   id: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the new media */
   mediaId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The associated media of the airing schedule */
   media: Media;
 }
@@ -1537,23 +1546,23 @@ export interface Review {
   /** The id of the review's media */
   mediaId: number;
   /** For which type of media the review is for */
-  mediaType: MediaType | null;
+  mediaType: MediaType;
   /** A short summary of the review */
-  summary: string | null;
+  summary: string;
   /** The main review body text */
-  body: string | null;
+  body: string;
   /** The total user rating of the review */
-  rating: number | null;
+  rating: number;
   /** The amount of user ratings of the review */
-  ratingAmount: number | null;
+  ratingAmount: number;
   /** The rating of the review by currently authenticated user */
-  userRating: ReviewRating | null;
+  userRating: ReviewRating;
   /** The review score of the media */
-  score: number | null;
+  score: number;
   /** If the review is not yet publicly published and is only viewable by creator */
-  private: boolean | null;
+  private: boolean;
   /** The url for the review page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** The time of the thread creation */
   createdAt: number;
   /** The time of the thread last update */
@@ -1578,9 +1587,9 @@ export interface ReviewEdge {
 
 /** A user's list score distribution. */
 export interface ScoreDistribution {
-  score: number | null;
+  score: number;
   /** The amount of list entries with this score */
-  amount: number | null;
+  amount: number;
 }
 
 export interface SiteStatistics {
@@ -1624,33 +1633,33 @@ export interface Staff {
    * The primary language the staff member dub's in
    * @deprecated Replaced with languageV2
    */
-  language: StaffLanguage | null;
+  language: StaffLanguage;
   /** The primary language of the staff member. Current values: Japanese, English, Korean, Italian, Spanish, Portuguese, French, German, Hebrew, Hungarian, Chinese, Arabic, Filipino, Catalan, Finnish, Turkish, Dutch, Swedish, Thai, Tagalog, Malaysian, Indonesian, Vietnamese, Nepali, Hindi, Urdu */
-  languageV2: string | null;
+  languageV2: string;
   /** The staff images */
   image: StaffImage;
   /** A general description of the staff member */
-  description: string | null;
+  description: string;
   /** The person's primary occupations */
   primaryOccupations: string[];
   /** The staff's gender. Usually Male, Female, or Non-binary but can be any string. */
-  gender: string | null;
+  gender: string;
   dateOfBirth: FuzzyDate;
   dateOfDeath: FuzzyDate;
   /** The person's age in years */
-  age: number | null;
+  age: number;
   /** [startYear, endYear] (If the 2nd value is not present staff is still active) */
   yearsActive: number[];
   /** The persons birthplace or hometown */
-  homeTown: string | null;
+  homeTown: string;
   /** The persons blood type */
-  bloodType: string | null;
+  bloodType: string;
   /** If the staff member is marked as favourite by the currently authenticated user */
   isFavourite: boolean;
   /** If the staff member is blocked from being added to favourites */
   isFavouriteBlocked: boolean;
   /** The url for the staff page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** Media where the staff member has a production role */
   staffMedia: MediaConnection;
   /** Characters voiced by the actor */
@@ -1658,19 +1667,19 @@ export interface Staff {
   /** Media the actor voiced characters in. (Same data as characters with media as node instead of characters) */
   characterMedia: MediaConnection;
   /** @deprecated No data available */
-  updatedAt: number | null;
+  updatedAt: number;
   /** Staff member that the submission is referencing */
   staff: Staff;
   /** Submitter for the submission */
   submitter: User;
   /** Status of the submission */
-  submissionStatus: number | null;
+  submissionStatus: number;
   /** Inner details of submission status */
-  submissionNotes: string | null;
+  submissionNotes: string;
   /** The amount of user's who have favourited the staff member */
-  favourites: number | null;
+  favourites: number;
   /** Notes for site moderators */
-  modNotes: string | null;
+  modNotes: string;
 }
 
 export interface StaffConnection {
@@ -1684,36 +1693,36 @@ export interface StaffConnection {
 export interface StaffEdge {
   node: Staff;
   /** The id of the connection */
-  id: number | null;
+  id: number;
   /** The role of the staff member in the production of the media */
-  role: string | null;
+  role: string;
   /** The order the staff should be displayed from the users favourites */
-  favouriteOrder: number | null;
+  favouriteOrder: number;
 }
 
 export interface StaffImage {
   /** The person's image of media at its largest size */
-  large: string | null;
+  large: string;
   /** The person's image of media at medium size */
-  medium: string | null;
+  medium: string;
 }
 
 /** The names of the staff member */
 export interface StaffName {
   /** The person's given name */
-  first: string | null;
+  first: string;
   /** The person's middle name */
-  middle: string | null;
+  middle: string;
   /** The person's surname */
-  last: string | null;
+  last: string;
   /** The person's first and last name */
-  full: string | null;
+  full: string;
   /** The person's full name in their native language */
-  native: string | null;
+  native: string;
   /** Other names the staff member might be referred to as (pen names) */
   alternative: string[];
   /** The currently authenticated users preferred name language. Default romaji for non-authenticated */
-  userPreferred: string | null;
+  userPreferred: string;
 }
 
 /** Voice actor role for a character */
@@ -1721,18 +1730,18 @@ export interface StaffRoleType {
   /** The voice actors of the character */
   voiceActor: Staff;
   /** Notes regarding the VA's role for the character */
-  roleNotes: string | null;
+  roleNotes: string;
   /** Used for grouping roles where multiple dubs exist for the same language. Either dubbing company name or language variant. */
-  dubGroup: string | null;
+  dubGroup: string;
 }
 
 /** User's staff statistics */
 export interface StaffStats {
   staff: Staff;
-  amount: number | null;
-  meanScore: number | null;
+  amount: number;
+  meanScore: number;
   /** The amount of time in minutes the staff member has been watched by the user */
-  timeWatched: number | null;
+  timeWatched: number;
 }
 
 /** Notification for when a staff submission is accepted, partially accepted, or rejected */
@@ -1742,15 +1751,15 @@ export interface StaffSubmissionUpdateNotification {
   /** The id of the Notification */
   id: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The notification context text */
   contexts: string[];
   /** The status of the submission */
-  status: string | null;
+  status: string;
   /** The notes of the submission */
-  notes: string | null;
+  notes: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The staff that was modified. */
   staff: Staff;
 }
@@ -1758,9 +1767,9 @@ export interface StaffSubmissionUpdateNotification {
 /** The distribution of the watching/reading status of media or a user's list */
 export interface StatusDistribution {
   /** The day the activity took place (Unix timestamp) */
-  status: MediaListStatus | null;
+  status: MediaListStatus;
   /** The amount of entries with this status */
-  amount: number | null;
+  amount: number;
 }
 
 /** Animation or production company */
@@ -1774,11 +1783,11 @@ export interface Studio {
   /** The media the studio has worked on */
   media: MediaConnection;
   /** The url for the studio page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** If the studio is marked as favourite by the currently authenticated user */
   isFavourite: boolean;
   /** The amount of user's who have favourited the studio */
-  favourites: number | null;
+  favourites: number;
 }
 
 export interface StudioConnection {
@@ -1792,29 +1801,29 @@ export interface StudioConnection {
 export interface StudioEdge {
   node: Studio;
   /** The id of the connection */
-  id: number | null;
+  id: number;
   /** If the studio is the main animation studio of the anime */
   isMain: boolean;
   /** The order the character should be displayed from the users favourites */
-  favouriteOrder: number | null;
+  favouriteOrder: number;
 }
 
 /** User's studio statistics */
 export interface StudioStats {
   studio: Studio;
-  amount: number | null;
-  meanScore: number | null;
+  amount: number;
+  meanScore: number;
   /** The amount of time in minutes the studio's works have been watched by the user */
-  timeWatched: number | null;
+  timeWatched: number;
 }
 
 /** User's tag statistics */
 export interface TagStats {
   tag: MediaTag;
-  amount: number | null;
-  meanScore: number | null;
+  amount: number;
+  meanScore: number;
   /** The amount of time in minutes the tag has been watched by the user */
-  timeWatched: number | null;
+  timeWatched: number;
 }
 
 /** User text activity */
@@ -1824,25 +1833,25 @@ export interface TextActivity {
   /** The id of the activity */
   id: number;
   /** The user id of the activity's creator */
-  userId: number | null;
+  userId: number;
   /** The type of activity */
-  type: ActivityType | null;
+  type: ActivityType;
   /** The number of activity replies */
   replyCount: number;
   /** The status text (Markdown) */
-  text: string | null;
+  text: string;
   /** The url for the activity page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** If the activity is locked and can receive replies */
-  isLocked: boolean | null;
+  isLocked: boolean;
   /** If the currently authenticated user is subscribed to the activity */
-  isSubscribed: boolean | null;
+  isSubscribed: boolean;
   /** The amount of likes the activity has */
   likeCount: number;
   /** If the currently authenticated user liked the activity */
-  isLiked: boolean | null;
+  isLiked: boolean;
   /** If the activity is pinned to the top of the users activity feed */
-  isPinned: boolean | null;
+  isPinned: boolean;
   /** The time the activity was created at */
   createdAt: number;
   /** The user who created the activity */
@@ -1860,31 +1869,31 @@ export interface Thread {
   /** The id of the thread */
   id: number;
   /** The title of the thread */
-  title: string | null;
+  title: string;
   /** The text body of the thread (Markdown) */
-  body: string | null;
+  body: string;
   /** The id of the thread owner user */
   userId: number;
   /** The id of the user who most recently commented on the thread */
-  replyUserId: number | null;
+  replyUserId: number;
   /** The id of the most recent comment on the thread */
-  replyCommentId: number | null;
+  replyCommentId: number;
   /** The number of comments on the thread */
-  replyCount: number | null;
+  replyCount: number;
   /** The number of times users have viewed the thread */
-  viewCount: number | null;
+  viewCount: number;
   /** If the thread is locked and can receive comments */
-  isLocked: boolean | null;
+  isLocked: boolean;
   /** If the thread is stickied and should be displayed at the top of the page */
-  isSticky: boolean | null;
+  isSticky: boolean;
   /** If the currently authenticated user is subscribed to the thread */
-  isSubscribed: boolean | null;
+  isSubscribed: boolean;
   /** The amount of likes the thread has */
   likeCount: number;
   /** If the currently authenticated user liked the thread */
-  isLiked: boolean | null;
+  isLiked: boolean;
   /** The time of the last reply */
-  repliedAt: number | null;
+  repliedAt: number;
   /** The time of the thread creation */
   createdAt: number;
   /** The time of the thread last update */
@@ -1896,7 +1905,7 @@ export interface Thread {
   /** The users who liked the thread */
   likes: User[];
   /** The url for the thread page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** The categories of the thread */
   categories: ThreadCategory[];
   /** The media categories of the thread */
@@ -1918,17 +1927,17 @@ export interface ThreadComment {
   /** The id of the comment */
   id: number;
   /** The user id of the comment's owner */
-  userId: number | null;
+  userId: number;
   /** The id of thread the comment belongs to */
-  threadId: number | null;
+  threadId: number;
   /** The text content of the comment (Markdown) */
-  comment: string | null;
+  comment: string;
   /** The amount of likes the comment has */
   likeCount: number;
   /** If the currently authenticated user liked the comment */
-  isLiked: boolean | null;
+  isLiked: boolean;
   /** The url for the comment page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** The time of the comments creation */
   createdAt: number;
   /** The time of the comments last update */
@@ -1942,7 +1951,7 @@ export interface ThreadComment {
   /** The comment's child reply comments */
   childComments: unknown;
   /** If the comment tree is locked and may not receive replies or edits */
-  isLocked: boolean | null;
+  isLocked: boolean;
 }
 
 /** Notification for when a thread comment is liked */
@@ -1954,13 +1963,13 @@ export interface ThreadCommentLikeNotification {
   /** The id of the user who liked to the activity */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the activity which was liked */
   commentId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The thread that the relevant comment belongs to */
   thread: Thread;
   /** The thread comment that was liked */
@@ -1978,13 +1987,13 @@ export interface ThreadCommentMentionNotification {
   /** The id of the user who mentioned the authenticated user */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the comment where mentioned */
   commentId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The thread that the relevant comment belongs to */
   thread: Thread;
   /** The thread comment that included the @ mention */
@@ -2002,13 +2011,13 @@ export interface ThreadCommentReplyNotification {
   /** The id of the user who create the comment reply */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the reply comment */
   commentId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The thread that the relevant comment belongs to */
   thread: Thread;
   /** The reply thread comment */
@@ -2026,13 +2035,13 @@ export interface ThreadCommentSubscribedNotification {
   /** The id of the user who commented on the thread */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the new comment in the subscribed thread */
   commentId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The thread that the relevant comment belongs to */
   thread: Thread;
   /** The reply thread comment */
@@ -2050,13 +2059,13 @@ export interface ThreadLikeNotification {
   /** The id of the user who liked to the activity */
   userId: number;
   /** The type of notification */
-  type: NotificationType | null;
+  type: NotificationType;
   /** The id of the thread which was liked */
   threadId: number;
   /** The notification context text */
-  context: string | null;
+  context: string;
   /** The time the notification was created at */
-  createdAt: number | null;
+  createdAt: number;
   /** The thread that the relevant comment belongs to */
   thread: Thread;
   /** The liked thread comment */
@@ -2072,17 +2081,17 @@ export interface User {
   /** The name of the user */
   name: string;
   /** The bio written by user (Markdown) */
-  about: string | null;
+  about: string;
   /** The user's avatar images */
   avatar: UserAvatar;
   /** The user's banner images */
-  bannerImage: string | null;
+  bannerImage: string;
   /** If the authenticated user if following this user */
-  isFollowing: boolean | null;
+  isFollowing: boolean;
   /** If this user if following the authenticated user */
-  isFollower: boolean | null;
+  isFollower: boolean;
   /** If the user is blocked by the authenticated user */
-  isBlocked: boolean | null;
+  isBlocked: boolean;
   /** List of active bans. Mod-only */
   bans: unknown;
   /** The user's general options */
@@ -2094,19 +2103,19 @@ export interface User {
   /** The users anime & manga list statistics */
   statistics: UserStatisticTypes;
   /** The number of unread notifications the user has */
-  unreadNotificationCount: number | null;
+  unreadNotificationCount: number;
   /** The url for the user page on the AniList website */
-  siteUrl: string | null;
+  siteUrl: string;
   /** The donation tier of the user */
-  donatorTier: number | null;
+  donatorTier: number;
   /** Custom donation badge text */
-  donatorBadge: string | null;
+  donatorBadge: string;
   /** The user's moderator roles if they are a site moderator */
   moderatorRoles: ModRole[];
   /** When the user's account was created. (Does not exist for accounts created before 2020) */
-  createdAt: number | null;
+  createdAt: number;
   /** When the user's data was last updated */
-  updatedAt: number | null;
+  updatedAt: number;
   /**
    * The user's statistics
    * @deprecated Deprecated. Replaced with statistics field.
@@ -2116,7 +2125,7 @@ export interface User {
    * If the user is a moderator or data moderator
    * @deprecated Deprecated. Replaced with moderatorRoles field.
    */
-  moderatorStatus: string | null;
+  moderatorStatus: string;
   /** The user's previously used names. */
   previousNames: UserPreviousName[];
 }
@@ -2124,19 +2133,19 @@ export interface User {
 /** A user's activity history stats for the previous 6 months. Refreshes only periodically */
 export interface UserActivityHistory {
   /** The day the activity took place (Unix timestamp) */
-  date: number | null;
+  date: number;
   /** The amount of activity on the day */
-  amount: number | null;
+  amount: number;
   /** The level of activity represented on a 1-10 scale */
-  level: number | null;
+  level: number;
 }
 
 /** A user's avatars */
 export interface UserAvatar {
   /** The avatar of user at its largest size */
-  large: string | null;
+  large: string;
   /** The avatar of user at medium size */
-  medium: string | null;
+  medium: string;
 }
 
 export interface UserCountryStatistic {
@@ -2145,7 +2154,7 @@ export interface UserCountryStatistic {
   minutesWatched: number;
   chaptersRead: number;
   mediaIds: number[];
-  country: string | null;
+  country: string;
 }
 
 export interface UserFormatStatistic {
@@ -2154,7 +2163,7 @@ export interface UserFormatStatistic {
   minutesWatched: number;
   chaptersRead: number;
   mediaIds: number[];
-  format: MediaFormat | null;
+  format: MediaFormat;
 }
 
 export interface UserGenreStatistic {
@@ -2163,7 +2172,7 @@ export interface UserGenreStatistic {
   minutesWatched: number;
   chaptersRead: number;
   mediaIds: number[];
-  genre: string | null;
+  genre: string;
 }
 
 export interface UserLengthStatistic {
@@ -2172,29 +2181,29 @@ export interface UserLengthStatistic {
   minutesWatched: number;
   chaptersRead: number;
   mediaIds: number[];
-  length: string | null;
+  length: string;
 }
 
 /** A user's general options */
 export interface UserOptions {
   /** The language the user wants to see media titles in */
-  titleLanguage: UserTitleLanguage | null;
+  titleLanguage: UserTitleLanguage;
   /** Whether the user has enabled viewing of 18+ content */
-  displayAdultContent: boolean | null;
+  displayAdultContent: boolean;
   /** Whether the user receives notifications when a show they are watching aires */
-  airingNotifications: boolean | null;
+  airingNotifications: boolean;
   /** Profile highlight color (blue, purple, pink, orange, red, green, gray) */
-  profileColor: string | null;
+  profileColor: string;
   /** Notification options */
   notificationOptions: NotificationOption[];
   /** The user's timezone offset (Auth user only) */
-  timezone: string | null;
+  timezone: string;
   /** Minutes between activity for them to be merged together. 0 is Never, Above 2 weeks (20160 mins) is Always. */
-  activityMergeTime: number | null;
+  activityMergeTime: number;
   /** The language the user wants to see staff and character names in */
-  staffNameLanguage: UserStaffNameLanguage | null;
+  staffNameLanguage: UserStaffNameLanguage;
   /** Whether the user only allow messages from users they follow */
-  restrictMessagesToFollowing: boolean | null;
+  restrictMessagesToFollowing: boolean;
   /** The list activity types the user has disabled from being created from list updates */
   disabledListActivity: ListActivityOption[];
 }
@@ -2202,11 +2211,11 @@ export interface UserOptions {
 /** A user's previous name */
 export interface UserPreviousName {
   /** A previous name of the user. */
-  name: string | null;
+  name: string;
   /** When the user first changed from this name. */
-  createdAt: number | null;
+  createdAt: number;
   /** When the user most recently changed from this name. */
-  updatedAt: number | null;
+  updatedAt: number;
 }
 
 export interface UserReleaseYearStatistic {
@@ -2215,7 +2224,7 @@ export interface UserReleaseYearStatistic {
   minutesWatched: number;
   chaptersRead: number;
   mediaIds: number[];
-  releaseYear: number | null;
+  releaseYear: number;
 }
 
 export interface UserScoreStatistic {
@@ -2224,7 +2233,7 @@ export interface UserScoreStatistic {
   minutesWatched: number;
   chaptersRead: number;
   mediaIds: number[];
-  score: number | null;
+  score: number;
 }
 
 export interface UserStaffStatistic {
@@ -2242,7 +2251,7 @@ export interface UserStartYearStatistic {
   minutesWatched: number;
   chaptersRead: number;
   mediaIds: number[];
-  startYear: number | null;
+  startYear: number;
 }
 
 export interface UserStatisticTypes {
@@ -2275,9 +2284,9 @@ export interface UserStatistics {
 /** A user's statistics */
 export interface UserStats {
   /** The amount of anime the user has watched in minutes */
-  watchedTime: number | null;
+  watchedTime: number;
   /** The amount of manga chapters the user has read */
-  chaptersRead: number | null;
+  chaptersRead: number;
   activityHistory: UserActivityHistory[];
   animeStatusDistribution: StatusDistribution[];
   mangaStatusDistribution: StatusDistribution[];
@@ -2301,7 +2310,7 @@ export interface UserStatusStatistic {
   minutesWatched: number;
   chaptersRead: number;
   mediaIds: number[];
-  status: MediaListStatus | null;
+  status: MediaListStatus;
 }
 
 export interface UserStudioStatistic {
@@ -2334,9 +2343,9 @@ export interface UserVoiceActorStatistic {
 
 /** User's year statistics */
 export interface YearStats {
-  year: number | null;
-  amount: number | null;
-  meanScore: number | null;
+  year: number;
+  amount: number;
+  meanScore: number;
 }
 
 // Variables
@@ -2353,6 +2362,16 @@ export interface UserQueryVariables {
   search?: string | null;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2361,12 +2380,90 @@ export interface UserQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.media`. */
@@ -2513,6 +2610,16 @@ export interface MediaQueryVariables {
   countryOfOrigin_not_in?: readonly string[] | null;
   /** The order the results will be returned in */
   sort?: readonly MediaSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2521,12 +2628,90 @@ export interface MediaQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.mediaTrend`. */
@@ -2581,6 +2766,16 @@ export interface MediaTrendQueryVariables {
   episode_not?: number | null;
   /** The order the results will be returned in */
   sort?: readonly MediaTrendSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2589,12 +2784,90 @@ export interface MediaTrendQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.airingSchedule`. */
@@ -2637,6 +2910,16 @@ export interface AiringScheduleQueryVariables {
   airingAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly AiringSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2645,12 +2928,90 @@ export interface AiringScheduleQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.character`. */
@@ -2669,6 +3030,16 @@ export interface CharacterQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly CharacterSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2677,12 +3048,90 @@ export interface CharacterQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.staff`. */
@@ -2701,6 +3150,16 @@ export interface StaffQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StaffSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2709,12 +3168,90 @@ export interface StaffQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.mediaList`. */
@@ -2769,6 +3306,16 @@ export interface MediaListQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2777,12 +3324,90 @@ export interface MediaListQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.mediaListCollection`. */
@@ -2829,6 +3454,16 @@ export interface MediaListCollectionQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2837,12 +3472,90 @@ export interface MediaListCollectionQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.genreCollection`. */
@@ -2856,6 +3569,16 @@ export interface MediaTagCollectionQueryVariables {
 
 /** Variables of `query.viewer`. */
 export interface ViewerQueryVariables {
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2864,12 +3587,90 @@ export interface ViewerQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.notification`. */
@@ -2880,6 +3681,16 @@ export interface NotificationQueryVariables {
   resetNotificationCount?: boolean | null;
   /** Filter by the type of notifications (max 10,000 items) */
   type_in?: readonly NotificationType[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2888,12 +3699,90 @@ export interface NotificationQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.studio`. */
@@ -2910,6 +3799,16 @@ export interface StudioQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StudioSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2918,12 +3817,90 @@ export interface StudioQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.review`. */
@@ -2938,6 +3915,16 @@ export interface ReviewQueryVariables {
   mediaType?: MediaType | null;
   /** The order the results will be returned in */
   sort?: readonly ReviewSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -2946,12 +3933,88 @@ export interface ReviewQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.activity`. */
@@ -3010,6 +4073,16 @@ export interface ActivityQueryVariables {
   createdAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ActivitySort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3018,12 +4091,90 @@ export interface ActivityQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.activityReply`. */
@@ -3032,6 +4183,16 @@ export interface ActivityReplyQueryVariables {
   id?: number | null;
   /** Filter by the parent id */
   activityId?: number | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3040,12 +4201,90 @@ export interface ActivityReplyQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.following`. */
@@ -3054,6 +4293,16 @@ export interface FollowingQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3062,12 +4311,90 @@ export interface FollowingQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.follower`. */
@@ -3076,6 +4403,16 @@ export interface FollowerQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3084,12 +4421,90 @@ export interface FollowerQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.thread`. */
@@ -3112,6 +4527,16 @@ export interface ThreadQueryVariables {
   id_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3120,12 +4545,90 @@ export interface ThreadQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.threadComment`. */
@@ -3138,6 +4641,16 @@ export interface ThreadCommentQueryVariables {
   userId?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadCommentSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3146,12 +4659,90 @@ export interface ThreadCommentQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.recommendation`. */
@@ -3174,6 +4765,16 @@ export interface RecommendationQueryVariables {
   rating_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly RecommendationSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3182,12 +4783,90 @@ export interface RecommendationQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.markdown`. */
@@ -3198,6 +4877,16 @@ export interface MarkdownQueryVariables {
 
 /** Variables of `query.aniChartUser`. */
 export interface AniChartUserQueryVariables {
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3206,16 +4895,137 @@ export interface AniChartUserQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.siteStatistics`. */
-export type SiteStatisticsQueryVariables = Record<string, never>;
+export interface SiteStatisticsQueryVariables {
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
+  /** Passed as `sort` to `SiteStatistics.anime` when selected. */
+  animeSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
+  /** Passed as `sort` to `SiteStatistics.manga` when selected. */
+  mangaSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly SiteTrendSort[] | null;
+  /** Passed as `page` to `SiteStatistics.users` when selected. */
+  usersPage?: number | null;
+  /** Passed as `perPage` to `SiteStatistics.users` when selected. */
+  usersPerPage?: number | null;
+  /** Passed as `sort` to `SiteStatistics.users` when selected. */
+  usersSort?: readonly SiteTrendSort[] | null;
+}
 
 /** Variables of `query.externalLinkSourceCollection`. */
 export interface ExternalLinkSourceCollectionQueryVariables {
@@ -3241,6 +5051,16 @@ export interface UsersPageQueryVariables {
   search?: string | null;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3249,12 +5069,90 @@ export interface UsersPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.medias`. */
@@ -3405,6 +5303,16 @@ export interface MediasPageQueryVariables {
   countryOfOrigin_not_in?: readonly string[] | null;
   /** The order the results will be returned in */
   sort?: readonly MediaSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3413,12 +5321,90 @@ export interface MediasPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.characters`. */
@@ -3441,6 +5427,16 @@ export interface CharactersPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly CharacterSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3449,12 +5445,90 @@ export interface CharactersPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.staffs`. */
@@ -3477,6 +5551,16 @@ export interface StaffsPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StaffSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3485,12 +5569,90 @@ export interface StaffsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.studios`. */
@@ -3511,6 +5673,16 @@ export interface StudiosPageQueryVariables {
   id_not_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly StudioSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3519,12 +5691,90 @@ export interface StudiosPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.mediaLists`. */
@@ -3583,6 +5833,16 @@ export interface MediaListsPageQueryVariables {
   completedAt_like?: string | null;
   /** The order the results will be returned in */
   sort?: readonly MediaListSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3591,12 +5851,90 @@ export interface MediaListsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.airingSchedules`. */
@@ -3643,6 +5981,16 @@ export interface AiringSchedulesPageQueryVariables {
   airingAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly AiringSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3651,12 +5999,90 @@ export interface AiringSchedulesPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.mediaTrends`. */
@@ -3715,6 +6141,16 @@ export interface MediaTrendsPageQueryVariables {
   episode_not?: number | null;
   /** The order the results will be returned in */
   sort?: readonly MediaTrendSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3723,12 +6159,90 @@ export interface MediaTrendsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.notifications`. */
@@ -3743,6 +6257,16 @@ export interface NotificationsPageQueryVariables {
   resetNotificationCount?: boolean | null;
   /** Filter by the type of notifications (max 10,000 items) */
   type_in?: readonly NotificationType[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3751,12 +6275,90 @@ export interface NotificationsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.followers`. */
@@ -3769,6 +6371,16 @@ export interface FollowersPageQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3777,12 +6389,90 @@ export interface FollowersPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.following`. */
@@ -3795,6 +6485,16 @@ export interface FollowingPageQueryVariables {
   userId: number;
   /** The order the results will be returned in */
   sort?: readonly UserSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3803,12 +6503,90 @@ export interface FollowingPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.activities`. */
@@ -3871,6 +6649,16 @@ export interface ActivitiesPageQueryVariables {
   createdAt_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ActivitySort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3879,12 +6667,90 @@ export interface ActivitiesPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.activityReplies`. */
@@ -3897,6 +6763,16 @@ export interface ActivityRepliesPageQueryVariables {
   id?: number | null;
   /** Filter by the parent id */
   activityId?: number | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3905,12 +6781,90 @@ export interface ActivityRepliesPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.threads`. */
@@ -3937,6 +6891,16 @@ export interface ThreadsPageQueryVariables {
   id_in?: readonly number[] | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3945,12 +6909,90 @@ export interface ThreadsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.threadComments`. */
@@ -3967,6 +7009,16 @@ export interface ThreadCommentsPageQueryVariables {
   userId?: number | null;
   /** The order the results will be returned in */
   sort?: readonly ThreadCommentSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -3975,12 +7027,90 @@ export interface ThreadCommentsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.reviews`. */
@@ -3999,6 +7129,16 @@ export interface ReviewsPageQueryVariables {
   mediaType?: MediaType | null;
   /** The order the results will be returned in */
   sort?: readonly ReviewSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4007,12 +7147,88 @@ export interface ReviewsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.recommendations`. */
@@ -4039,6 +7255,16 @@ export interface RecommendationsPageQueryVariables {
   rating_lesser?: number | null;
   /** The order the results will be returned in */
   sort?: readonly RecommendationSort[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4047,12 +7273,90 @@ export interface RecommendationsPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `query.page.likes`. */
@@ -4065,6 +7369,16 @@ export interface LikesPageQueryVariables {
   likeableId?: number | null;
   /** The type of model the id applies to */
   type?: LikeableType | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4073,12 +7387,90 @@ export interface LikesPageQueryVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.updateUser`. */
@@ -4114,6 +7506,16 @@ export interface UpdateUserMutationVariables {
   /** Only allow messages from other users the user follows */
   restrictMessagesToFollowing?: boolean | null;
   disabledListActivity?: readonly ListActivityOptionInput[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4122,10 +7524,88 @@ export interface UpdateUserMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveMediaListEntry`. */
@@ -4162,6 +7642,16 @@ export interface SaveMediaListEntryMutationVariables {
   startedAt?: FuzzyDateInput | null;
   /** When the entry was completed by the user */
   completedAt?: FuzzyDateInput | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4170,12 +7660,90 @@ export interface SaveMediaListEntryMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.updateMediaListEntries`. */
@@ -4208,6 +7776,16 @@ export interface UpdateMediaListEntriesMutationVariables {
   completedAt?: FuzzyDateInput | null;
   /** The list entries ids to update */
   ids?: readonly number[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4216,12 +7794,90 @@ export interface UpdateMediaListEntriesMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteMediaListEntry`. */
@@ -4246,6 +7902,16 @@ export interface SaveTextActivityMutationVariables {
   text?: string | null;
   /** If the activity should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4254,12 +7920,90 @@ export interface SaveTextActivityMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveMessageActivity`. */
@@ -4276,6 +8020,16 @@ export interface SaveMessageActivityMutationVariables {
   locked?: boolean | null;
   /** If the message should be sent from the Moderator account (Mod Only) */
   asMod?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4284,12 +8038,90 @@ export interface SaveMessageActivityMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveListActivity`. */
@@ -4298,6 +8130,16 @@ export interface SaveListActivityMutationVariables {
   id?: number | null;
   /** If the activity should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4306,12 +8148,90 @@ export interface SaveListActivityMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteActivity`. */
@@ -4326,6 +8246,16 @@ export interface ToggleActivityPinMutationVariables {
   id?: number | null;
   /** If the activity should be pinned or unpinned */
   pinned?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4334,12 +8264,90 @@ export interface ToggleActivityPinMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.toggleActivitySubscription`. */
@@ -4348,6 +8356,16 @@ export interface ToggleActivitySubscriptionMutationVariables {
   activityId?: number | null;
   /** Whether to subscribe or unsubscribe from the activity */
   subscribe?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4356,12 +8374,90 @@ export interface ToggleActivitySubscriptionMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveActivityReply`. */
@@ -4374,6 +8470,16 @@ export interface SaveActivityReplyMutationVariables {
   text?: string | null;
   /** If the reply should be sent from the Moderator account (Mod Only) */
   asMod?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4382,12 +8488,90 @@ export interface SaveActivityReplyMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteActivityReply`. */
@@ -4402,6 +8586,16 @@ export interface ToggleLikeMutationVariables {
   id?: number | null;
   /** The type of model to be un/liked */
   type?: LikeableType | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4410,12 +8604,90 @@ export interface ToggleLikeMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.toggleLikeV2`. */
@@ -4424,6 +8696,16 @@ export interface ToggleLikeV2MutationVariables {
   id?: number | null;
   /** The type of model to be un/liked */
   type?: LikeableType | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4432,18 +8714,106 @@ export interface ToggleLikeV2MutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.toggleFollow`. */
 export interface ToggleFollowMutationVariables {
   /** The id of the user to un/follow */
   userId?: number | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4452,12 +8822,90 @@ export interface ToggleFollowMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.toggleFavourite`. */
@@ -4472,6 +8920,16 @@ export interface ToggleFavouriteMutationVariables {
   staffId?: number | null;
   /** The id of the studio to un/favourite */
   studioId?: number | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4480,12 +8938,90 @@ export interface ToggleFavouriteMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.updateFavouriteOrder`. */
@@ -4510,6 +9046,16 @@ export interface UpdateFavouriteOrderMutationVariables {
   staffOrder?: readonly number[] | null;
   /** List of integers which the studio should be ordered by (Asc) */
   studioOrder?: readonly number[] | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4518,12 +9064,90 @@ export interface UpdateFavouriteOrderMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveReview`. */
@@ -4540,6 +9164,16 @@ export interface SaveReviewMutationVariables {
   score?: number | null;
   /** If the review should only be visible to its creator */
   private?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4548,12 +9182,90 @@ export interface SaveReviewMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.rateReview`. */
@@ -4562,6 +9274,16 @@ export interface RateReviewMutationVariables {
   reviewId?: number | null;
   /** The rating to apply to the review */
   rating?: ReviewRating | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4570,12 +9292,90 @@ export interface RateReviewMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteReview`. */
@@ -4592,6 +9392,16 @@ export interface SaveRecommendationMutationVariables {
   mediaRecommendationId?: number | null;
   /** The rating to give the recommendation */
   rating?: RecommendationRating | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4600,12 +9410,90 @@ export interface SaveRecommendationMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveThread`. */
@@ -4624,6 +9512,16 @@ export interface SaveThreadMutationVariables {
   sticky?: boolean | null;
   /** If the thread should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4632,12 +9530,90 @@ export interface SaveThreadMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteThread`. */
@@ -4652,6 +9628,16 @@ export interface ToggleThreadSubscriptionMutationVariables {
   threadId?: number | null;
   /** Whether to subscribe or unsubscribe from the forum thread */
   subscribe?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4660,12 +9646,90 @@ export interface ToggleThreadSubscriptionMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.saveThreadComment`. */
@@ -4680,6 +9744,16 @@ export interface SaveThreadCommentMutationVariables {
   comment?: string | null;
   /** If the comment tree should be locked. (Mod Only) */
   locked?: boolean | null;
+  /** Passed as `notYetAired` to `Media.airingSchedule` when selected. */
+  airingScheduleNotYetAired?: boolean | null;
+  /** Passed as `page` to `Media.airingSchedule` when selected. */
+  airingSchedulePage?: number | null;
+  /** Passed as `perPage` to `Media.airingSchedule` when selected. */
+  airingSchedulePerPage?: number | null;
+  /** Passed as `page` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePage?: number | null;
+  /** Passed as `perPage` to `Favourites.anime`, `SiteStatistics.anime` when selected. */
+  animePerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
   animeStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.anime`. */
@@ -4688,12 +9762,90 @@ export interface SaveThreadCommentMutationVariables {
   asArray?: boolean | null;
   /** Passed to the selected fields that accept `asHtml`. */
   asHtml?: boolean | null;
+  /** Passed as `onList` to `Staff.characterMedia` when selected. */
+  characterMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.characterMedia` when selected. */
+  characterMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.characterMedia` when selected. */
+  characterMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.characterMedia` when selected. */
+  characterMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `page` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPage?: number | null;
+  /** Passed as `perPage` to `Favourites.characters`, `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersPerPage?: number | null;
+  /** Passed as `role` to `Media.characters` when selected. */
+  charactersRole?: CharacterRole | null;
+  /** Passed as `sort` to `Media.characters`, `Staff.characters`, `SiteStatistics.characters` when selected. */
+  charactersSort?: readonly CharacterSort[] | null;
+  /** Passed as `page` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPage?: number | null;
+  /** Passed as `perPage` to `Favourites.manga`, `SiteStatistics.manga` when selected. */
+  mangaPerPage?: number | null;
   /** Passed as `limit` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatLimit?: number | null;
   /** Passed as `sort` to the selected `UserStatistics` lists under `UserStatisticTypes.manga`. */
   mangaStatSort?: readonly UserStatisticsSort[] | null;
-  /** Passed as `format` to `MediaList.score` when it is selected. */
+  /** Passed as `isMain` to `Studio.media` when selected. */
+  mediaIsMain?: boolean | null;
+  /** Passed as `onList` to `Character.media`, `Studio.media` when selected. */
+  mediaOnList?: boolean | null;
+  /** Passed as `page` to `Character.media`, `Studio.media` when selected. */
+  mediaPage?: number | null;
+  /** Passed as `perPage` to `Character.media`, `Studio.media` when selected. */
+  mediaPerPage?: number | null;
+  /** Passed as `sort` to `Character.media`, `Studio.media` when selected. */
+  mediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Character.media` when selected. */
+  mediaType?: MediaType | null;
+  /** Passed as `page` to `Media.recommendations` when selected. */
+  recommendationsPage?: number | null;
+  /** Passed as `perPage` to `Media.recommendations` when selected. */
+  recommendationsPerPage?: number | null;
+  /** Passed as `sort` to `Media.recommendations` when selected. */
+  recommendationsSort?: readonly RecommendationSort[] | null;
+  /** Passed as `limit` to `Media.reviews` when selected. */
+  reviewsLimit?: number | null;
+  /** Passed as `page` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPage?: number | null;
+  /** Passed as `perPage` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsPerPage?: number | null;
+  /** Passed as `sort` to `Media.reviews`, `SiteStatistics.reviews` when selected. */
+  reviewsSort?: readonly ReviewSort[] | null;
+  /** Passed as `format` to `MediaList.score` when selected. */
   scoreFormat?: ScoreFormat | null;
+  /** Passed as `onList` to `Staff.staffMedia` when selected. */
+  staffMediaOnList?: boolean | null;
+  /** Passed as `page` to `Staff.staffMedia` when selected. */
+  staffMediaPage?: number | null;
+  /** Passed as `perPage` to `Staff.staffMedia` when selected. */
+  staffMediaPerPage?: number | null;
+  /** Passed as `sort` to `Staff.staffMedia` when selected. */
+  staffMediaSort?: readonly MediaSort[] | null;
+  /** Passed as `type` to `Staff.staffMedia` when selected. */
+  staffMediaType?: MediaType | null;
+  /** Passed as `page` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPage?: number | null;
+  /** Passed as `perPage` to `Favourites.staff`, `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffPerPage?: number | null;
+  /** Passed as `sort` to `Media.staff`, `SiteStatistics.staff` when selected. */
+  staffSort?: readonly StaffSort[] | null;
+  /** Passed as `isMain` to `Media.studios` when selected. */
+  studiosIsMain?: boolean | null;
+  /** Passed as `page` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPage?: number | null;
+  /** Passed as `perPage` to `Favourites.studios`, `SiteStatistics.studios` when selected. */
+  studiosPerPage?: number | null;
+  /** Passed as `sort` to `Media.studios`, `SiteStatistics.studios` when selected. */
+  studiosSort?: readonly StudioSort[] | null;
+  /** Passed as `page` to `Media.trends` when selected. */
+  trendsPage?: number | null;
+  /** Passed as `perPage` to `Media.trends` when selected. */
+  trendsPerPage?: number | null;
+  /** Passed as `releasing` to `Media.trends` when selected. */
+  trendsReleasing?: boolean | null;
+  /** Passed as `sort` to `Media.trends` when selected. */
+  trendsSort?: readonly MediaTrendSort[] | null;
 }
 
 /** Variables of `mutation.deleteThreadComment`. */

@@ -13,8 +13,8 @@ declare const query: AniListQueryOperations;
 declare const page: AniListPageOperations;
 declare const mutation: AniListMutationOperations;
 
-// Results: object fields are non-null, so nested access compiles; scalars keep their nullability.
-export const romaji: Promise<string | null> = query.media({ id: 1 }).then((media) => media.title.romaji);
+// Results: every field is a plain T, as in the original's typings (AniListStrict has the nulls).
+export const romaji: Promise<string> = query.media({ id: 1 }).then((media) => media.title.romaji);
 export const mediaId: Promise<number> = query.media({ search: "Frieren", type: "ANIME" }).then((media: Media) => media.id);
 export const tagNames: Promise<string[]> = query
   .media({ id: 1 }, { fields: ["tags.name"], timeout: 5_000 })
@@ -25,7 +25,7 @@ export const viewerName: Promise<string> = query.viewer().then((user) => user.na
 export const genres: Promise<string[]> = query.genreCollection();
 
 // Page operations return `{ pageInfo, <items> }`.
-export const hasNextPage: Promise<boolean | null> = page
+export const hasNextPage: Promise<boolean> = page
   .medias({ page: 1, perPage: 50, sort: ["POPULARITY_DESC"], genre_in: ["Action"] })
   .then((result) => result.pageInfo.hasNextPage);
 export const firstTitle = page.medias().then((result) => result.media[0]?.title.english);
@@ -38,7 +38,7 @@ export const activityKind = query.activity({ id: 1 }).then((activity) => activit
 const completedAt: FuzzyDateInput = { year: 2024, month: 3 };
 const status: MediaListStatus = "COMPLETED";
 export const saved = mutation.saveMediaListEntry({ mediaId: 1, status, completedAt, customLists: ["Favourites"] });
-export const deleted: Promise<boolean | null> = mutation.deleteMediaListEntry({ id: 1 }).then((result) => result.deleted);
+export const deleted: Promise<boolean> = mutation.deleteMediaListEntry({ id: 1 }).then((result) => result.deleted);
 
 // Wrong variable type.
 // @ts-expect-error id is an Int

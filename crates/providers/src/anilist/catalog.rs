@@ -539,17 +539,52 @@ mod tests {
                 .map(|variable| format!("{}: {}", variable.name, variable.type_ref))
                 .collect()
         };
-        assert_eq!(
-            hoisted("query.user"),
-            [
-                "animeStatLimit: Int",
-                "animeStatSort: [UserStatisticsSort]",
-                "asArray: Boolean",
-                "asHtml: Boolean",
-                "mangaStatLimit: Int",
-                "mangaStatSort: [UserStatisticsSort]",
-                "scoreFormat: ScoreFormat",
-            ]
+        let user = hoisted("query.user");
+        for expected in [
+            "animeStatLimit: Int",
+            "animeStatSort: [UserStatisticsSort]",
+            "asArray: Boolean",
+            "asHtml: Boolean",
+            "mangaStatLimit: Int",
+            "mangaStatSort: [UserStatisticsSort]",
+            "scoreFormat: ScoreFormat",
+            // Connection arguments, named after their field (Favourites.anime, Media.characters).
+            "animePage: Int",
+            "charactersSort: [CharacterSort]",
+        ] {
+            assert!(
+                user.contains(&expected.to_owned()),
+                "{expected} in {user:?}"
+            );
+        }
+        // The original's names for the connections of a character, a staff member, a studio.
+        let character = hoisted("query.character");
+        for expected in [
+            "mediaSort: [MediaSort]",
+            "mediaOnList: Boolean",
+            "mediaPage: Int",
+            "mediaPerPage: Int",
+        ] {
+            assert!(
+                character.contains(&expected.to_owned()),
+                "{expected} in {character:?}"
+            );
+        }
+        let staff = hoisted("query.staff");
+        for expected in [
+            "staffMediaType: MediaType",
+            "charactersPage: Int",
+            "characterMediaOnList: Boolean",
+        ] {
+            assert!(
+                staff.contains(&expected.to_owned()),
+                "{expected} in {staff:?}"
+            );
+        }
+        assert!(hoisted("query.studio").contains(&"mediaIsMain: Boolean".to_owned()));
+        // Per operation, a name keeps the type of the fields it reaches: SiteTrendSort here.
+        assert!(
+            hoisted("query.siteStatistics").contains(&"charactersSort: [SiteTrendSort]".to_owned())
         );
         assert!(
             hoisted("query.mediaListCollection").contains(&"scoreFormat: ScoreFormat".to_owned())

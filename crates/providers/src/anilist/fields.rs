@@ -259,7 +259,7 @@ mod tests {
         .expect("valid");
         assert_eq!(
             item_selection(&document, "sort: $sort)"),
-            "id media { edges { node { staff { edges { node { name { full } } } } } } }"
+            "id media(sort: $mediaSort, type: $mediaType, onList: $mediaOnList, page: $mediaPage, perPage: $mediaPerPage) { edges { node { staff(sort: $staffSort, page: $staffPage, perPage: $staffPerPage) { edges { node { name { full } } } } } } }"
         );
     }
 
@@ -376,7 +376,7 @@ mod tests {
         let statistics = narrowed("query.siteStatistics", &["anime.nodes.count"]).expect("valid");
         assert_eq!(
             statistics,
-            "query SiteStatistics { SiteStatistics { anime { nodes { count } } } }"
+            "query SiteStatistics($animePage: Int, $animePerPage: Int, $animeSort: [SiteTrendSort]) { SiteStatistics { anime(sort: $animeSort, page: $animePage, perPage: $animePerPage) { nodes { count } } } }"
         );
     }
 
