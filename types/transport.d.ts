@@ -161,6 +161,12 @@ export interface RequestOptions {
   responseCache?: ResponseCache | null;
   /** Skip the cache lookup and write-back for this call (a write still invalidates). */
   bypassResponseCache?: boolean;
+  /**
+   * Largest response body read, in bytes (an integer ≥ 1; default 64 MiB). A larger body fails
+   * the call with `NETWORK_ERROR` (its `reason` names the limit) as soon as it passes the limit;
+   * it is not retried and does not count for the circuit breaker.
+   */
+  maxResponseBytes?: number;
 }
 
 export interface CircuitStateSnapshot {

@@ -373,11 +373,12 @@ impl<S: EventSink> Call<'_, S> {
     }
 
     async fn dispatch(&self, pool: &Arc<Pool>) -> Result<RawResponse, TransportError> {
+        let exchange = exchange::send(pool, self.spec, self.options.max_response_bytes);
         match self.options.timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange::send(pool, self.spec))
+            Some(limit) => tokio::time::timeout(limit, exchange)
                 .await
                 .unwrap_or_else(|_| Err(TransportError::timeout(self.options.timeout_ms))),
-            None => exchange::send(pool, self.spec).await,
+            None => exchange.await,
         }
     }
 
@@ -405,6 +406,8 @@ impl<S: EventSink> Call<'_, S> {
             Ok(response) => response,
             Err(error) => {
                 let (class, outcome) = match error.code {
+                    // Our own limit, not the upstream's health (D28).
+                    ErrorCode::Network if error.response_limit.is_some() => (FailureClass::Fatal, Outcome::Neutral),
                     ErrorCode::Network => (FailureClass::Network, Outcome::Availability),
                     ErrorCode::Timeout => (FailureClass::Timeout, Outcome::Availability),
                     ErrorCode::Aborted => (FailureClass::Aborted, Outcome::Reachability),
