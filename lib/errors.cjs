@@ -3,6 +3,8 @@
 // layer's failure descriptions into them. Real subclasses, so `instanceof` works across every
 // entry point (they all load this one module).
 
+const native = require('./native.cjs');
+
 /** Every code an AniLinkError can carry. */
 const AniLinkErrorCodes = Object.freeze({
   API: 'API_ERROR',
@@ -60,12 +62,21 @@ class AniLinkApiError extends AniLinkError {
   }
 }
 
-/** The first entry status that is a finite number, else 200 (no upstream status). */
+/** The upstream status of an `errors` list by the transport's rule (D29), else 200 (none). */
 function envelopeStatus(errors) {
-  for (const entry of errors) {
-    if (entry && typeof entry.status === 'number' && Number.isFinite(entry.status)) return entry.status;
+  let text;
+  try {
+    text = JSON.stringify(errors);
+  } catch {
+    return 200; // a cycle or a BigInt: no status can be read
   }
-  return 200;
+  return native.graphqlErrorsStatus(text) ?? 200;
+}
+
+/** An entry's message; anything but a string (which could nest without end) reads generically. */
+function entryMessage(entry) {
+  const message = entry !== null && typeof entry === 'object' ? entry.message : undefined;
+  return typeof message === 'string' ? message : 'Unknown GraphQL error';
 }
 
 class AniLinkGraphQLError extends AniLinkApiError {
@@ -78,7 +89,7 @@ class AniLinkGraphQLError extends AniLinkApiError {
   constructor(errors, data, rawAxiosError, options = {}) {
     const list = Array.isArray(errors) ? errors : [];
     super(options.status ?? envelopeStatus(list), data ?? null, rawAxiosError, { ...options, code: AniLinkErrorCodes.GRAPHQL });
-    this.message = `The request failed with GraphQL errors: ${list.map((e) => e?.message).join('; ')}`;
+    this.message = `The request failed with GraphQL errors: ${list.map(entryMessage).join('; ')}`;
     this.graphqlErrors = list;
     this.partialData = data ?? null;
   }
@@ -169,6 +180,8 @@ function fromDescription(description, exposeRaw) {
       break;
     case AniLinkErrorCodes.GRAPHQL:
       error = new AniLinkGraphQLError(parseBody(d.graphqlErrors), parseBody(d.graphqlData), raw, { ...common, status: d.status });
+      // The transport's message covers every entry shape (D29), including `errors` that is not a list.
+      error.message = d.message;
       break;
     case AniLinkErrorCodes.NETWORK:
     case AniLinkErrorCodes.TIMEOUT:

@@ -591,7 +591,7 @@ fn rest_result(text: String) -> CallResult {
     if text.trim().is_empty() {
         return None;
     }
-    if serde_json::from_str::<&serde_json::value::RawValue>(&text).is_ok() {
+    if envelope::is_json(&text) {
         return Some(ResultText::Fresh(text));
     }
     serde_json::to_string(&text).ok().map(ResultText::Fresh)
