@@ -101,8 +101,9 @@ impl NativeClient {
                 (OptValue::Undefined | OptValue::Null, _) => {}
                 (OptValue::Function, true) => {}
                 (OptValue::String(text), false) => strings.push((key, text.clone())),
-                (other, true) => return Err(invalid_arg(format!("{key} must be a function (received {}).", other.describe()))),
-                (other, false) => return Err(invalid_arg(format!("{key} must be a string (received {}).", other.describe()))),
+                // Credentials and URLs are described by kind, never echoed (D31).
+                (other, true) => return Err(invalid_arg(format!("{key} must be a function (received {}).", kind_of(other)))),
+                (other, false) => return Err(invalid_arg(format!("{key} must be a string (received {}).", kind_of(other)))),
             }
         }
         let field = |name: &str| strings.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
@@ -111,6 +112,10 @@ impl NativeClient {
             "anilist" => field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into()),
             "mal" => field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into()),
             _ => String::new(),
+        };
+        let base_url = match provider.as_str() {
+            "anilist" | "mal" => whatwg_base_url(&env, &base_url, &provider)?,
+            _ => base_url,
         };
         let client_id = field("clientId");
         let endpoint = build_endpoint(&provider, &base_url, field(token_field).as_deref(), client_id.as_deref())?;
@@ -328,6 +333,37 @@ async fn contained<T>(
         .catch_unwind()
         .await
         .unwrap_or_else(|_| Err(TransportError::unknown("internal error (a panic was caught)")))
+}
+
+/// What a credential or URL value is, without its content (decisions D31).
+fn kind_of(value: &OptValue) -> &'static str {
+    match value {
+        OptValue::Undefined => "undefined",
+        OptValue::Null => "null",
+        OptValue::Bool(_) => "a boolean",
+        OptValue::Number(_) => "a number",
+        OptValue::String(_) => "a string",
+        OptValue::Array(_) => "an array",
+        OptValue::Function => "a function",
+        _ => "an object",
+    }
+}
+
+/// `baseUrl` parsed by the WHATWG rules, with Node's own `URL` (decisions D30): what `new URL`
+/// rejects (a port above 65535, …) is refused here, and the endpoint gets its normalized `href`.
+fn whatwg_base_url(env: &Env, url: &str, provider: &str) -> Result<String> {
+    let rule = format!("{provider} baseUrl must be an absolute http:// or https:// URL");
+    let constructor: Function<'_, String, Unknown> = env.get_global()?.get_named_property("URL")?;
+    let can_parse: Function<'_, String, bool> = constructor.get_named_property("canParse")?;
+    if !can_parse.call(url.to_string())? {
+        return Err(invalid_arg(format!("{rule} (received a string that new URL() rejects; a port must be 0 to 65535).")));
+    }
+    let parsed: Object<'_> = unsafe { constructor.new_instance(url.to_string())?.cast()? };
+    let protocol: String = parsed.get_named_property("protocol")?;
+    if protocol != "http:" && protocol != "https:" {
+        return Err(invalid_arg(format!("{rule} (received a URL with another scheme).")));
+    }
+    parsed.get_named_property("href")
 }
 
 /// The endpoint of a provider slot with its credentials (a token client has none).

@@ -144,7 +144,7 @@ pub async fn execute(
         sink,
         cancel,
         request_id: Arc::from(new_request_id()),
-        url: Arc::from(spec.url.as_str()),
+        url: Arc::from(crate::request::redact_userinfo(&spec.url).as_ref()),
         token: NEXT_REQUEST.fetch_add(1, Ordering::Relaxed),
         attempt: 0,
         paced_ms: 0,
