@@ -7,12 +7,13 @@
 // `[callId, kind, payload?]` messages, parsed with a single JSON.parse (see src/outbox.rs).
 
 const native = require('./native.cjs');
-const { AniLinkNetworkError, AniLinkErrorCodes, fromDescription } = require('./errors.cjs');
+const { AniLinkErrorCodes, fromDescription } = require('./errors.cjs');
 const { callHook, describeThrown } = require('./diagnostics.cjs');
 
 const EVENT_HOOKS = ['onRequestStart', 'onResponse', 'onError', 'onRetry', 'onPace', 'onCircuitOpen', 'onCircuitClose'];
 const WITH_EVENTS = 1;
 const CANCELLABLE = 2;
+const ALREADY_ABORTED = 4;
 const KIND_VALUE = 0;
 const KIND_NOTHING = 1;
 const KIND_FAILURE = 2;
@@ -125,12 +126,11 @@ function runCall(slot, requestOptions, start) {
   }
   const signal = pick(slot.options, requestOptions, 'signal');
   const cancellable = signal instanceof AbortSignal;
-  if (cancellable && signal.aborted) {
-    // Already aborted: nothing is sent and no state changes.
-    return Promise.reject(new AniLinkNetworkError(AniLinkErrorCodes.ABORTED));
-  }
   const call = new PendingCall(slot, requestOptions, signal);
   let flags = cancellable ? CANCELLABLE : 0;
+  // Already aborted (D22): the call starts cancelled, runs its hooks and settles natively,
+  // sending nothing (or as a pacing abort while its host has a pacing deadline).
+  if (cancellable && signal.aborted) flags |= ALREADY_ABORTED;
   if (EVENT_HOOKS.some((name) => typeof call.option(name) === 'function')) flags |= WITH_EVENTS;
   const callId = nextCallId();
   let failedBeforeDispatch;
@@ -146,7 +146,7 @@ function runCall(slot, requestOptions, start) {
     call.resolve = resolve;
     call.reject = reject;
     pending.set(callId, call);
-    if (cancellable) {
+    if (cancellable && !signal.aborted) {
       call.onAbort = () => native.cancelCall(callId);
       signal.addEventListener('abort', call.onAbort, { once: true });
     }

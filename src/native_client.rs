@@ -53,6 +53,8 @@ const AUTH_FIELDS_TAIL: [&str; 5] = ["refreshToken", "clientId", "clientSecret",
 pub const WITH_EVENTS: u32 = 1;
 /// Call flag: the call has an AbortSignal, so it can be cancelled by its id.
 pub const CANCELLABLE: u32 = 2;
+/// Call flag: its AbortSignal had fired before the call started (decisions D22).
+pub const ALREADY_ABORTED: u32 = 4;
 
 /// The outcome of starting a call: null when it was dispatched (its result arrives through the
 /// outbox), or the JSON text of the error description when it failed before any I/O.
@@ -143,7 +145,7 @@ impl NativeClient {
 
     /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
     /// (`"anime.get"`, params, fields). Returns null once dispatched, or an error description
-    /// (JSON text) when it fails before any I/O. `flags`: [`WITH_EVENTS`] | [`CANCELLABLE`].
+    /// (JSON text) when it fails before any I/O. `flags`: [`WITH_EVENTS`] | [`CANCELLABLE`] | [`ALREADY_ABORTED`].
     // One parameter per argument of the JavaScript call; grouping them would only add a
     // conversion on the hottest path.
     #[allow(clippy::too_many_arguments)]
@@ -299,6 +301,9 @@ impl NativeClient {
         let inner = self.inner.clone();
         let outbox = self.outbox.clone();
         let registration = calls::register(call_id, flags & CANCELLABLE != 0);
+        if flags & ALREADY_ABORTED != 0 {
+            registration.token.cancel();
+        }
         // Only a call whose hooks exist sends events.
         let events = (flags & WITH_EVENTS != 0 && !options.hooks.is_empty()).then(|| HookEvents { outbox: outbox.clone(), call_id });
         let pool = inner.client.pool(&options);

@@ -384,13 +384,7 @@ impl<S: EventSink> Call<'_, S> {
     }
 
     async fn dispatch(&self, pool: &Arc<Pool>) -> Result<RawResponse, TransportError> {
-        let exchange = exchange::send(pool, self.spec, self.options.max_response_bytes);
-        match self.options.timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange)
-                .await
-                .unwrap_or_else(|_| Err(TransportError::timeout(self.options.timeout_ms))),
-            None => exchange.await,
-        }
+        exchange::send(pool, self.spec, self.options.max_response_bytes, self.options.timeout).await
     }
 
     async fn report_response(
