@@ -4,6 +4,7 @@
 // entry point (they all load this one module).
 
 const native = require('./native.cjs');
+const { describeThrown } = require('./diagnostics.cjs');
 
 /** Every code an AniLinkError can carry. */
 const AniLinkErrorCodes = Object.freeze({
@@ -162,7 +163,13 @@ function rawDescription(description) {
 function fromDescription(description, exposeRaw) {
   if (!description || typeof description !== 'object' || typeof description.code !== 'string') {
     const error = new AniLinkError('The request failed.', AniLinkErrorCodes.UNKNOWN);
-    error.reason = String(description?.message ?? description);
+    let text = description;
+    try {
+      text = description?.message ?? description;
+    } catch {
+      // A revoked Proxy: describe the value itself.
+    }
+    error.reason = describeThrown(text);
     return error;
   }
   const d = description;
@@ -171,7 +178,7 @@ function fromDescription(description, exposeRaw) {
   let error;
   switch (d.code) {
     case 'TYPE_ERROR':
-      return new TypeError(d.message);
+      return 'cause' in d ? new TypeError(d.message, { cause: d.cause }) : new TypeError(d.message);
     case AniLinkErrorCodes.API:
       error = new AniLinkApiError(d.status, parseBody(d.body), raw, common);
       break;
@@ -199,6 +206,8 @@ function fromDescription(description, exposeRaw) {
       break;
     case AniLinkErrorCodes.VALIDATION:
       error = new AniLinkValidationError(d.details ?? [], { requestId: d.requestId });
+      // A getter or Proxy in the variables threw: that value is the cause (D33).
+      if ('cause' in d) Object.defineProperty(error, 'cause', { value: d.cause, enumerable: false, writable: true, configurable: true });
       break;
     default:
       error = new AniLinkError(d.message, AniLinkErrorCodes.UNKNOWN, raw, { requestId: d.requestId });

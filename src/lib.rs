@@ -44,3 +44,10 @@ pub fn cancel_call(call_id: u32) {
 pub fn graphql_errors_status(errors_json: String) -> Option<u32> {
     anilink_transport::envelope::errors_status(&errors_json).map(u32::from)
 }
+
+/// Every transport option key, in the original's order then ours: the facade names them when
+/// it reports an unknown per-request key (decisions D33).
+#[napi(catch_unwind)]
+pub fn transport_option_keys() -> Vec<&'static str> {
+    anilink_transport::options::TRANSPORT_OPTION_KEYS.to_vec()
+}

@@ -86,7 +86,7 @@ impl NativeClient {
         let mut options = PartialOptions::default();
         let mut strings: Vec<(String, String)> = Vec::new();
         for key in own_keys(&slot)? {
-            let value = option_value(&env, slot.get_named_property::<Unknown>(&key)?, 0)?;
+            let value = option_value(&env, slot.get_named_property::<Unknown>(&key)?, &key, 0)?;
             if options.parse_key(&key, &value).map_err(|e| invalid_arg(e.0))? {
                 continue;
             }
@@ -385,7 +385,7 @@ fn build_endpoint(provider: &str, base_url: &str, token: Option<&str>, client_id
 fn request_options(env: &Env, object: &Object<'_>) -> Result<std::result::Result<PartialOptions, Value>> {
     let mut options = PartialOptions::default();
     for key in own_keys(object)? {
-        let value = option_value(env, object.get_named_property::<Unknown>(&key)?, 0)?;
+        let value = option_value(env, object.get_named_property::<Unknown>(&key)?, &format!("options.{key}"), 0)?;
         if let Err(error) = options.parse_key(&key, &value) {
             return Ok(Err(type_error(error.0)));
         }
