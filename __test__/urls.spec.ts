@@ -3,7 +3,7 @@
 // reported as `***`, and a message about a credential or a URL describes the value's kind only.
 import { describe, expect, it } from 'vitest';
 import { AniLink } from 'anilink-api-wrapper';
-import { contextRecorder, useTestServer } from './support/helpers';
+import { contextRecorder, malClient, useTestServer } from './support/helpers';
 import type { TestServer } from './support/test-server';
 
 let server: TestServer;
@@ -103,5 +103,18 @@ describe('no secret in a TypeError', () => {
         expect((error as Error).message).not.toContain(SECRET);
       }
     }
+  });
+});
+
+describe('MAL path segments from caller values', () => {
+  it.each([
+    ['..', '/v2/users/%2E%2E/animelist'],
+    ['.', '/v2/users/%2E/animelist'],
+    ['../../anime/1', '/v2/users/..%2F..%2Fanime%2F1/animelist'],
+  ])('username %j cannot change the path', async (username, path) => {
+    server.setDefault({ body: { data: [] } });
+    const client = malClient({ url: `${server.url}/v2` }, { accessToken: 't' });
+    await client.mal.user.animeList({ username });
+    expect(server.requests[0].url.split('?')[0]).toBe(path);
   });
 });
