@@ -16,8 +16,13 @@ const packageRoot = join(__dirname, '..', '..');
 
 /** Run `source` (an ES module) to completion; killed after `killAfterMs`. */
 export function runModule(source: string, killAfterMs = 30_000): Promise<ChildRun> {
+  return runNode(['--input-type=module', '-e', source], killAfterMs);
+}
+
+/** Run `node ...args` in the package root to completion; killed after `killAfterMs`. */
+export function runNode(args: string[], killAfterMs = 30_000): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', source], { cwd: packageRoot });
+    const child = spawn(process.execPath, args, { cwd: packageRoot });
     let stdout = '';
     let stderr = '';
     const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
