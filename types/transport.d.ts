@@ -126,7 +126,7 @@ export type OnHookErrorHandler = (hookName: string, error: unknown) => void;
 
 /** Transport options: per slot, in the positional constructor form, or per request (merged per key). */
 export interface RequestOptions {
-  /** Per-attempt deadline in ms covering connect, headers and body. Default 30000; 0 disables. */
+  /** Per-attempt deadline in ms covering connect, headers and body; not run while waiting for a socket of a saturated pool. Default 30000; 0 disables. */
   timeout?: number;
   /** Cancels the request: in flight, during retry backoff and during pacing waits. */
   signal?: AbortSignal;
@@ -140,7 +140,7 @@ export interface RequestOptions {
   rateLimitFloor?: number;
   circuitBreaker?: CircuitBreakerOptions;
   retryBudget?: RetryBudget;
-  /** Hard cap on concurrent connections per host (selects a dedicated pool). Default 20. */
+  /** Hard cap on concurrent connections per host (selects a dedicated pool); `0` means 1. Default 20. */
   maxSockets?: number;
   /** Idle connections kept per host (selects a dedicated pool). Default 5. */
   maxFreeSockets?: number;
@@ -161,6 +161,12 @@ export interface RequestOptions {
   responseCache?: ResponseCache | null;
   /** Skip the cache lookup and write-back for this call (a write still invalidates). */
   bypassResponseCache?: boolean;
+  /**
+   * Largest response body read, in bytes (an integer ≥ 1; default 64 MiB). A larger body fails
+   * the call with `NETWORK_ERROR` (its `reason` names the limit) as soon as it passes the limit;
+   * it is not retried and does not count for the circuit breaker.
+   */
+  maxResponseBytes?: number;
 }
 
 export interface CircuitStateSnapshot {

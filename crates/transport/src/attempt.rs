@@ -56,6 +56,14 @@ pub struct Shared<'a> {
 /// (an empty REST body).
 pub type CallResult = Option<ResultText>;
 
+/// A call that succeeded: its result and the request id its hooks saw (the binding needs it
+/// should the result fail to cross into JavaScript).
+#[derive(Debug)]
+pub struct Completed {
+    pub result: CallResult,
+    pub request_id: Arc<str>,
+}
+
 /// Result text as read from the network, or shared with the response cache (a hit copies nothing).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResultText {
@@ -128,7 +136,7 @@ pub async fn execute(
     options: &ResolvedOptions,
     sink: &impl EventSink,
     cancel: &CancellationToken,
-) -> Result<CallResult, TransportError> {
+) -> Result<Completed, TransportError> {
     let mut call = Call {
         shared,
         spec,
@@ -136,17 +144,20 @@ pub async fn execute(
         sink,
         cancel,
         request_id: Arc::from(new_request_id()),
-        url: Arc::from(spec.url.as_str()),
+        url: Arc::from(crate::request::redact_userinfo(&spec.url).as_ref()),
         token: NEXT_REQUEST.fetch_add(1, Ordering::Relaxed),
         attempt: 0,
         paced_ms: 0,
         retry_wait_ms: 0,
         cache: CacheUse::plan(spec, options),
     };
-    call.run(&pool).await.map_err(|mut error| {
-        error.request_id = Some(call.request_id.to_string());
-        error
-    })
+    match call.run(&pool).await {
+        Ok(result) => Ok(Completed { result, request_id: call.request_id }),
+        Err(mut error) => {
+            error.request_id = Some(call.request_id.to_string());
+            Err(error)
+        }
+    }
 }
 
 struct Call<'a, S: EventSink> {
@@ -373,12 +384,7 @@ impl<S: EventSink> Call<'_, S> {
     }
 
     async fn dispatch(&self, pool: &Arc<Pool>) -> Result<RawResponse, TransportError> {
-        match self.options.timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange::send(pool, self.spec))
-                .await
-                .unwrap_or_else(|_| Err(TransportError::timeout(self.options.timeout_ms))),
-            None => exchange::send(pool, self.spec).await,
-        }
+        exchange::send(pool, self.spec, self.options.max_response_bytes, self.options.timeout).await
     }
 
     async fn report_response(
@@ -405,6 +411,8 @@ impl<S: EventSink> Call<'_, S> {
             Ok(response) => response,
             Err(error) => {
                 let (class, outcome) = match error.code {
+                    // Our own limit, not the upstream's health (D28).
+                    ErrorCode::Network if error.response_limit.is_some() => (FailureClass::Fatal, Outcome::Neutral),
                     ErrorCode::Network => (FailureClass::Network, Outcome::Availability),
                     ErrorCode::Timeout => (FailureClass::Timeout, Outcome::Availability),
                     ErrorCode::Aborted => (FailureClass::Aborted, Outcome::Reachability),
@@ -577,7 +585,7 @@ fn rest_result(text: String) -> CallResult {
     if text.trim().is_empty() {
         return None;
     }
-    if serde_json::from_str::<&serde_json::value::RawValue>(&text).is_ok() {
+    if envelope::is_json(&text) {
         return Some(ResultText::Fresh(text));
     }
     serde_json::to_string(&text).ok().map(ResultText::Fresh)

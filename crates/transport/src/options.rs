@@ -80,8 +80,9 @@ impl std::fmt::Display for OptionError {
 
 impl std::error::Error for OptionError {}
 
-/// The 23 transport option keys of the original, in its order (messages list them so).
-pub const TRANSPORT_OPTION_KEYS: [&str; 23] = [
+/// The 23 transport option keys of the original, in its order (messages list them so), then
+/// ours.
+pub const TRANSPORT_OPTION_KEYS: [&str; 24] = [
     "timeout",
     "signal",
     "exposeRawAxiosError",
@@ -105,6 +106,7 @@ pub const TRANSPORT_OPTION_KEYS: [&str; 23] = [
     "allowPartialData",
     "responseCache",
     "bypassResponseCache",
+    "maxResponseBytes",
 ];
 
 /// Hooks the transport emits events for; the bit tells the attempt loop whether to build one.
@@ -221,12 +223,15 @@ pub struct PartialOptions {
     pub bypass_response_cache: Slot<bool>,
     /// `null` turns a slot's cache off for one request.
     pub response_cache: Slot<Option<Arc<ResponseCache>>>,
+    pub max_response_bytes: Slot<u64>,
     /// Per hook: absent, explicitly undefined, or a function.
     pub hooks: [Slot<()>; 7],
 }
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_RATE_LIMIT_FLOOR: u32 = 1;
+/// 64 MiB: far above any AniList or MAL answer, far below what would strain the process (D28).
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 64 << 20;
 
 /// Options of one call after merging and defaulting: what the attempt loop reads.
 #[derive(Clone, Debug, PartialEq)]
@@ -248,6 +253,8 @@ pub struct ResolvedOptions {
     pub hooks: HookSet,
     pub response_cache: Option<Arc<ResponseCache>>,
     pub bypass_response_cache: bool,
+    /// Largest response body read; a larger one fails the attempt (decisions D28).
+    pub max_response_bytes: u64,
 }
 
 /// Socket bounds of a dedicated pool (decisions D13): `maxSockets`, `maxFreeSockets`.
@@ -289,6 +296,7 @@ impl PartialOptions {
             allow_partial_data: Slot::merged(&self.allow_partial_data, &over.allow_partial_data),
             bypass_response_cache: Slot::merged(&self.bypass_response_cache, &over.bypass_response_cache),
             response_cache: Slot::merged(&self.response_cache, &over.response_cache),
+            max_response_bytes: Slot::merged(&self.max_response_bytes, &over.max_response_bytes),
             hooks,
         }
     }
@@ -332,6 +340,7 @@ impl PartialOptions {
             hooks: HookSet(hooks),
             response_cache: self.response_cache.value().cloned().flatten(),
             bypass_response_cache: self.bypass_response_cache.value().copied().unwrap_or(false),
+            max_response_bytes: self.max_response_bytes.value().copied().unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
         }
     }
 
@@ -355,8 +364,9 @@ impl PartialOptions {
             "circuitBreaker" => self.circuit_breaker = Slot::Set(parse_breaker(value)?),
             "retryBudget" => self.retry_budget = Slot::Set(parse_budget(value)?),
             "maxSockets" => {
-                self.max_sockets = Slot::Set(parse_integer(value, 1).ok_or_else(|| {
-                    invalid("maxSockets must be an integer greater than or equal to 1", value)
+                // 0 means 1, as the original normalises it (decisions D21).
+                self.max_sockets = Slot::Set(parse_integer(value, 0).map(|n| n.max(1)).ok_or_else(|| {
+                    invalid("maxSockets must be an integer greater than or equal to 0 (0 means 1)", value)
                 })?)
             }
             "maxFreeSockets" => {
@@ -365,6 +375,7 @@ impl PartialOptions {
                 })?)
             }
             "diagnostics" => self.diagnostics = Slot::Set(parse_diagnostics(value)?),
+            "maxResponseBytes" => self.max_response_bytes = Slot::Set(parse_byte_limit(value)?),
             "exposeRawAxiosError" => self.expose_raw_error = Slot::Set(parse_bool(key, value)?),
             "paceWithRateLimit" => self.pace_with_rate_limit = Slot::Set(parse_bool(key, value)?),
             "ignorePaceDeadline" => self.ignore_pace_deadline = Slot::Set(parse_bool(key, value)?),
@@ -410,6 +421,7 @@ impl PartialOptions {
             "allowPartialData" => self.allow_partial_data = Slot::Unset,
             "bypassResponseCache" => self.bypass_response_cache = Slot::Unset,
             "responseCache" => self.response_cache = Slot::Unset,
+            "maxResponseBytes" => self.max_response_bytes = Slot::Unset,
             "onHookError" | "signal" => {}
             _ => match Hook::from_key(key) {
                 Some(hook) => self.hooks[hook_index(hook)] = Slot::Unset,
@@ -465,6 +477,14 @@ pub(crate) fn parse_millis(value: &OptValue, positive: bool) -> Option<u64> {
 fn parse_timeout(value: &OptValue) -> Result<u64, OptionError> {
     parse_millis(value, false)
         .ok_or_else(|| invalid("timeout must be a finite number greater than or equal to 0", value))
+}
+
+/// `maxResponseBytes`: a whole number of bytes, at least 1 and exactly representable in JavaScript.
+fn parse_byte_limit(value: &OptValue) -> Result<u64, OptionError> {
+    match value {
+        OptValue::Number(n) if n.fract() == 0.0 && (1.0..=9_007_199_254_740_991.0).contains(n) => Ok(*n as u64),
+        other => Err(invalid("maxResponseBytes must be an integer number of bytes greater than or equal to 1", other)),
+    }
 }
 
 fn parse_diagnostics(value: &OptValue) -> Result<Diagnostics, OptionError> {
@@ -623,6 +643,7 @@ mod tests {
         assert_eq!(resolved.circuit_breaker, None);
         assert_eq!(resolved.pool_bounds, None);
         assert!(resolved.hooks.is_empty());
+        assert_eq!(resolved.max_response_bytes, 64 * 1024 * 1024);
     }
 
     #[test]
@@ -675,6 +696,8 @@ mod tests {
     fn socket_bounds_select_a_dedicated_pool() {
         let options = parse(&[("maxSockets", OptValue::Number(20.0))]).unwrap();
         assert_eq!(options.resolve(false).pool_bounds, Some(PoolBounds { max_sockets: 20, max_free_sockets: 5 }));
+        let zero = parse(&[("maxSockets", OptValue::Number(0.0))]).unwrap();
+        assert_eq!(zero.resolve(false).pool_bounds.map(|b| b.max_sockets), Some(1), "0 means 1 (D21)");
     }
 
     #[test]
@@ -705,7 +728,8 @@ mod tests {
             ("circuitBreaker", obj(&[("threshold", OptValue::Number(2.0))]), "circuitBreaker.cooldownMs must be a finite number greater than or equal to 0 (received undefined)."),
             ("retryBudget", obj(&[("maxRetriesPerWindow", OptValue::Number(1.0)), ("windowMs", OptValue::Number(0.0))]), "retryBudget.windowMs must be a finite number greater than 0"),
             ("retryBudget", obj(&[("windowMs", OptValue::Number(10.0))]), "retryBudget.maxRetriesPerWindow must be an integer"),
-            ("maxSockets", OptValue::Number(0.0), "maxSockets must be an integer greater than or equal to 1"),
+            ("maxSockets", OptValue::Number(-1.0), "maxSockets must be an integer greater than or equal to 0 (0 means 1)"),
+            ("maxSockets", OptValue::Number(0.5), "maxSockets must be an integer"),
             ("maxFreeSockets", OptValue::Number(-1.0), "maxFreeSockets must be an integer greater than or equal to 0"),
             ("diagnostics", OptValue::String("loud".into()), "Invalid diagnostics \"loud\": it must be one of \"warn\", \"hook\", or \"silent\"."),
             ("onError", OptValue::Bool(true), "onError must be a function"),
@@ -714,6 +738,10 @@ mod tests {
             ("paceWithRateLimit", OptValue::String("true".into()), "paceWithRateLimit must be a boolean"),
             ("timeout", OptValue::Null, "timeout must be a finite number"),
             ("responseCache", OptValue::Object(vec![]), "responseCache must be a ResponseCache instance (received an object)."),
+            ("maxResponseBytes", OptValue::Number(0.0), "maxResponseBytes must be an integer number of bytes greater than or equal to 1 (received 0)."),
+            ("maxResponseBytes", OptValue::Number(1.5), "maxResponseBytes must be an integer"),
+            ("maxResponseBytes", OptValue::Number(f64::INFINITY), "maxResponseBytes must be an integer"),
+            ("maxResponseBytes", OptValue::String("1".into()), "maxResponseBytes must be an integer"),
         ];
         for (key, value, expected) in cases {
             let err = parse(&[(key, value.clone())]).expect_err(&format!("{key}: {value:?} should be rejected"));

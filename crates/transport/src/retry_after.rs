@@ -223,4 +223,33 @@ mod tests {
             );
         }
     }
+
+    /// Random header text (digits, signs, exponents, radix prefixes, dates, junk, Unicode
+    /// spaces) never panics, and whatever is read obeys the rules: only 429 and 503 give a wait,
+    /// a number gives its own value in ms, a rate-limit triple is all finite or absent.
+    #[test]
+    fn random_header_values_parse_safely_and_by_the_rules() {
+        const PIECES: [&str; 24] = [
+            "0", "1", "9", "-", "+", ".", "e", "E", "x", "0x", "0b", "1e400", "Infinity", "NaN", " ", "\u{a0}", "\u{feff}",
+            "_", "abc", "Wed, 21 Oct 2015 07:28:00 GMT", "Sun, 06 Nov 2094 08:49:37 GMT", ",", "\u{85}", "٣",
+        ];
+        let mut rng = fastrand::Rng::with_seed(5);
+        for _ in 0..50_000 {
+            let text: String = (0..rng.usize(0..5)).map(|_| PIECES[rng.usize(0..PIECES.len())]).collect();
+            let status = [200, 429, 500, 503][rng.usize(0..4)];
+            let wait = server_directed_wait_ms(status, Some(&text), None, NOW_MS);
+            if !matches!(status, 429 | 503) {
+                assert_eq!(wait, None, "{text:?}");
+            }
+            if let (Some(wait), Some(seconds)) = (wait, js_number(&text)) {
+                assert!(seconds.is_finite() && seconds >= 0.0, "{text:?}");
+                assert_eq!(wait, whole_ms(seconds * 1000.0), "{text:?}");
+            }
+            if let Some(info) = RateLimitInfo::from_headers(Some(&text), Some(&text), Some(&text)) {
+                assert!(info.limit.is_finite() && info.remaining.is_finite() && info.reset.is_finite(), "{text:?}");
+                let fallback = server_directed_wait_ms(429, None, Some(&info), NOW_MS);
+                assert_eq!(fallback, Some(info.reset_at_ms().saturating_sub(NOW_MS)));
+            }
+        }
+    }
 }
