@@ -222,7 +222,7 @@ describe('the positional form of 2.2.0 and the object form send the same request
     [
       'a payload that is not an object',
       (mal) => mal.anime.updateMyListStatus(21, 'watching' as never),
-      'Invalid payload: expected an object of list-status fields (received "watching").',
+      'Invalid payload: expected an object of list-status fields (received a string).',
     ],
     ['an empty payload', (mal) => mal.manga.updateMyListStatus(1, {}), 'updateMyListStatus requires at least one list field'],
     ['an unknown payload field', (mal) => mal.anime.updateMyListStatus(21, { score: 3, episodes: 3 } as never), 'Unknown variable: episodes'],
