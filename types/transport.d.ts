@@ -161,6 +161,12 @@ export interface RequestOptions {
   responseCache?: ResponseCache | null;
   /** Skip the cache lookup and write-back for this call (a write still invalidates). */
   bypassResponseCache?: boolean;
+  /**
+   * An `http://[user:pass@]host[:port]` proxy for every request (the environment's
+   * `HTTP_PROXY`/`HTTPS_PROXY`/`NO_PROXY` are then ignored), or `false` for no proxy. Unset:
+   * the environment, as read when the slot was built.
+   */
+  proxy?: string | false;
 }
 
 export interface CircuitStateSnapshot {

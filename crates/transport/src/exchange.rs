@@ -14,13 +14,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::header::HOST;
+use http::header::{HOST, PROXY_AUTHORIZATION};
 use http::{HeaderMap, HeaderValue, Request};
 use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt;
 
 use crate::error::TransportError;
 use crate::pool::Pool;
+use crate::proxy::ProxyServer;
 use crate::request::RequestSpec;
 
 pub struct RawResponse {
@@ -33,7 +34,7 @@ pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec) -> Result<RawResponse, T
     let mut fresh = false;
     loop {
         let mut lease = pool.lease(&spec.origin, fresh).await?;
-        let request = build_request(spec)?;
+        let request = build_request(spec, lease.forward_proxy.as_deref())?;
         match lease.sender.try_send_request(request).await {
             Ok(response) => {
                 let (parts, body) = response.into_parts();
@@ -53,7 +54,11 @@ pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec) -> Result<RawResponse, T
                     fresh = true;
                     continue;
                 }
-                return Err(TransportError::network(describe(&error)));
+                let mut reason = describe(&error);
+                if let Some(proxy) = &lease.forward_proxy {
+                    reason.push_str(&format!(" (through proxy {})", proxy.display()));
+                }
+                return Err(TransportError::network(reason));
             }
         }
     }
@@ -86,18 +91,29 @@ impl http_body::Body for SendBody {
     }
 }
 
-fn build_request(spec: &RequestSpec) -> Result<Request<SendBody>, TransportError> {
+/// `proxy`: plain HTTP through that proxy, so the target is the absolute URL and the proxy's
+/// credentials ride along.
+fn build_request(spec: &RequestSpec, proxy: Option<&ProxyServer>) -> Result<Request<SendBody>, TransportError> {
     let path = spec.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let target = match proxy {
+        Some(_) => format!("http://{}{path}", spec.host),
+        None => path.to_string(),
+    };
     let body = SendBody { chunks: spec.body.chunks().iter().cloned().collect(), remaining: spec.body.len() as u64 };
     let mut request = Request::builder()
         .method(spec.method.clone())
-        .uri(path)
+        .uri(target)
         .body(body)
         .map_err(|e| TransportError::unknown(format!("could not build the request: {e}")))?;
     *request.headers_mut() = spec.headers.clone();
     let host = HeaderValue::from_str(&spec.host)
         .map_err(|_| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
     request.headers_mut().insert(HOST, host);
+    if let Some(authorization) = proxy.and_then(ProxyServer::authorization) {
+        let value = HeaderValue::from_str(authorization)
+            .map_err(|_| TransportError::unknown("unusable proxy credentials".to_string()))?;
+        request.headers_mut().insert(PROXY_AUTHORIZATION, value);
+    }
     Ok(request)
 }
 
