@@ -8,7 +8,7 @@
 
 const native = require('./native.cjs');
 const { AniLinkNetworkError, AniLinkErrorCodes, fromDescription } = require('./errors.cjs');
-const { callHook } = require('./diagnostics.cjs');
+const { callHook, describeThrown } = require('./diagnostics.cjs');
 
 const EVENT_HOOKS = ['onRequestStart', 'onResponse', 'onError', 'onRetry', 'onPace', 'onCircuitOpen', 'onCircuitClose'];
 const WITH_EVENTS = 1;
@@ -85,14 +85,28 @@ function deliver(batch) {
     const call = pending.get(callId);
     if (call === undefined) continue;
     if (kind === KIND_EVENT) {
-      call.event(payload);
+      settleOnThrow(call, callId, () => call.event(payload));
       continue;
     }
     pending.delete(callId);
     call.settled();
     if (kind === KIND_VALUE) call.resolve(payload);
     else if (kind === KIND_NOTHING) call.resolve(undefined);
-    else if (kind === KIND_FAILURE) call.reject(call.failure(payload));
+    else settleOnThrow(call, callId, () => call.reject(call.failure(payload)));
+  }
+}
+
+/**
+ * Handle one message so that nothing it throws can reach the batch: the rest of the batch is
+ * still delivered, and the call (if still pending) rejects with UNKNOWN_ERROR instead of hanging.
+ */
+function settleOnThrow(call, callId, handle) {
+  try {
+    handle();
+  } catch (thrown) {
+    pending.delete(callId);
+    call.settled();
+    call.reject(fromDescription({ code: AniLinkErrorCodes.UNKNOWN, message: 'The request failed.', reason: describeThrown(thrown) }));
   }
 }
 

@@ -1,6 +1,8 @@
 'use strict';
-// Hook isolation and diagnostic routing (transport.md 1.10.3–1.10.4): a hook that throws never
-// changes a request; the failure goes to onHookError, or to console.warn in "warn" mode.
+// Hook isolation and diagnostic routing (transport.md 1.10.3–1.10.4, decisions D28): a hook
+// that throws any value, or returns a promise or thenable that rejects, never changes a request
+// and never escapes as an uncaught exception or unhandled rejection; the failure goes to
+// onHookError, or to console.warn in "warn" mode.
 
 /**
  * Route one diagnostic record.
@@ -13,29 +15,76 @@ function reportDiagnostic(record, rawError, route) {
   if (typeof route.onHookError === 'function' && (rawError !== undefined || mode !== 'silent')) {
     const error = new Error(record.message, { cause: rawError ?? record });
     error.diagnostic = record;
-    try {
-      route.onHookError(record.hookName, error);
-    } catch {
-      // The observer itself failed: nothing sensible is left to tell.
-    }
+    // The observer itself failing (a throw or a rejection) leaves nothing sensible to tell.
+    ignoreFailures(() => route.onHookError(record.hookName, error));
     return;
   }
   if (mode !== 'warn') return;
   console.warn(JSON.stringify(record));
 }
 
-/** Call a hook; a throw becomes a `hook-failure` diagnostic. */
-function callHook(hookName, hook, args, route) {
+/** Run `fn`, swallowing what it throws and what the promise or thenable it returns rejects with. */
+function ignoreFailures(fn) {
+  const ignore = () => {};
   try {
-    hook(...args);
-  } catch (thrown) {
-    const first = args[0];
-    const record = { source: 'anilink', kind: 'hook-failure', hookName };
-    if (first && typeof first === 'object' && typeof first.requestId === 'string') record.requestId = first.requestId;
-    const text = thrown instanceof Error ? thrown.message : String(thrown);
-    record.message = `The ${hookName} hook threw and was ignored: ${text}`;
-    reportDiagnostic(record, thrown === undefined ? null : thrown, route);
+    whenRejected(fn(), ignore);
+  } catch {
+    // Nothing to report to.
   }
 }
 
-module.exports = { reportDiagnostic, callHook };
+/**
+ * Call `onRejected(reason)` if `value` is a promise or thenable that rejects, or whose `then`
+ * cannot even be read; plain values are left alone.
+ */
+function whenRejected(value, onRejected) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return;
+  try {
+    Promise.resolve(value).then(undefined, onRejected);
+  } catch (thrown) {
+    // Reading `then` or `constructor` threw (a revoked Proxy, a throwing getter).
+    onRejected(thrown);
+  }
+}
+
+/** A thrown value as text, whatever it is: one `String()` cannot convert gets a description. */
+function describeThrown(thrown) {
+  try {
+    if (thrown instanceof Error) return String(thrown.message);
+  } catch {
+    // A revoked Proxy throws on instanceof; a getter on `message` may throw.
+  }
+  try {
+    return String(thrown);
+  } catch {
+    return `a thrown ${thrown === null ? 'null' : typeof thrown} that cannot be converted to a string`;
+  }
+}
+
+/**
+ * Call a hook; a throw, or a rejection of the promise or thenable it returns, becomes a
+ * `hook-failure` diagnostic (reported once, later, for a rejection).
+ */
+function callHook(hookName, hook, args, route) {
+  const report = (thrown) => {
+    try {
+      const first = args[0];
+      const record = { source: 'anilink', kind: 'hook-failure', hookName };
+      if (first && typeof first === 'object' && typeof first.requestId === 'string') record.requestId = first.requestId;
+      record.message = `The ${hookName} hook threw and was ignored: ${describeThrown(thrown)}`;
+      reportDiagnostic(record, thrown === undefined ? null : thrown, route);
+    } catch {
+      // console.warn itself failed: there is nowhere left to report.
+    }
+  };
+  let returned;
+  try {
+    returned = hook(...args);
+  } catch (thrown) {
+    report(thrown);
+    return;
+  }
+  whenRejected(returned, report);
+}
+
+module.exports = { reportDiagnostic, callHook, describeThrown };

@@ -11,6 +11,7 @@ use napi_derive::napi;
 use serde_json::{json, Value};
 
 use anilink_providers::requests::{token_request, AniListEndpoint, MalEndpoint, ANILIST_DEFAULT_URL, MAL_DEFAULT_URL};
+use anilink_transport::attempt::Completed;
 use anilink_transport::error::TransportError;
 use anilink_transport::events::NoEvents;
 use anilink_transport::options::{OptValue, PartialOptions, TRANSPORT_OPTION_KEYS};
@@ -20,7 +21,7 @@ use anilink_transport::ProviderClient;
 use crate::calls;
 use crate::convert::{json_value, option_value, own_keys};
 use crate::failure::{describe, type_error};
-use crate::outbox::{Kind, Outbox};
+use crate::outbox::{Kind, Outbox, Payload};
 use crate::sink::HookEvents;
 
 enum Endpoint {
@@ -307,9 +308,11 @@ impl NativeClient {
             .await;
             drop(registration);
             match outcome {
-                Ok(Some(result)) => outbox.send(call_id, Kind::Value, Some(&*result)),
-                Ok(None) => outbox.send(call_id, Kind::Nothing, None),
-                Err(error) => outbox.send(call_id, Kind::Failure, Some(&describe(&error).to_string())),
+                Ok(Completed { result: Some(result), request_id }) => {
+                    outbox.send(call_id, Kind::Value, Payload::Result { json: &result, request_id: &request_id })
+                }
+                Ok(Completed { result: None, .. }) => outbox.send(call_id, Kind::Nothing, Payload::None),
+                Err(error) => outbox.send(call_id, Kind::Failure, Payload::Json(&describe(&error))),
             }
         });
         Ok(None)

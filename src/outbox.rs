@@ -15,6 +15,11 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status};
+use serde_json::Value;
+
+use anilink_transport::error::TransportError;
+
+use crate::failure::describe;
 
 /// What a message says about its call (the second element of `[callId, kind, payload]`).
 #[derive(Clone, Copy)]
@@ -103,8 +108,11 @@ impl Outbox {
         }
     }
 
-    /// Append one message; `payload` writes its JSON text, if any.
-    pub fn send(&self, call_id: u32, kind: Kind, payload: Option<&str>) {
+    /// Append one message. A payload that could not become a JavaScript string is replaced
+    /// here, inside its own call (decisions D28): the call fails with a typed error (an event
+    /// reports it instead of its own error) and the batch, with every other call in it, stays
+    /// deliverable.
+    pub fn send(&self, call_id: u32, kind: Kind, payload: Payload<'_>) {
         let opened_batch = {
             let mut queue = lock(&self.shared.queue);
             let open = queue.back().is_some_and(|batch| batch.text.len() < BATCH_LIMIT);
@@ -112,16 +120,14 @@ impl Outbox {
                 queue.push_back(Batch::default());
             }
             let Some(batch) = queue.back_mut() else { return };
-            batch.text.push(if open { b',' } else { b'[' });
-            batch.text.push(b'[');
-            batch.text.extend_from_slice(call_id.to_string().as_bytes());
-            batch.text.push(b',');
-            batch.text.push(b'0' + kind as u8);
-            if let Some(payload) = payload {
-                batch.text.push(b',');
-                batch.text.extend_from_slice(payload.as_bytes());
+            let start = batch.text.len();
+            let written = write_message(&mut batch.text, open, call_id, kind, &payload);
+            if let Err(size) = written {
+                batch.text.truncate(start);
+                let (kind, substitute) = payload.too_large(kind, size);
+                // The substitute is a few hundred bytes: it always fits.
+                let _ = write_message(&mut batch.text, open, call_id, kind, &Payload::Json(&substitute));
             }
-            batch.text.push(b']');
             if !matches!(kind, Kind::Event) {
                 batch.settlements += 1;
             }
@@ -133,6 +139,104 @@ impl Outbox {
                 wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
             }
         }
+    }
+}
+
+/// What a message carries after its call id and kind.
+pub enum Payload<'a> {
+    None,
+    /// A call's result: JSON text as the transport produced it, and the call's request id.
+    Result { json: &'a str, request_id: &'a str },
+    /// A failure description or a hook event (`{ hook, ctx, error? }`).
+    Json(&'a Value),
+}
+
+impl Payload<'_> {
+    /// The message to send instead of one whose payload (`size` bytes or more of JSON) is too
+    /// large for JavaScript: a failure of the call, or the event with that failure as its error.
+    fn too_large(&self, kind: Kind, size: usize) -> (Kind, Value) {
+        let request_id = match self {
+            Payload::Result { request_id, .. } => Some(request_id.to_string()),
+            Payload::Json(value) => value
+                .get("requestId")
+                .or_else(|| value.get("error").and_then(|e| e.get("requestId")))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            Payload::None => None,
+        };
+        let mut error = TransportError::network(format!(
+            "the response is too large to become a JavaScript value ({size} bytes or more of JSON text; a JavaScript string holds at most {JS_STRING_LIMIT} characters); lower maxResponseBytes to fail earlier"
+        ));
+        error.request_id = request_id;
+        let failure = describe(&error);
+        match (kind, self) {
+            (Kind::Event, Payload::Json(event)) => {
+                let mut event = (*event).clone();
+                if let Some(fields) = event.as_object_mut() {
+                    fields.insert("error".into(), failure);
+                }
+                (Kind::Event, event)
+            }
+            _ => (Kind::Failure, failure),
+        }
+    }
+}
+
+/// V8's longest string (`String::kMaxLength` on 64-bit), in UTF-16 units. UTF-8 never takes
+/// fewer bytes than UTF-16 units, so text within this many bytes always converts.
+const JS_STRING_LIMIT: usize = (1 << 29) - 24;
+
+/// The most one message may add to a batch: a batch is only extended while it is under
+/// [`BATCH_LIMIT`], so with this its whole text stays convertible.
+const MESSAGE_LIMIT: usize = JS_STRING_LIMIT - BATCH_LIMIT - 64;
+
+/// Append `[callId,kind,payload]` (after a comma, or opening the batch). Err(size) when the
+/// payload would pass [`MESSAGE_LIMIT`]; `out` may then hold a partial message.
+fn write_message(out: &mut Vec<u8>, open: bool, call_id: u32, kind: Kind, payload: &Payload<'_>) -> Result<(), usize> {
+    out.push(if open { b',' } else { b'[' });
+    out.push(b'[');
+    out.extend_from_slice(call_id.to_string().as_bytes());
+    out.push(b',');
+    out.push(b'0' + kind as u8);
+    match payload {
+        Payload::None => {}
+        Payload::Result { json, .. } => {
+            if json.len() > MESSAGE_LIMIT {
+                return Err(json.len());
+            }
+            out.push(b',');
+            out.extend_from_slice(json.as_bytes());
+        }
+        Payload::Json(value) => {
+            out.push(b',');
+            let start = out.len();
+            let mut capped = Capped { out, limit: start + MESSAGE_LIMIT };
+            if serde_json::to_writer(&mut capped, value).is_err() {
+                return Err(MESSAGE_LIMIT);
+            }
+        }
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// A writer that refuses to grow `out` past `limit`, so an oversized payload is never built whole.
+struct Capped<'a> {
+    out: &'a mut Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for Capped<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.out.len() + buf.len() > self.limit {
+            return Err(std::io::Error::other("message too large for JavaScript"));
+        }
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

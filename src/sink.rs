@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use anilink_transport::events::{Context, Event, EventSink};
 
 use crate::failure::{describe, rate_limit_json};
-use crate::outbox::{Kind, Outbox};
+use crate::outbox::{Kind, Outbox, Payload};
 
 pub struct HookEvents {
     pub outbox: Outbox,
@@ -18,7 +18,7 @@ pub struct HookEvents {
 
 impl EventSink for HookEvents {
     async fn emit(&self, event: Event) {
-        self.outbox.send(self.call_id, Kind::Event, Some(&payload(&event).to_string()));
+        self.outbox.send(self.call_id, Kind::Event, Payload::Json(&payload(&event)));
     }
 }
 

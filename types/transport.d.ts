@@ -167,6 +167,12 @@ export interface RequestOptions {
    * the environment, as read when the slot was built.
    */
   proxy?: string | false;
+  /**
+   * Largest response body read, in bytes (an integer ≥ 1; default 64 MiB). A larger body fails
+   * the call with `NETWORK_ERROR` (its `reason` names the limit) as soon as it passes the limit;
+   * it is not retried and does not count for the circuit breaker.
+   */
+  maxResponseBytes?: number;
 }
 
 export interface CircuitStateSnapshot {

@@ -56,6 +56,14 @@ pub struct Shared<'a> {
 /// (an empty REST body).
 pub type CallResult = Option<ResultText>;
 
+/// A call that succeeded: its result and the request id its hooks saw (the binding needs it
+/// should the result fail to cross into JavaScript).
+#[derive(Debug)]
+pub struct Completed {
+    pub result: CallResult,
+    pub request_id: Arc<str>,
+}
+
 /// Result text as read from the network, or shared with the response cache (a hit copies nothing).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResultText {
@@ -128,7 +136,7 @@ pub async fn execute(
     options: &ResolvedOptions,
     sink: &impl EventSink,
     cancel: &CancellationToken,
-) -> Result<CallResult, TransportError> {
+) -> Result<Completed, TransportError> {
     let mut call = Call {
         shared,
         spec,
@@ -143,10 +151,13 @@ pub async fn execute(
         retry_wait_ms: 0,
         cache: CacheUse::plan(spec, options),
     };
-    call.run(&pool).await.map_err(|mut error| {
-        error.request_id = Some(call.request_id.to_string());
-        error
-    })
+    match call.run(&pool).await {
+        Ok(result) => Ok(Completed { result, request_id: call.request_id }),
+        Err(mut error) => {
+            error.request_id = Some(call.request_id.to_string());
+            Err(error)
+        }
+    }
 }
 
 struct Call<'a, S: EventSink> {
@@ -373,11 +384,12 @@ impl<S: EventSink> Call<'_, S> {
     }
 
     async fn dispatch(&self, pool: &Arc<Pool>) -> Result<RawResponse, TransportError> {
+        let exchange = exchange::send(pool, self.spec, self.options.max_response_bytes);
         match self.options.timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange::send(pool, self.spec))
+            Some(limit) => tokio::time::timeout(limit, exchange)
                 .await
                 .unwrap_or_else(|_| Err(TransportError::timeout(self.options.timeout_ms))),
-            None => exchange::send(pool, self.spec).await,
+            None => exchange.await,
         }
     }
 
@@ -405,6 +417,8 @@ impl<S: EventSink> Call<'_, S> {
             Ok(response) => response,
             Err(error) => {
                 let (class, outcome) = match error.code {
+                    // Our own limit, not the upstream's health (D28).
+                    ErrorCode::Network if error.response_limit.is_some() => (FailureClass::Fatal, Outcome::Neutral),
                     ErrorCode::Network => (FailureClass::Network, Outcome::Availability),
                     ErrorCode::Timeout => (FailureClass::Timeout, Outcome::Availability),
                     ErrorCode::Aborted => (FailureClass::Aborted, Outcome::Reachability),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::attempt::{self, CallResult, Clock, Shared, SystemClock};
+use crate::attempt::{self, Clock, Completed, Shared, SystemClock};
 use crate::cache::ResponseCache;
 use crate::error::TransportError;
 use crate::events::EventSink;
@@ -70,7 +70,7 @@ impl ProviderClient {
         options: &ResolvedOptions,
         sink: &impl EventSink,
         cancel: &CancellationToken,
-    ) -> Result<CallResult, TransportError> {
+    ) -> Result<Completed, TransportError> {
         let shared = Shared { hosts: &self.hosts, clock: self.clock.as_ref(), rng: self.rng.as_ref() };
         attempt::execute(&shared, pool, spec, options, sink, cancel).await
     }

@@ -70,6 +70,9 @@ pub struct ErrorDetail {
     pub details: Vec<String>,
     /// Socket-level description of a network failure (no secrets: never headers or bodies).
     pub reason: Option<String>,
+    /// Set when the response body passed `maxResponseBytes` (this limit): a failure that says
+    /// nothing about the upstream's health, so never retried and streak-neutral (D28).
+    pub response_limit: Option<u64>,
     pub request_id: Option<String>,
 }
 
@@ -113,6 +116,7 @@ impl ErrorDetail {
             aborted_during_pacing: false,
             details: Vec::new(),
             reason: None,
+            response_limit: None,
             request_id: None,
         }
     }
@@ -179,6 +183,15 @@ impl TransportError {
             ..ErrorDetail::new(ErrorCode::Network, "The request failed due to a network error.")
         }
         .into()
+    }
+
+    /// The response body passed `maxResponseBytes` (decisions D28); reading stopped there.
+    pub fn response_too_large(limit: u64) -> Self {
+        let mut error = Self::network(format!(
+            "the response body exceeds maxResponseBytes ({limit} bytes); raise maxResponseBytes to accept it"
+        ));
+        error.response_limit = Some(limit);
+        error
     }
 
     pub fn timeout(timeout_ms: u64) -> Self {

@@ -30,7 +30,8 @@ pub struct RawResponse {
     pub body: Bytes,
 }
 
-pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec) -> Result<RawResponse, TransportError> {
+/// Send `spec` and read the whole response, refusing a body larger than `max_body_bytes`.
+pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec, max_body_bytes: u64) -> Result<RawResponse, TransportError> {
     let mut fresh = false;
     loop {
         let mut lease = pool.lease(&spec.origin, fresh).await?;
@@ -38,11 +39,8 @@ pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec) -> Result<RawResponse, T
         match lease.sender.try_send_request(request).await {
             Ok(response) => {
                 let (parts, body) = response.into_parts();
-                let body = body
-                    .collect()
-                    .await
-                    .map_err(|e| TransportError::network(describe(&e)))?
-                    .to_bytes();
+                // A body refused half-way leaves the connection unusable: the lease drops with it.
+                let body = read_body(body, max_body_bytes).await?;
                 lease.release();
                 return Ok(RawResponse { status: parts.status.as_u16(), headers: parts.headers, body });
             }
@@ -62,6 +60,31 @@ pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec) -> Result<RawResponse, T
             }
         }
     }
+}
+
+/// Read a whole body, but never more than `limit` bytes: a declared length (Content-Length)
+/// above it fails before anything is read, and a body without one (chunked, close-delimited)
+/// fails at the first frame that would pass it, so memory stays bounded by the limit (D28).
+/// Any body layer (decompression) can sit in front of it: the limit applies to what it yields.
+pub async fn read_body<B>(body: B, limit: u64) -> Result<Bytes, TransportError>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: std::error::Error,
+{
+    if body.size_hint().lower() > limit {
+        return Err(TransportError::response_too_large(limit));
+    }
+    let mut body = std::pin::pin!(body);
+    let mut collected = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| TransportError::network(describe(&e)))?;
+        let Ok(data) = frame.into_data() else { continue };
+        if (collected.len() + data.len()) as u64 > limit {
+            return Err(TransportError::response_too_large(limit));
+        }
+        collected.extend_from_slice(&data);
+    }
+    Ok(collected.freeze())
 }
 
 /// The outgoing body: the spec's chunks, handed to hyper one by one (written vectored).
@@ -149,4 +172,35 @@ fn describe(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::{Full, StreamBody};
+
+    fn chunked(chunks: &[&'static [u8]]) -> impl http_body::Body<Data = Bytes, Error = std::io::Error> {
+        let frames: Vec<Result<Frame<Bytes>, std::io::Error>> = chunks.iter().map(|c| Ok(Frame::data(Bytes::from_static(c)))).collect();
+        StreamBody::new(futures_util::stream::iter(frames))
+    }
+
+    #[tokio::test]
+    async fn a_body_within_the_limit_is_read_whole() {
+        assert_eq!(read_body(Full::new(Bytes::from_static(b"12345")), 5).await.unwrap(), Bytes::from_static(b"12345"));
+        assert_eq!(read_body(chunked(&[b"12", b"345"]), 5).await.unwrap(), Bytes::from_static(b"12345"));
+    }
+
+    #[tokio::test]
+    async fn a_declared_length_above_the_limit_fails_before_reading() {
+        let error = read_body(Full::new(Bytes::from_static(b"123456")), 5).await.unwrap_err();
+        assert_eq!(error.code, crate::ErrorCode::Network);
+        assert_eq!(error.response_limit, Some(5));
+        assert!(error.reason.as_deref().unwrap().contains("maxResponseBytes (5 bytes)"));
+    }
+
+    #[tokio::test]
+    async fn an_undeclared_length_fails_at_the_frame_that_passes_the_limit() {
+        let error = read_body(chunked(&[b"123", b"456", b"789"]), 5).await.unwrap_err();
+        assert_eq!(error.response_limit, Some(5));
+    }
 }

@@ -81,8 +81,9 @@ impl std::fmt::Display for OptionError {
 
 impl std::error::Error for OptionError {}
 
-/// The transport option keys, in the original's order, then ours (messages list them so).
-pub const TRANSPORT_OPTION_KEYS: [&str; 24] = [
+/// The 23 transport option keys of the original, in its order (messages list them so), then
+/// ours.
+pub const TRANSPORT_OPTION_KEYS: [&str; 25] = [
     "timeout",
     "signal",
     "exposeRawAxiosError",
@@ -106,6 +107,7 @@ pub const TRANSPORT_OPTION_KEYS: [&str; 24] = [
     "allowPartialData",
     "responseCache",
     "bypassResponseCache",
+    "maxResponseBytes",
     "proxy",
 ];
 
@@ -225,12 +227,15 @@ pub struct PartialOptions {
     pub response_cache: Slot<Option<Arc<ResponseCache>>>,
     /// `false` (no proxy) or one proxy URL for everything; otherwise the environment's.
     pub proxy: Slot<Arc<ProxyRules>>,
+    pub max_response_bytes: Slot<u64>,
     /// Per hook: absent, explicitly undefined, or a function.
     pub hooks: [Slot<()>; 7],
 }
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_RATE_LIMIT_FLOOR: u32 = 1;
+/// 64 MiB: far above any AniList or MAL answer, far below what would strain the process (D28).
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 64 << 20;
 
 /// Options of one call after merging and defaulting: what the attempt loop reads.
 #[derive(Clone, Debug, PartialEq)]
@@ -254,6 +259,8 @@ pub struct ResolvedOptions {
     pub bypass_response_cache: bool,
     /// None: the environment's proxy rules, as read when the slot was built.
     pub proxy: Option<Arc<ProxyRules>>,
+    /// Largest response body read; a larger one fails the attempt (decisions D28).
+    pub max_response_bytes: u64,
 }
 
 /// Socket bounds of a dedicated pool (decisions D13): `maxSockets`, `maxFreeSockets`.
@@ -296,6 +303,7 @@ impl PartialOptions {
             bypass_response_cache: Slot::merged(&self.bypass_response_cache, &over.bypass_response_cache),
             response_cache: Slot::merged(&self.response_cache, &over.response_cache),
             proxy: Slot::merged(&self.proxy, &over.proxy),
+            max_response_bytes: Slot::merged(&self.max_response_bytes, &over.max_response_bytes),
             hooks,
         }
     }
@@ -340,6 +348,7 @@ impl PartialOptions {
             response_cache: self.response_cache.value().cloned().flatten(),
             bypass_response_cache: self.bypass_response_cache.value().copied().unwrap_or(false),
             proxy: self.proxy.value().cloned(),
+            max_response_bytes: self.max_response_bytes.value().copied().unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
         }
     }
 
@@ -373,6 +382,7 @@ impl PartialOptions {
                 })?)
             }
             "diagnostics" => self.diagnostics = Slot::Set(parse_diagnostics(value)?),
+            "maxResponseBytes" => self.max_response_bytes = Slot::Set(parse_byte_limit(value)?),
             "exposeRawAxiosError" => self.expose_raw_error = Slot::Set(parse_bool(key, value)?),
             "paceWithRateLimit" => self.pace_with_rate_limit = Slot::Set(parse_bool(key, value)?),
             "ignorePaceDeadline" => self.ignore_pace_deadline = Slot::Set(parse_bool(key, value)?),
@@ -420,6 +430,7 @@ impl PartialOptions {
             "bypassResponseCache" => self.bypass_response_cache = Slot::Unset,
             "responseCache" => self.response_cache = Slot::Unset,
             "proxy" => self.proxy = Slot::Unset,
+            "maxResponseBytes" => self.max_response_bytes = Slot::Unset,
             "onHookError" | "signal" => {}
             _ => match Hook::from_key(key) {
                 Some(hook) => self.hooks[hook_index(hook)] = Slot::Unset,
@@ -488,6 +499,14 @@ fn parse_proxy(value: &OptValue) -> Result<Arc<ProxyRules>, OptionError> {
             Err(reason) => Err(OptionError(format!("{RULE} (received a string that is not one: {reason})."))),
         },
         other => Err(invalid(RULE, other)),
+    }
+}
+
+/// `maxResponseBytes`: a whole number of bytes, at least 1 and exactly representable in JavaScript.
+fn parse_byte_limit(value: &OptValue) -> Result<u64, OptionError> {
+    match value {
+        OptValue::Number(n) if n.fract() == 0.0 && (1.0..=9_007_199_254_740_991.0).contains(n) => Ok(*n as u64),
+        other => Err(invalid("maxResponseBytes must be an integer number of bytes greater than or equal to 1", other)),
     }
 }
 
@@ -647,6 +666,7 @@ mod tests {
         assert_eq!(resolved.circuit_breaker, None);
         assert_eq!(resolved.pool_bounds, None);
         assert!(resolved.hooks.is_empty());
+        assert_eq!(resolved.max_response_bytes, 64 * 1024 * 1024);
     }
 
     #[test]
@@ -741,6 +761,10 @@ mod tests {
             ("proxy", OptValue::Bool(true), "proxy must be false (no proxy) or an http:// proxy URL such as \"http://proxy.example:3128\" (received true)."),
             ("proxy", OptValue::String("socks5://u:pw@p:1".into()), "(received a string that is not one: only http:// proxies are supported)."),
             ("proxy", OptValue::Null, "proxy must be false"),
+            ("maxResponseBytes", OptValue::Number(0.0), "maxResponseBytes must be an integer number of bytes greater than or equal to 1 (received 0)."),
+            ("maxResponseBytes", OptValue::Number(1.5), "maxResponseBytes must be an integer"),
+            ("maxResponseBytes", OptValue::Number(f64::INFINITY), "maxResponseBytes must be an integer"),
+            ("maxResponseBytes", OptValue::String("1".into()), "maxResponseBytes must be an integer"),
         ];
         for (key, value, expected) in cases {
             let err = parse(&[(key, value.clone())]).expect_err(&format!("{key}: {value:?} should be rejected"));
