@@ -5,7 +5,7 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AniLink } from 'anilink-api-wrapper';
 import { aniListClient, closedPort, failureOf, useTestServer } from './support/helpers';
-import { callInChild } from './support/one-call';
+import { callInChild } from './support/network-child';
 import type { TestServer } from './support/test-server';
 import { startTestProxy, type TestProxy } from './support/test-proxy';
 import { makeTestCertificates, startTlsServer, type TestCertificates, type TlsServer } from './support/test-tls';
@@ -116,13 +116,13 @@ describe('the environment', () => {
 
   it('HTTP_PROXY proxies plain HTTP; lower case wins over upper case', async () => {
     const unreachable = `http://127.0.0.1:${await closedPort()}`;
-    const run = await callInChild({ http_proxy: proxy.url, HTTP_PROXY: unreachable }, [server.url]);
+    const run = await callInChild({ http_proxy: proxy.url, HTTP_PROXY: unreachable }, server.url);
     expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }]);
     expect(proxy.forwarded.map((r) => r.target)).toEqual([`${server.url}/`]);
   });
 
   it('NO_PROXY bypasses a listed host:port', async () => {
-    const run = await callInChild({ HTTP_PROXY: proxy.url, NO_PROXY: `example.com, 127.0.0.1:${port()}` }, [server.url]);
+    const run = await callInChild({ HTTP_PROXY: proxy.url, NO_PROXY: `example.com, 127.0.0.1:${port()}` }, server.url);
     expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }]);
     expect(proxy.forwarded).toHaveLength(0);
     expect(server.requests).toHaveLength(1);
@@ -130,19 +130,19 @@ describe('the environment', () => {
 
   it('proxy: false ignores the environment', async () => {
     const unreachable = `http://127.0.0.1:${await closedPort()}`;
-    const run = await callInChild({ HTTP_PROXY: unreachable }, [server.url, JSON.stringify({ proxy: false })]);
+    const run = await callInChild({ HTTP_PROXY: unreachable }, server.url, { proxy: false });
     expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }]);
   });
 
   it('is read when a slot is built: a later HTTP_PROXY applies to later clients only', async () => {
-    const run = await callInChild({}, [server.url, '{}', proxy.url]);
+    const run = await callInChild({}, server.url, {}, proxy.url);
     expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }, { ok: true, value: { id: 1 } }]);
     expect(proxy.forwarded).toHaveLength(1);
     expect(server.requests).toHaveLength(2);
   });
 
   it('HTTPS_PROXY tunnels https end to end, with the CA from NODE_EXTRA_CA_CERTS', async () => {
-    const run = await callInChild({ HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certificates.caFile }, [tls.url]);
+    const run = await callInChild({ HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certificates.caFile }, tls.url);
     expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }]);
     expect(proxy.tunnels.map((t) => t.target)).toEqual([`127.0.0.1:${tls.port}`]);
     expect(tls.requests).toBe(1);

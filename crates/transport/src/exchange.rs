@@ -19,6 +19,7 @@ use http::{HeaderMap, HeaderValue, Request};
 use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt;
 
+use crate::decode::{Decoded, Encoding, ACCEPT_ENCODING};
 use crate::error::TransportError;
 use crate::pool::Pool;
 use crate::proxy::ProxyServer;
@@ -38,9 +39,13 @@ pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec, max_body_bytes: u64) -> 
         let request = build_request(spec, lease.forward_proxy.as_deref())?;
         match lease.sender.try_send_request(request).await {
             Ok(response) => {
-                let (parts, body) = response.into_parts();
+                let (mut parts, body) = response.into_parts();
                 // A body refused half-way leaves the connection unusable: the lease drops with it.
-                let body = read_body(body, max_body_bytes).await?;
+                // Decoding sits in front of the limit, so the limit counts decoded bytes.
+                let body = match Encoding::take_from(&mut parts.headers)? {
+                    None => read_body(body, max_body_bytes).await?,
+                    Some(encoding) => read_body(Decoded::new(body, encoding), max_body_bytes).await?,
+                };
                 lease.release();
                 return Ok(RawResponse { status: parts.status.as_u16(), headers: parts.headers, body });
             }
@@ -132,6 +137,9 @@ fn build_request(spec: &RequestSpec, proxy: Option<&ProxyServer>) -> Result<Requ
     let host = HeaderValue::from_str(&spec.host)
         .map_err(|_| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
     request.headers_mut().insert(HOST, host);
+    if !request.headers().contains_key(http::header::ACCEPT_ENCODING) {
+        request.headers_mut().insert(http::header::ACCEPT_ENCODING, HeaderValue::from_static(ACCEPT_ENCODING));
+    }
     if let Some(authorization) = proxy.and_then(ProxyServer::authorization) {
         let value = HeaderValue::from_str(authorization)
             .map_err(|_| TransportError::unknown("unusable proxy credentials".to_string()))?;
@@ -163,7 +171,7 @@ fn closed_before_response(error: &hyper::Error) -> bool {
 }
 
 /// The full cause chain: hyper's own message omits the socket error behind it.
-fn describe(error: &dyn std::error::Error) -> String {
+pub(crate) fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

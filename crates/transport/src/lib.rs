@@ -14,6 +14,7 @@ pub mod budget;
 pub mod cache;
 pub mod client;
 pub mod connector;
+pub mod decode;
 pub mod envelope;
 pub mod error;
 pub mod events;
