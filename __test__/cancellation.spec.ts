@@ -1,6 +1,6 @@
 // Cancellation (transport.md 1.3, 1.4) and timeouts (decisions D9). A slot-level or per-request
 // AbortSignal cancels a call in flight or in its retry backoff with ABORTED_ERROR; an
-// already-aborted signal rejects before any I/O. `timeout` is a per-attempt deadline that
+// already-aborted signal sends nothing (decisions D22; its hooks: sockets-and-signals.spec.ts). `timeout` is a per-attempt deadline that
 // covers the headers and the whole body, defaults to 30000 ms, is disabled by 0, and starts
 // afresh for every retry.
 import { performance } from 'node:perf_hooks';
@@ -123,7 +123,7 @@ describe('abort', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('an already-aborted per-request signal rejects before any I/O', async () => {
+  it('an already-aborted per-request signal rejects without sending anything', async () => {
     const aniLink = new AniLink(undefined, { baseUrl: server.url });
 
     const error = await aniLink.anilist.query.media({ id: 1 }, { signal: AbortSignal.abort() }).catch((e: unknown) => e);
@@ -134,7 +134,7 @@ describe('abort', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('an already-aborted slot signal rejects every call of that slot before any I/O', async () => {
+  it('an already-aborted slot signal rejects every call of that slot without sending anything', async () => {
     const aniLink = new AniLink({
       anilist: { baseUrl: server.url, signal: AbortSignal.abort() },
       mal: { clientId: 'cid', baseUrl: server.url, signal: AbortSignal.abort() },

@@ -72,7 +72,7 @@ const INVALID: InvalidCase[] = [
     value: { threshold: 1, cooldownMs: value },
     mentions: ['cooldownMs', 'finite'],
   })),
-  ...[0, 1.5, -1, Number.POSITIVE_INFINITY].map((value) => ({ option: 'maxSockets', value, mentions: ['maxSockets', 'integer'] })),
+  ...[1.5, -1, Number.POSITIVE_INFINITY].map((value) => ({ option: 'maxSockets', value, mentions: ['maxSockets', 'integer'] })),
   ...[-1, 0.5].map((value) => ({ option: 'maxFreeSockets', value, mentions: ['maxFreeSockets', 'integer'] })),
   {
     option: 'diagnostics',

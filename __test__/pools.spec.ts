@@ -374,7 +374,6 @@ describe('stale keep-alive connections', () => {
 
 describe('invalid socket bounds', () => {
   const invalid: Array<{ option: 'maxSockets' | 'maxFreeSockets'; value: unknown }> = [
-    { option: 'maxSockets', value: 0 },
     { option: 'maxSockets', value: -1 },
     { option: 'maxSockets', value: 1.5 },
     { option: 'maxSockets', value: Number.NaN },

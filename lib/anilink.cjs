@@ -15,10 +15,9 @@ const { isObject } = helpers;
 const CREDENTIAL_KEYS = ['anilist', 'mal', 'onHookError', 'diagnostics'];
 const CLIENT_LEVEL_KEYS = ['onHookError', 'diagnostics'];
 
+/** What a value is, never what it says: a misplaced argument may be a token (decisions D31). */
 function describeValue(value) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? JSON.stringify(value) : `a value of type ${typeof value}`;
+  return helpers.describeKind(value);
 }
 
 /** Slot objects for both providers from the constructor's arguments. */

@@ -7,17 +7,25 @@
 // `[callId, kind, payload?]` messages, parsed with a single JSON.parse (see src/outbox.rs).
 
 const native = require('./native.cjs');
-const { AniLinkNetworkError, AniLinkErrorCodes, fromDescription } = require('./errors.cjs');
-const { callHook, describeThrown } = require('./diagnostics.cjs');
+const { AniLinkErrorCodes, fromDescription } = require('./errors.cjs');
+const { callHook, describeThrown, reportDiagnostic } = require('./diagnostics.cjs');
 
 const EVENT_HOOKS = ['onRequestStart', 'onResponse', 'onError', 'onRetry', 'onPace', 'onCircuitOpen', 'onCircuitClose'];
 const WITH_EVENTS = 1;
 const CANCELLABLE = 2;
+const ALREADY_ABORTED = 4;
 const KIND_VALUE = 0;
 const KIND_NOTHING = 1;
 const KIND_FAILURE = 2;
 const KIND_EVENT = 3;
 const hasOwn = Object.prototype.hasOwnProperty;
+
+/** Per-request keys the facade reads besides the transport options. */
+const FACADE_KEYS = ['fields'];
+const VALID_REQUEST_KEYS = [...native.transportOptionKeys(), ...FACADE_KEYS];
+const validRequestKeys = new Set(VALID_REQUEST_KEYS);
+/** Unknown keys already reported: each one is reported once per process (D33). */
+const reportedUnknownKeys = new Set();
 
 /** Calls started and not yet settled, by id. */
 const pending = new Map();
@@ -118,19 +126,20 @@ function settleOnThrow(call, callId, handle) {
  *   starts the native call; returns an error description (JSON text) when it fails before I/O
  * @returns {Promise<unknown>}
  */
-function runCall(slot, requestOptions, start) {
-  if (requestOptions === null) requestOptions = undefined;
-  if (requestOptions !== undefined && typeof requestOptions !== 'object') {
-    return Promise.reject(new TypeError(`options must be an object (received ${typeof requestOptions}).`));
+function runCall(slot, givenOptions, start) {
+  let requestOptions;
+  try {
+    requestOptions = readRequestOptions(slot, givenOptions);
+  } catch (error) {
+    return Promise.reject(error);
   }
   const signal = pick(slot.options, requestOptions, 'signal');
   const cancellable = signal instanceof AbortSignal;
-  if (cancellable && signal.aborted) {
-    // Already aborted: nothing is sent and no state changes.
-    return Promise.reject(new AniLinkNetworkError(AniLinkErrorCodes.ABORTED));
-  }
   const call = new PendingCall(slot, requestOptions, signal);
   let flags = cancellable ? CANCELLABLE : 0;
+  // Already aborted (D22): the call starts cancelled, runs its hooks and settles natively,
+  // sending nothing (or as a pacing abort while its host has a pacing deadline).
+  if (cancellable && signal.aborted) flags |= ALREADY_ABORTED;
   if (EVENT_HOOKS.some((name) => typeof call.option(name) === 'function')) flags |= WITH_EVENTS;
   const callId = nextCallId();
   let failedBeforeDispatch;
@@ -146,11 +155,53 @@ function runCall(slot, requestOptions, start) {
     call.resolve = resolve;
     call.reject = reject;
     pending.set(callId, call);
-    if (cancellable) {
+    if (cancellable && !signal.aborted) {
       call.onAbort = () => native.cancelCall(callId);
       signal.addEventListener('abort', call.onAbort, { once: true });
     }
   });
+}
+
+/**
+ * The per-request options as a plain copy, read once: every later read (the facade's and the
+ * native layer's) sees the same values and none can run a getter or a Proxy trap again. A read
+ * that throws is a TypeError naming the key, with the thrown value as `cause`; an unknown key is
+ * reported once through the diagnostics channel and ignored (decisions D33).
+ */
+function readRequestOptions(slot, given) {
+  if (given === undefined || given === null) return undefined;
+  if (typeof given !== 'object') throw new TypeError(`options must be an object (received ${typeof given}).`);
+  let keys;
+  try {
+    keys = Object.keys(given);
+  } catch (thrown) {
+    throw new TypeError('options could not be read: a Proxy trap threw (the thrown value is the cause).', { cause: thrown });
+  }
+  const copy = {};
+  for (const key of keys) {
+    try {
+      copy[key] = given[key];
+    } catch (thrown) {
+      throw new TypeError(`options.${key} could not be read: a getter or Proxy threw (the thrown value is the cause).`, { cause: thrown });
+    }
+    if (!validRequestKeys.has(key) && !reportedUnknownKeys.has(key)) {
+      reportedUnknownKeys.add(key);
+      reportUnknownKey(slot, copy, key);
+    }
+  }
+  return copy;
+}
+
+function reportUnknownKey(slot, requestOptions, key) {
+  const record = {
+    source: 'anilink',
+    kind: 'unknown-option',
+    hookName: 'options',
+    option: key,
+    message: `Unknown request option "${key}" was ignored. Valid keys are: ${VALID_REQUEST_KEYS.join(', ')}.`,
+  };
+  const route = { onHookError: pick(slot.options, requestOptions, 'onHookError'), diagnostics: pick(slot.options, requestOptions, 'diagnostics') };
+  reportDiagnostic(record, undefined, route);
 }
 
 module.exports = { runCall, deliver };

@@ -3,6 +3,9 @@
 // layer's failure descriptions into them. Real subclasses, so `instanceof` works across every
 // entry point (they all load this one module).
 
+const native = require('./native.cjs');
+const { describeThrown } = require('./diagnostics.cjs');
+
 /** Every code an AniLinkError can carry. */
 const AniLinkErrorCodes = Object.freeze({
   API: 'API_ERROR',
@@ -60,12 +63,21 @@ class AniLinkApiError extends AniLinkError {
   }
 }
 
-/** The first entry status that is a finite number, else 200 (no upstream status). */
+/** The upstream status of an `errors` list by the transport's rule (D29), else 200 (none). */
 function envelopeStatus(errors) {
-  for (const entry of errors) {
-    if (entry && typeof entry.status === 'number' && Number.isFinite(entry.status)) return entry.status;
+  let text;
+  try {
+    text = JSON.stringify(errors);
+  } catch {
+    return 200; // a cycle or a BigInt: no status can be read
   }
-  return 200;
+  return native.graphqlErrorsStatus(text) ?? 200;
+}
+
+/** An entry's message; anything but a string (which could nest without end) reads generically. */
+function entryMessage(entry) {
+  const message = entry !== null && typeof entry === 'object' ? entry.message : undefined;
+  return typeof message === 'string' ? message : 'Unknown GraphQL error';
 }
 
 class AniLinkGraphQLError extends AniLinkApiError {
@@ -78,7 +90,7 @@ class AniLinkGraphQLError extends AniLinkApiError {
   constructor(errors, data, rawAxiosError, options = {}) {
     const list = Array.isArray(errors) ? errors : [];
     super(options.status ?? envelopeStatus(list), data ?? null, rawAxiosError, { ...options, code: AniLinkErrorCodes.GRAPHQL });
-    this.message = `The request failed with GraphQL errors: ${list.map((e) => e?.message).join('; ')}`;
+    this.message = `The request failed with GraphQL errors: ${list.map(entryMessage).join('; ')}`;
     this.graphqlErrors = list;
     this.partialData = data ?? null;
   }
@@ -151,7 +163,13 @@ function rawDescription(description) {
 function fromDescription(description, exposeRaw) {
   if (!description || typeof description !== 'object' || typeof description.code !== 'string') {
     const error = new AniLinkError('The request failed.', AniLinkErrorCodes.UNKNOWN);
-    error.reason = String(description?.message ?? description);
+    let text = description;
+    try {
+      text = description?.message ?? description;
+    } catch {
+      // A revoked Proxy: describe the value itself.
+    }
+    error.reason = describeThrown(text);
     return error;
   }
   const d = description;
@@ -160,7 +178,7 @@ function fromDescription(description, exposeRaw) {
   let error;
   switch (d.code) {
     case 'TYPE_ERROR':
-      return new TypeError(d.message);
+      return 'cause' in d ? new TypeError(d.message, { cause: d.cause }) : new TypeError(d.message);
     case AniLinkErrorCodes.API:
       error = new AniLinkApiError(d.status, parseBody(d.body), raw, common);
       break;
@@ -169,6 +187,8 @@ function fromDescription(description, exposeRaw) {
       break;
     case AniLinkErrorCodes.GRAPHQL:
       error = new AniLinkGraphQLError(parseBody(d.graphqlErrors), parseBody(d.graphqlData), raw, { ...common, status: d.status });
+      // The transport's message covers every entry shape (D29), including `errors` that is not a list.
+      error.message = d.message;
       break;
     case AniLinkErrorCodes.NETWORK:
     case AniLinkErrorCodes.TIMEOUT:
@@ -186,6 +206,8 @@ function fromDescription(description, exposeRaw) {
       break;
     case AniLinkErrorCodes.VALIDATION:
       error = new AniLinkValidationError(d.details ?? [], { requestId: d.requestId });
+      // A getter or Proxy in the variables threw: that value is the cause (D33).
+      if ('cause' in d) Object.defineProperty(error, 'cause', { value: d.cause, enumerable: false, writable: true, configurable: true });
       break;
     default:
       error = new AniLinkError(d.message, AniLinkErrorCodes.UNKNOWN, raw, { requestId: d.requestId });

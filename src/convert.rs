@@ -2,7 +2,7 @@
 //! variables and parameters. Conversion only; every rule lives in the layer that owns it.
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsValue, ValueType};
+use napi::{sys, Env, JsString, JsValue, Status, ValueType};
 use serde_json::{Map, Number, Value};
 
 use anilink_transport::options::OptValue;
@@ -12,7 +12,12 @@ use crate::response_cache::ResponseCache;
 /// Deeper than any option or variables object; a cycle would otherwise recurse forever.
 const MAX_DEPTH: u32 = 32;
 
-pub fn option_value(env: &Env, value: Unknown, depth: u32) -> Result<OptValue> {
+/// An option value; `path` (`options.retry`) names it should reading it throw (decisions D33).
+pub fn option_value(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
+    option_value_at(env, value, path, depth).map_err(|error| thrown_while_reading(env.raw(), error, "TYPE_ERROR", path))
+}
+
+fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
     // SAFETY for the casts below: each one follows a type check of the same value.
     Ok(match value.get_type()? {
         ValueType::Undefined => OptValue::Undefined,
@@ -29,7 +34,9 @@ pub fn option_value(env: &Env, value: Unknown, depth: u32) -> Result<OptValue> {
                 let length = object.get_array_length()?;
                 let mut items = Vec::with_capacity(length as usize);
                 for i in 0..length {
-                    items.push(option_value(env, object.get_element::<Unknown>(i)?, depth + 1)?);
+                    let item_path = format!("{path}[{i}]");
+                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env.raw(), e, "TYPE_ERROR", &item_path))?;
+                    items.push(option_value(env, item, &item_path, depth + 1)?);
                 }
                 OptValue::Array(items)
             } else if is_abort_signal(env, &object)? {
@@ -44,8 +51,11 @@ pub fn option_value(env: &Env, value: Unknown, depth: u32) -> Result<OptValue> {
             } else {
                 let mut fields = Vec::new();
                 for key in own_keys(&object)? {
-                    let field = object.get_named_property::<Unknown>(&key)?;
-                    fields.push((key, option_value(env, field, depth + 1)?));
+                    let field_path = format!("{path}.{key}");
+                    let field = object
+                        .get_named_property::<Unknown>(&key)
+                        .map_err(|e| thrown_while_reading(env.raw(), e, "TYPE_ERROR", &field_path))?;
+                    fields.push((key, option_value(env, field, &field_path, depth + 1)?));
                 }
                 OptValue::Object(fields)
             }
@@ -81,6 +91,12 @@ fn is_abort_signal(env: &Env, object: &Object<'_>) -> Result<bool> {
 /// would; what JSON cannot carry (NaN, functions, symbols, cycles) is a problem reported with
 /// its path, so the caller gets a validation error instead of a silently altered value.
 pub fn json_value(value: Unknown, path: &str, problems: &mut Vec<String>, depth: u32) -> Result<Option<Value>> {
+    let env = value.value().env;
+    json_value_at(value, path, problems, depth).map_err(|error| thrown_while_reading(env, error, "VALIDATION_ERROR", path))
+}
+
+fn json_value_at(value: Unknown, path: &str, problems: &mut Vec<String>, depth: u32) -> Result<Option<Value>> {
+    let env = value.value().env;
     let invalid = |problems: &mut Vec<String>, what: &str| {
         problems.push(format!("Invalid {path}: {what}. Expected a JSON value"));
     };
@@ -103,7 +119,16 @@ pub fn json_value(value: Unknown, path: &str, problems: &mut Vec<String>, depth:
                 }
             }
         }
-        ValueType::String => Some(Value::String(unsafe { value.cast::<String>()? })),
+        ValueType::String => {
+            let text = unsafe { value.cast::<String>()? };
+            // Node replaces a lone surrogate with U+FFFD on the way out; JSON cannot carry one,
+            // so it is refused rather than silently changed (decisions D33).
+            if text.contains('\u{FFFD}') && has_lone_surrogate(unsafe { value.cast::<JsString>()? })? {
+                invalid(problems, "a string with a lone surrogate (an unpaired UTF-16 code unit from U+D800 to U+DFFF)");
+                return Ok(None);
+            }
+            Some(Value::String(text))
+        }
         ValueType::Object => {
             let object: Object<'_> = unsafe { value.cast()? };
             if depth >= MAX_DEPTH {
@@ -114,15 +139,19 @@ pub fn json_value(value: Unknown, path: &str, problems: &mut Vec<String>, depth:
                 let length = object.get_array_length()?;
                 let mut items = Vec::with_capacity(length as usize);
                 for i in 0..length {
-                    let item = json_value(object.get_element::<Unknown>(i)?, &format!("{path}[{i}]"), problems, depth + 1)?;
-                    items.push(item.unwrap_or(Value::Null));
+                    let item_path = format!("{path}[{i}]");
+                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env, e, "VALIDATION_ERROR", &item_path))?;
+                    items.push(json_value(item, &item_path, problems, depth + 1)?.unwrap_or(Value::Null));
                 }
                 Some(Value::Array(items))
             } else {
                 let mut map = Map::new();
                 for key in own_keys(&object)? {
                     let child_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-                    if let Some(v) = json_value(object.get_named_property::<Unknown>(&key)?, &child_path, problems, depth + 1)? {
+                    let child = object
+                        .get_named_property::<Unknown>(&key)
+                        .map_err(|e| thrown_while_reading(env, e, "VALIDATION_ERROR", &child_path))?;
+                    if let Some(v) = json_value(child, &child_path, problems, depth + 1)? {
                         map.insert(key, v);
                     }
                 }
@@ -146,4 +175,60 @@ pub fn json_value(value: Unknown, path: &str, problems: &mut Vec<String>, depth:
             None
         }
     })
+}
+
+fn has_lone_surrogate(text: JsString<'_>) -> Result<bool> {
+    let units = text.into_utf16()?;
+    Ok(char::decode_utf16(units.as_slice().iter().copied()).any(|unit| unit.is_err()))
+}
+
+/// A read of a caller's value threw (a getter, a Proxy trap): the exception is taken and an
+/// `Error` description is thrown instead, `{ code, message, details?, cause }` with the thrown
+/// value as `cause`, which the facade turns into a `TypeError` (options) or
+/// `AniLinkValidationError` (variables) naming the path (decisions D33). Other errors pass
+/// through unchanged.
+pub fn thrown_while_reading(env: sys::napi_env, error: Error, code: &str, path: &str) -> Error {
+    // Already described at a deeper path: an enclosing value passes it on as it is.
+    let mut pending = false;
+    if error.reason == DESCRIBED || unsafe { sys::napi_is_exception_pending(env, &mut pending) } != sys::Status::napi_ok || !pending {
+        return error;
+    }
+    let mut thrown = std::ptr::null_mut();
+    if unsafe { sys::napi_get_and_clear_last_exception(env, &mut thrown) } != sys::Status::napi_ok || thrown.is_null() {
+        return error;
+    }
+    let name = if path.is_empty() { "variables" } else { path };
+    let problem = format!("{name} could not be read: a getter or Proxy threw (the thrown value is the cause)");
+    let describe = || -> Result<()> {
+        let env = Env::from_raw(env);
+        let message = env.create_string(&problem)?;
+        let mut raw = std::ptr::null_mut();
+        check(unsafe { sys::napi_create_error(env.raw(), std::ptr::null_mut(), message.raw(), &mut raw) })?;
+        let mut description: Object<'_> = unsafe { Unknown::from_raw_unchecked(env.raw(), raw).cast()? };
+        description.set_named_property("code", code)?;
+        if code == "VALIDATION_ERROR" {
+            description.set_named_property("details", vec![problem.clone()])?;
+        }
+        description.set_named_property("cause", unsafe { Unknown::from_raw_unchecked(env.raw(), thrown) })?;
+        check(unsafe { sys::napi_throw(env.raw(), raw) })
+    };
+    match describe() {
+        Ok(()) => Error::new(Status::PendingException, DESCRIBED.to_string()),
+        Err(_) => {
+            // Could not build the description: let the original exception go on.
+            unsafe { sys::napi_throw(env, thrown) };
+            error
+        }
+    }
+}
+
+/// The reason of the pending-exception error [`thrown_while_reading`] returns.
+const DESCRIBED: &str = "a read failure, described";
+
+fn check(status: sys::napi_status) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Error::new(Status::from(status), "napi call failed"))
+    }
 }

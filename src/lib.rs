@@ -37,3 +37,17 @@ pub fn destroy_cached_agents() {
 pub fn cancel_call(call_id: u32) {
     calls::cancel(call_id);
 }
+
+/// The upstream status an AniList `errors` array carries, by the transport's one rule
+/// (decisions D29): the first entry status that is an integer 100–599, else null.
+#[napi(catch_unwind)]
+pub fn graphql_errors_status(errors_json: String) -> Option<u32> {
+    anilink_transport::envelope::errors_status(&errors_json).map(u32::from)
+}
+
+/// Every transport option key, in the original's order then ours: the facade names them when
+/// it reports an unknown per-request key (decisions D33).
+#[napi(catch_unwind)]
+pub fn transport_option_keys() -> Vec<&'static str> {
+    anilink_transport::options::TRANSPORT_OPTION_KEYS.to_vec()
+}

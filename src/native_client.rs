@@ -53,6 +53,8 @@ const AUTH_FIELDS_TAIL: [&str; 5] = ["refreshToken", "clientId", "clientSecret",
 pub const WITH_EVENTS: u32 = 1;
 /// Call flag: the call has an AbortSignal, so it can be cancelled by its id.
 pub const CANCELLABLE: u32 = 2;
+/// Call flag: its AbortSignal had fired before the call started (decisions D22).
+pub const ALREADY_ABORTED: u32 = 4;
 
 /// The outcome of starting a call: null when it was dispatched (its result arrives through the
 /// outbox), or the JSON text of the error description when it failed before any I/O.
@@ -84,7 +86,7 @@ impl NativeClient {
         let mut options = PartialOptions::default();
         let mut strings: Vec<(String, String)> = Vec::new();
         for key in own_keys(&slot)? {
-            let value = option_value(&env, slot.get_named_property::<Unknown>(&key)?, 0)?;
+            let value = option_value(&env, slot.get_named_property::<Unknown>(&key)?, &key, 0)?;
             if options.parse_key(&key, &value).map_err(|e| invalid_arg(e.0))? {
                 continue;
             }
@@ -101,8 +103,9 @@ impl NativeClient {
                 (OptValue::Undefined | OptValue::Null, _) => {}
                 (OptValue::Function, true) => {}
                 (OptValue::String(text), false) => strings.push((key, text.clone())),
-                (other, true) => return Err(invalid_arg(format!("{key} must be a function (received {}).", other.describe()))),
-                (other, false) => return Err(invalid_arg(format!("{key} must be a string (received {}).", other.describe()))),
+                // Credentials and URLs are described by kind, never echoed (D31).
+                (other, true) => return Err(invalid_arg(format!("{key} must be a function (received {}).", kind_of(other)))),
+                (other, false) => return Err(invalid_arg(format!("{key} must be a string (received {}).", kind_of(other)))),
             }
         }
         let field = |name: &str| strings.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
@@ -111,6 +114,10 @@ impl NativeClient {
             "anilist" => field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into()),
             "mal" => field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into()),
             _ => String::new(),
+        };
+        let base_url = match provider.as_str() {
+            "anilist" | "mal" => whatwg_base_url(&env, &base_url, &provider)?,
+            _ => base_url,
         };
         let client_id = field("clientId");
         let endpoint = build_endpoint(&provider, &base_url, field(token_field).as_deref(), client_id.as_deref())?;
@@ -138,7 +145,7 @@ impl NativeClient {
 
     /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
     /// (`"anime.get"`, params, fields). Returns null once dispatched, or an error description
-    /// (JSON text) when it fails before any I/O. `flags`: [`WITH_EVENTS`] | [`CANCELLABLE`].
+    /// (JSON text) when it fails before any I/O. `flags`: [`WITH_EVENTS`] | [`CANCELLABLE`] | [`ALREADY_ABORTED`].
     // One parameter per argument of the JavaScript call; grouping them would only add a
     // conversion on the hottest path.
     #[allow(clippy::too_many_arguments)]
@@ -294,6 +301,9 @@ impl NativeClient {
         let inner = self.inner.clone();
         let outbox = self.outbox.clone();
         let registration = calls::register(call_id, flags & CANCELLABLE != 0);
+        if flags & ALREADY_ABORTED != 0 {
+            registration.token.cancel();
+        }
         // Only a call whose hooks exist sends events.
         let events = (flags & WITH_EVENTS != 0 && !options.hooks.is_empty()).then(|| HookEvents { outbox: outbox.clone(), call_id });
         let pool = inner.client.pool(&options);
@@ -330,6 +340,37 @@ async fn contained<T>(
         .unwrap_or_else(|_| Err(TransportError::unknown("internal error (a panic was caught)")))
 }
 
+/// What a credential or URL value is, without its content (decisions D31).
+fn kind_of(value: &OptValue) -> &'static str {
+    match value {
+        OptValue::Undefined => "undefined",
+        OptValue::Null => "null",
+        OptValue::Bool(_) => "a boolean",
+        OptValue::Number(_) => "a number",
+        OptValue::String(_) => "a string",
+        OptValue::Array(_) => "an array",
+        OptValue::Function => "a function",
+        _ => "an object",
+    }
+}
+
+/// `baseUrl` parsed by the WHATWG rules, with Node's own `URL` (decisions D30): what `new URL`
+/// rejects (a port above 65535, …) is refused here, and the endpoint gets its normalized `href`.
+fn whatwg_base_url(env: &Env, url: &str, provider: &str) -> Result<String> {
+    let rule = format!("{provider} baseUrl must be an absolute http:// or https:// URL");
+    let constructor: Function<'_, String, Unknown> = env.get_global()?.get_named_property("URL")?;
+    let can_parse: Function<'_, String, bool> = constructor.get_named_property("canParse")?;
+    if !can_parse.call(url.to_string())? {
+        return Err(invalid_arg(format!("{rule} (received a string that new URL() rejects; a port must be 0 to 65535).")));
+    }
+    let parsed: Object<'_> = unsafe { constructor.new_instance(url.to_string())?.cast()? };
+    let protocol: String = parsed.get_named_property("protocol")?;
+    if protocol != "http:" && protocol != "https:" {
+        return Err(invalid_arg(format!("{rule} (received a URL with another scheme).")));
+    }
+    parsed.get_named_property("href")
+}
+
 /// The endpoint of a provider slot with its credentials (a token client has none).
 fn build_endpoint(provider: &str, base_url: &str, token: Option<&str>, client_id: Option<&str>) -> Result<Endpoint> {
     Ok(match provider {
@@ -344,7 +385,7 @@ fn build_endpoint(provider: &str, base_url: &str, token: Option<&str>, client_id
 fn request_options(env: &Env, object: &Object<'_>) -> Result<std::result::Result<PartialOptions, Value>> {
     let mut options = PartialOptions::default();
     for key in own_keys(object)? {
-        let value = option_value(env, object.get_named_property::<Unknown>(&key)?, 0)?;
+        let value = option_value(env, object.get_named_property::<Unknown>(&key)?, &format!("options.{key}"), 0)?;
         if let Err(error) = options.parse_key(&key, &value) {
             return Ok(Err(type_error(error.0)));
         }

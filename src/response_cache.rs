@@ -48,7 +48,14 @@ fn json_text(env: &Env, value: Unknown<'_>) -> Result<Option<String>> {
 /// The key the transport would use for these parts. `data` is the request body: a string is
 /// the body text, an object is serialised (its key order does not matter either way, JSON
 /// bodies are hashed in a stable form). `authKey` defaults to `"none"`.
-fn key(env: &Env, method: &str, url: &str, data: Option<Unknown<'_>>, auth_key: Option<&str>) -> Result<CacheKey> {
+fn key(env: &Env, method: Unknown<'_>, url: Unknown<'_>, data: Option<Unknown<'_>>, auth_key: Option<Unknown<'_>>) -> Result<CacheKey> {
+    let method = string_argument(env, "method", method)?;
+    let url = string_argument(env, "url", url)?;
+    let auth_key = match auth_key {
+        Some(value) if !matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) => Some(string_argument(env, "authKey", value)?),
+        _ => None,
+    };
+    let (method, url, auth_key) = (method.as_str(), url.as_str(), auth_key.as_deref());
     let body = match data {
         None => None,
         Some(value) => match value.get_type()? {
@@ -58,6 +65,22 @@ fn key(env: &Env, method: &str, url: &str, data: Option<Unknown<'_>>, auth_key: 
         },
     };
     Ok(CacheKey::new(method, url, body.as_deref().map(str::as_bytes), auth_key))
+}
+
+/// A string argument, or a TypeError naming it and what was given instead (a Symbol, a number…).
+fn string_argument(env: &Env, name: &str, value: Unknown<'_>) -> Result<String> {
+    let kind = match value.get_type()? {
+        ValueType::String => return unsafe { value.cast::<String>() },
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "a boolean",
+        ValueType::Number => "a number",
+        ValueType::Symbol => "a symbol",
+        ValueType::BigInt => "a bigint",
+        ValueType::Function => "a function",
+        _ => "an object",
+    };
+    Err(throw_type_error(env, format!("ResponseCache: {name} must be a string (received {kind}).")))
 }
 
 fn count(n: usize) -> u32 {
@@ -71,7 +94,7 @@ impl ResponseCache {
     #[napi(constructor, catch_unwind)]
     pub fn new(env: Env, options: Option<Unknown<'_>>) -> Result<Self> {
         let options = match options {
-            Some(value) => option_value(&env, value, 0)?,
+            Some(value) => option_value(&env, value, "options", 0)?,
             None => anilink_transport::options::OptValue::Undefined,
         };
         let config = CacheConfig::parse(&options).map_err(|e| throw_type_error(&env, e.0))?;
@@ -83,12 +106,12 @@ impl ResponseCache {
     pub fn get<'env>(
         &self,
         env: &'env Env,
-        method: String,
-        url: String,
+        method: Unknown<'_>,
+        url: Unknown<'_>,
         data: Option<Unknown<'_>>,
-        auth_key: Option<String>,
+        auth_key: Option<Unknown<'_>>,
     ) -> Result<Either<Unknown<'env>, Undefined>> {
-        let key = key(env, &method, &url, data, auth_key.as_deref())?;
+        let key = key(env, method, url, data, auth_key)?;
         let Lookup::Hit(text) = self.cache.get(&key) else {
             return Ok(Either::B(()));
         };
@@ -102,13 +125,13 @@ impl ResponseCache {
     pub fn set(
         &self,
         env: Env,
-        method: String,
-        url: String,
+        method: Unknown<'_>,
+        url: Unknown<'_>,
         data: Option<Unknown<'_>>,
-        auth_key: Option<String>,
+        auth_key: Option<Unknown<'_>>,
         response: Unknown<'_>,
     ) -> Result<()> {
-        let key = key(&env, &method, &url, data, auth_key.as_deref())?;
+        let key = key(&env, method, url, data, auth_key)?;
         if let Some(text) = json_text(&env, response)? {
             self.cache.set(&key, Arc::from(text));
         }
@@ -123,14 +146,14 @@ impl ResponseCache {
     pub fn set_if_fresh(
         &self,
         env: Env,
-        method: String,
-        url: String,
+        method: Unknown<'_>,
+        url: Unknown<'_>,
         data: Option<Unknown<'_>>,
-        auth_key: Option<String>,
+        auth_key: Option<Unknown<'_>>,
         generation_at_read: f64,
         response: Unknown<'_>,
     ) -> Result<bool> {
-        let key = key(&env, &method, &url, data, auth_key.as_deref())?;
+        let key = key(&env, method, url, data, auth_key)?;
         let generation = if generation_at_read.is_finite() && generation_at_read >= 0.0 { generation_at_read as u64 } else { 0 };
         Ok(match json_text(&env, response)? {
             Some(text) => self.cache.set_if_fresh(&key, generation, Arc::from(text)),
@@ -149,25 +172,25 @@ impl ResponseCache {
     pub fn delete(
         &self,
         env: Env,
-        method: String,
-        url: String,
+        method: Unknown<'_>,
+        url: Unknown<'_>,
         data: Option<Unknown<'_>>,
-        auth_key: Option<String>,
+        auth_key: Option<Unknown<'_>>,
     ) -> Result<bool> {
-        let key = key(&env, &method, &url, data, auth_key.as_deref())?;
+        let key = key(&env, method, url, data, auth_key)?;
         Ok(self.cache.delete(&key))
     }
 
     /// Delete every entry at or under `urlPrefix` (path-boundary aware); returns how many.
     #[napi(catch_unwind)]
-    pub fn delete_matching(&self, url_prefix: String) -> u32 {
-        count(self.cache.delete_matching(&url_prefix))
+    pub fn delete_matching(&self, env: Env, url_prefix: Unknown<'_>) -> Result<u32> {
+        Ok(count(self.cache.delete_matching(&string_argument(&env, "urlPrefix", url_prefix)?)))
     }
 
     /// Delete every entry for `url` (any query string, method, body or auth); returns how many.
     #[napi(catch_unwind)]
-    pub fn delete_all_for_url(&self, url: String) -> u32 {
-        count(self.cache.delete_all_for_url(&url))
+    pub fn delete_all_for_url(&self, env: Env, url: Unknown<'_>) -> Result<u32> {
+        Ok(count(self.cache.delete_all_for_url(&string_argument(&env, "url", url)?)))
     }
 
     #[napi(catch_unwind)]

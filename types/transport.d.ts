@@ -140,7 +140,7 @@ export interface RequestOptions {
   rateLimitFloor?: number;
   circuitBreaker?: CircuitBreakerOptions;
   retryBudget?: RetryBudget;
-  /** Hard cap on concurrent connections per host (selects a dedicated pool). Default 20. */
+  /** Hard cap on concurrent connections per host (selects a dedicated pool); `0` means 1. Default 20. */
   maxSockets?: number;
   /** Idle connections kept per host (selects a dedicated pool). Default 5. */
   maxFreeSockets?: number;

@@ -40,7 +40,8 @@ fn checked_base_url(base_url: &str, option: &str) -> Result<String, String> {
     let trimmed = base_url.trim_end_matches('/');
     host_of(trimmed)
         .map(|_| trimmed.to_string())
-        .ok_or_else(|| format!("{option} must be an absolute http:// or https:// URL (received {base_url:?})."))
+        // Described, never echoed: a URL may carry a password (decisions D31).
+        .ok_or_else(|| format!("{option} must be an absolute http:// or https:// URL (received a string that is not one)."))
 }
 
 /// The AniList GraphQL endpoint of one slot.

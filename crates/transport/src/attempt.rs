@@ -144,7 +144,7 @@ pub async fn execute(
         sink,
         cancel,
         request_id: Arc::from(new_request_id()),
-        url: Arc::from(spec.url.as_str()),
+        url: Arc::from(crate::request::redact_userinfo(&spec.url).as_ref()),
         token: NEXT_REQUEST.fetch_add(1, Ordering::Relaxed),
         attempt: 0,
         paced_ms: 0,
@@ -384,13 +384,7 @@ impl<S: EventSink> Call<'_, S> {
     }
 
     async fn dispatch(&self, pool: &Arc<Pool>) -> Result<RawResponse, TransportError> {
-        let exchange = exchange::send(pool, self.spec, self.options.max_response_bytes);
-        match self.options.timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange)
-                .await
-                .unwrap_or_else(|_| Err(TransportError::timeout(self.options.timeout_ms))),
-            None => exchange.await,
-        }
+        exchange::send(pool, self.spec, self.options.max_response_bytes, self.options.timeout).await
     }
 
     async fn report_response(
@@ -591,7 +585,7 @@ fn rest_result(text: String) -> CallResult {
     if text.trim().is_empty() {
         return None;
     }
-    if serde_json::from_str::<&serde_json::value::RawValue>(&text).is_ok() {
+    if envelope::is_json(&text) {
         return Some(ResultText::Fresh(text));
     }
     serde_json::to_string(&text).ok().map(ResultText::Fresh)

@@ -12,6 +12,7 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{HOST, PROXY_AUTHORIZATION};
@@ -21,7 +22,7 @@ use http_body_util::BodyExt;
 
 use crate::decode::{Decoded, Encoding, ACCEPT_ENCODING};
 use crate::error::TransportError;
-use crate::pool::Pool;
+use crate::pool::{Pool, Slot};
 use crate::proxy::ProxyServer;
 use crate::request::RequestSpec;
 
@@ -32,10 +33,33 @@ pub struct RawResponse {
 }
 
 /// Send `spec` and read the whole response, refusing a body larger than `max_body_bytes`.
-pub async fn send(pool: &Arc<Pool>, spec: &RequestSpec, max_body_bytes: u64) -> Result<RawResponse, TransportError> {
+/// `timeout` starts once the pool has room for the request (decisions D32): waiting for a
+/// socket of a saturated pool is not timed (the caller's cancellation still ends it); the
+/// connect, the request and the whole response are.
+pub async fn send(
+    pool: &Arc<Pool>,
+    spec: &RequestSpec,
+    max_body_bytes: u64,
+    timeout: Option<Duration>,
+) -> Result<RawResponse, TransportError> {
+    let slot = pool.slot(&spec.origin).await?;
+    let exchange = exchange(pool, slot, spec, max_body_bytes);
+    match timeout {
+        Some(limit) => tokio::time::timeout(limit, exchange)
+            .await
+            .unwrap_or_else(|_| Err(TransportError::timeout(limit.as_millis() as u64))),
+        None => exchange.await,
+    }
+}
+
+async fn exchange(pool: &Arc<Pool>, slot: Slot, spec: &RequestSpec, max_body_bytes: u64) -> Result<RawResponse, TransportError> {
     let mut fresh = false;
+    let mut slot = Some(slot);
     loop {
-        let mut lease = pool.lease(&spec.origin, fresh).await?;
+        let mut lease = match slot.take() {
+            Some(slot) => slot.connect(&spec.origin, fresh).await?,
+            None => pool.lease(&spec.origin, fresh).await?,
+        };
         let request = build_request(spec, lease.forward_proxy.as_deref())?;
         match lease.sender.try_send_request(request).await {
             Ok(response) => {

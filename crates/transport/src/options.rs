@@ -372,8 +372,9 @@ impl PartialOptions {
             "circuitBreaker" => self.circuit_breaker = Slot::Set(parse_breaker(value)?),
             "retryBudget" => self.retry_budget = Slot::Set(parse_budget(value)?),
             "maxSockets" => {
-                self.max_sockets = Slot::Set(parse_integer(value, 1).ok_or_else(|| {
-                    invalid("maxSockets must be an integer greater than or equal to 1", value)
+                // 0 means 1, as the original normalises it (decisions D21).
+                self.max_sockets = Slot::Set(parse_integer(value, 0).map(|n| n.max(1)).ok_or_else(|| {
+                    invalid("maxSockets must be an integer greater than or equal to 0 (0 means 1)", value)
                 })?)
             }
             "maxFreeSockets" => {
@@ -719,6 +720,8 @@ mod tests {
     fn socket_bounds_select_a_dedicated_pool() {
         let options = parse(&[("maxSockets", OptValue::Number(20.0))]).unwrap();
         assert_eq!(options.resolve(false).pool_bounds, Some(PoolBounds { max_sockets: 20, max_free_sockets: 5 }));
+        let zero = parse(&[("maxSockets", OptValue::Number(0.0))]).unwrap();
+        assert_eq!(zero.resolve(false).pool_bounds.map(|b| b.max_sockets), Some(1), "0 means 1 (D21)");
     }
 
     #[test]
@@ -749,7 +752,8 @@ mod tests {
             ("circuitBreaker", obj(&[("threshold", OptValue::Number(2.0))]), "circuitBreaker.cooldownMs must be a finite number greater than or equal to 0 (received undefined)."),
             ("retryBudget", obj(&[("maxRetriesPerWindow", OptValue::Number(1.0)), ("windowMs", OptValue::Number(0.0))]), "retryBudget.windowMs must be a finite number greater than 0"),
             ("retryBudget", obj(&[("windowMs", OptValue::Number(10.0))]), "retryBudget.maxRetriesPerWindow must be an integer"),
-            ("maxSockets", OptValue::Number(0.0), "maxSockets must be an integer greater than or equal to 1"),
+            ("maxSockets", OptValue::Number(-1.0), "maxSockets must be an integer greater than or equal to 0 (0 means 1)"),
+            ("maxSockets", OptValue::Number(0.5), "maxSockets must be an integer"),
             ("maxFreeSockets", OptValue::Number(-1.0), "maxFreeSockets must be an integer greater than or equal to 0"),
             ("diagnostics", OptValue::String("loud".into()), "Invalid diagnostics \"loud\": it must be one of \"warn\", \"hook\", or \"silent\"."),
             ("onError", OptValue::Bool(true), "onError must be a function"),

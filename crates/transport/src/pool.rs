@@ -118,6 +118,12 @@ impl Pool {
     /// Take a connection to `origin`, waiting while `max_sockets` are in use. With `fresh`,
     /// idle connections are skipped (the stale-connection resend).
     pub async fn lease(self: &Arc<Self>, origin: &Origin, fresh: bool) -> Result<Lease, TransportError> {
+        self.slot(origin).await?.connect(origin, fresh).await
+    }
+
+    /// Wait until fewer than `max_sockets` connections to `origin` are in use and claim one:
+    /// the wait a saturated pool imposes, which is not part of an attempt's timeout (D32).
+    pub async fn slot(self: &Arc<Self>, origin: &Origin) -> Result<Slot, TransportError> {
         let origin_pool = self.origin_pool(origin);
         let permit = match origin_pool.permits.clone().try_acquire_owned() {
             Ok(permit) => permit,
@@ -131,8 +137,23 @@ impl Pool {
                     .map_err(|_| TransportError::network("connection pool closed".into()))?
             }
         };
-        let proxy = self.proxy.for_origin(origin);
-        let forward_proxy = proxy.filter(|_| !origin.https).cloned();
+        Ok(Slot { origin_pool, pool: self.clone(), permit })
+    }
+}
+
+/// A claimed place under `max_sockets`, not yet a connection.
+pub struct Slot {
+    origin_pool: Arc<OriginPool>,
+    pool: Arc<Pool>,
+    permit: OwnedSemaphorePermit,
+}
+
+impl Slot {
+    /// The connection for this slot: the warmest idle one, or (with `fresh`, or none idle) a new one.
+    pub async fn connect(self, origin: &Origin, fresh: bool) -> Result<Lease, TransportError> {
+        let Slot { origin_pool, pool, permit } = self;
+        let proxy = pool.proxy.for_origin(origin).cloned();
+        let forward_proxy = proxy.clone().filter(|_| !origin.https);
         if !fresh {
             loop {
                 let popped = lock(&origin_pool.idle).pop();
@@ -141,15 +162,16 @@ impl Pool {
                     continue;
                 }
                 if sender.ready().await.is_ok() {
-                    let pool = self.clone();
                     return Ok(Lease { sender, reused: true, forward_proxy, origin_pool, pool, _permit: permit });
                 }
             }
         }
-        let sender = connector::connect(origin, proxy).await?;
-        Ok(Lease { sender, reused: false, forward_proxy, origin_pool, pool: self.clone(), _permit: permit })
+        let sender = connector::connect(origin, proxy.as_ref()).await?;
+        Ok(Lease { sender, reused: false, forward_proxy, origin_pool, pool, _permit: permit })
     }
+}
 
+impl Pool {
     /// Close idle connections and keep no more; leases in flight finish normally, and requests
     /// still holding this pool keep its per-host caps (the semaphores stay).
     fn release(&self) {

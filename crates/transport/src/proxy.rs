@@ -4,14 +4,15 @@
 //! ("Proxies"); the connection itself is made by [`crate::connector`].
 //!
 //! A proxy URL's userinfo becomes the `Proxy-Authorization: Basic` credentials and is never
-//! reported: everything that names a proxy uses [`ProxyServer::display`], userinfo as `***`.
+//! reported: everything that names a proxy uses [`ProxyServer::display`], userinfo as `***`
+//! ([`redact_userinfo`], the rule for every reported URL).
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use http::Uri;
 
-use crate::request::Origin;
+use crate::request::{redact_userinfo, Origin};
 
 /// An HTTP proxy (`http://[user:pass@]host[:port]`).
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -70,10 +71,11 @@ impl ProxyServer {
         } else {
             host.clone()
         };
-        let display = format!(
-            "http://{}{shown_host}:{port}",
-            if userinfo.is_some() { "***@" } else { "" }
-        );
+        let userinfo_part = userinfo
+            .map(|userinfo| format!("{userinfo}@"))
+            .unwrap_or_default();
+        let display =
+            redact_userinfo(&format!("http://{userinfo_part}{shown_host}:{port}")).into_owned();
         Ok(Self {
             host,
             port,

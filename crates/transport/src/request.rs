@@ -109,6 +109,18 @@ impl RequestSpec {
     }
 }
 
+/// `url` as hooks may report it: userinfo (`user:password@`) replaced by `***` (D30, D18).
+pub fn redact_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.into();
+    };
+    let authority_end = url[scheme_end..].find(['/', '?', '#']).map_or(url.len(), |i| scheme_end + i);
+    match url[scheme_end..authority_end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..scheme_end], &url[scheme_end + at..]).into(),
+        None => url.into(),
+    }
+}
+
 /// `new URL(url).host` of an absolute http(s) URL: the key of per-host state.
 pub fn host_of(url: &str) -> Option<String> {
     parse_target(url).map(|(_, _, host)| host)
@@ -127,7 +139,13 @@ fn parse_target(url: &str) -> Option<(Uri, Origin, String)> {
         return None;
     }
     let default_port = if https { 443 } else { 80 };
-    let port = authority.port_u16().unwrap_or(default_port);
+    // A port that is not a u16 (99999) makes the URL invalid, as `new URL` says; it must
+    // never fall back to the default port (D30). `host:` (empty port) is the default.
+    let host_and_port = authority.as_str().rsplit('@').next().unwrap_or_default();
+    let port = match host_and_port.get(authority.host().len()..).unwrap_or_default() {
+        "" | ":" => default_port,
+        written => written.strip_prefix(':')?.parse::<u16>().ok()?,
+    };
     let host = if port == default_port { hostname.clone() } else { format!("{hostname}:{port}") };
     Some((uri, Origin { https, host: hostname, port }, host))
 }
@@ -146,6 +164,25 @@ mod tests {
         assert_eq!(spec("https://graphql.anilist.co:443/").unwrap().host, "graphql.anilist.co");
         assert_eq!(spec("http://127.0.0.1:8080/x").unwrap().host, "127.0.0.1:8080");
         assert_eq!(spec("http://Example.COM/").unwrap().origin.port, 80);
+    }
+
+    #[test]
+    fn userinfo_is_redacted_and_nothing_else_changes() {
+        assert_eq!(redact_userinfo("http://user:secret@h:1/p?q=a@b"), "http://***@h:1/p?q=a@b");
+        assert_eq!(redact_userinfo("https://a@b@h/"), "https://***@h/");
+        assert_eq!(redact_userinfo("https://h/p@x"), "https://h/p@x");
+        assert_eq!(redact_userinfo("https://h"), "https://h");
+    }
+
+    #[test]
+    fn a_port_outside_u16_is_invalid_and_never_the_default() {
+        assert!(spec("http://127.0.0.1:99999/").is_err());
+        assert!(spec("http://127.0.0.1:65536/").is_err());
+        assert!(spec("http://u:p@127.0.0.1:70000/").is_err());
+        assert_eq!(spec("http://127.0.0.1:65535/").unwrap().origin.port, 65535);
+        assert_eq!(spec("http://u:p@h:8080/").unwrap().origin.port, 8080);
+        assert_eq!(spec("http://[::1]:8080/").unwrap().origin.port, 8080);
+        assert_eq!(spec("http://h:/").unwrap().origin.port, 80);
     }
 
     #[test]

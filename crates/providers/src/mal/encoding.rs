@@ -6,8 +6,12 @@
 //! Everything else, including `/` in a user name and spaces, is escaped, so no caller value
 //! can change the shape of the URL.
 
-/// Encode one path segment.
+/// Encode one path segment. A segment of dots only (`.`, `..`) is escaped whole: left as it
+/// is, it would walk the path up instead of naming a user (decisions D30).
 pub(super) fn path_segment(text: &str) -> String {
+    if !text.is_empty() && text.bytes().all(|byte| byte == b'.') {
+        return "%2E".repeat(text.len());
+    }
     percent_encode(text, b"@")
 }
 
@@ -43,6 +47,15 @@ mod tests {
         assert_eq!(path_segment("na me"), "na%20me");
         assert_eq!(path_segment("ünï"), "%C3%BCn%C3%AF");
         assert_eq!(path_segment("A-z_0.9~"), "A-z_0.9~");
+    }
+
+    #[test]
+    fn dot_segments_are_escaped_so_they_cannot_walk_the_path() {
+        assert_eq!(path_segment("."), "%2E");
+        assert_eq!(path_segment(".."), "%2E%2E");
+        assert_eq!(path_segment("..."), "%2E%2E%2E");
+        assert_eq!(path_segment("a..b"), "a..b");
+        assert_eq!(path_segment(".hidden"), ".hidden");
     }
 
     #[test]

@@ -1,0 +1,137 @@
+// Per-request options and variables fail clearly (decisions D33): an unknown key is reported
+// once through the diagnostics channel and ignored; a throwing getter or Proxy rejects the call
+// (TypeError for options, AniLinkValidationError for variables) naming the path, with the thrown
+// value as `cause`, never UNKNOWN_ERROR and never a synchronous throw; lone surrogates are a
+// validation error; ResponseCache methods reject a non-string key with a TypeError.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AniLinkValidationError, ResponseCache } from 'anilink-api-wrapper';
+import { aniListClient, malClient, rejectionOf, useTestServer } from './support/helpers';
+import type { TestServer } from './support/test-server';
+
+let server: TestServer;
+useTestServer((started) => {
+  server = started;
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** A call that must return a promise (never throw synchronously) and reject. */
+async function rejectionOfCall(call: () => Promise<unknown>): Promise<unknown> {
+  let promise: Promise<unknown>;
+  expect(() => {
+    promise = call();
+  }).not.toThrow();
+  return rejectionOf(promise!);
+}
+
+describe('unknown per-request option keys', () => {
+  it('are reported once per key with console.warn, naming the valid keys, and ignored', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const client = aniListClient(server);
+    await expect(client.anilist.query.media({ id: 1 }, { timout: 5 } as never)).resolves.toEqual({ id: 1 });
+    await expect(client.anilist.query.media({ id: 1 }, { timout: 5 } as never)).resolves.toEqual({ id: 1 });
+    expect(warn).toHaveBeenCalledTimes(1);
+    const record = JSON.parse(String(warn.mock.calls[0][0]));
+    expect(record).toMatchObject({ source: 'anilink', kind: 'unknown-option', option: 'timout' });
+    expect(record.message).toContain('Unknown request option "timout" was ignored. Valid keys are: timeout, signal,');
+    expect(record.message).toContain('maxResponseBytes, fields.');
+  });
+
+  it('go to onHookError when there is one, and stay quiet in "silent" mode', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const seen: [string, Error][] = [];
+    const observed = aniListClient(server, { onHookError: (hook, error) => seen.push([hook, error]) });
+    await observed.anilist.query.media({ id: 1 }, { retyr: false } as never);
+    expect(seen).toHaveLength(1);
+    expect(seen[0][0]).toBe('options');
+    expect(seen[0][1].message).toContain('"retyr"');
+    await aniListClient(server, { diagnostics: 'silent' }).anilist.query.media({ id: 1 }, { onErorr: () => {} } as never);
+    expect(warn).not.toHaveBeenCalled();
+  });
+});
+
+describe('options that throw while read', () => {
+  const boom = new Error('getter boom');
+
+  it('a throwing getter rejects with a TypeError naming the key, the thrown value as cause', async () => {
+    const options = {
+      get timeout(): number {
+        throw boom;
+      },
+    };
+    const error = (await rejectionOfCall(() => aniListClient(server).anilist.query.media({ id: 1 }, options))) as TypeError;
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error.message).toContain('options.timeout could not be read');
+    expect(error.cause).toBe(boom);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('a nested throwing getter and a Proxy whose traps throw reject the same way', async () => {
+    const nested = {
+      retry: {
+        get maxRetries(): number {
+          throw boom;
+        },
+      },
+    };
+    const nestedError = (await rejectionOfCall(() => aniListClient(server).anilist.query.media({ id: 1 }, nested as never))) as TypeError;
+    expect(nestedError).toBeInstanceOf(TypeError);
+    expect(nestedError.message).toContain('options.retry.maxRetries could not be read');
+    expect(nestedError.cause).toBe(boom);
+
+    const trap = new Proxy({}, { ownKeys: () => { throw boom; } });
+    const trapError = (await rejectionOfCall(() => malClient(server).mal.anime.get({ id: 1 }, trap as never))) as TypeError;
+    expect(trapError).toBeInstanceOf(TypeError);
+    expect(trapError.cause).toBe(boom);
+
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    const revokedError = await rejectionOfCall(() => aniListClient(server).anilist.query.media({ id: 1 }, revocable.proxy as never));
+    expect(revokedError).toBeInstanceOf(TypeError);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('variables that throw while read', () => {
+  it('reject with AniLinkValidationError naming the path, the thrown value as cause', async () => {
+    const thrown = Object.create(null);
+    const variables = {
+      get id(): number {
+        throw thrown;
+      },
+    };
+    const error = (await rejectionOfCall(() => aniListClient(server).anilist.query.media(variables))) as AniLinkValidationError;
+    expect(error).toBeInstanceOf(AniLinkValidationError);
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.details[0]).toContain('id could not be read');
+    expect(error.cause).toBe(thrown);
+
+    const deep = { search: 'x', genre_in: new Proxy(['a'], { get: () => { throw new Error('trap'); } }) };
+    const custom = (await rejectionOfCall(() => aniListClient(server).anilist.custom('query ($search: String) { Media(search: $search) { id } }', deep))) as AniLinkValidationError;
+    expect(custom).toBeInstanceOf(AniLinkValidationError);
+    expect(custom.details[0]).toContain('variables.genre_in');
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('a lone surrogate is a validation error, a paired one and U+FFFD itself are sent', async () => {
+    const client = aniListClient(server);
+    const error = await rejectionOf<AniLinkValidationError>(client.anilist.query.media({ search: 'a\ud800b' }));
+    expect(error).toBeInstanceOf(AniLinkValidationError);
+    expect(error.details[0]).toContain('lone surrogate');
+    expect(server.requests).toHaveLength(0);
+    await client.anilist.query.media({ search: '\ud83d\ude00 \ufffd' });
+    expect((server.requests[0].json as { variables: { search: string } }).variables.search).toBe('\ud83d\ude00 \ufffd');
+  });
+});
+
+describe('ResponseCache keys', () => {
+  it('a Symbol or a number where a string belongs is a TypeError naming the argument', () => {
+    const cache = new ResponseCache();
+    expect(() => cache.get(Symbol('m') as never, 'http://h/')).toThrow(new TypeError('ResponseCache: method must be a string (received a symbol).'));
+    expect(() => cache.delete('GET', 42 as never)).toThrow(new TypeError('ResponseCache: url must be a string (received a number).'));
+    expect(() => cache.deleteMatching(Symbol() as never)).toThrow(TypeError);
+    expect(cache.get('GET', 'http://h/')).toBeUndefined();
+  });
+});
