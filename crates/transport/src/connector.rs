@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::error::TransportError;
@@ -87,8 +87,8 @@ fn describe_tls_failure(host: &str, error: &std::io::Error) -> String {
 }
 
 /// Ask the proxy for a tunnel to `origin` and check that it opened one.
-async fn tunnel(
-    tcp: &mut TcpStream,
+async fn tunnel<S: AsyncRead + AsyncWrite + Unpin>(
+    tcp: &mut S,
     origin: &Origin,
     proxy: &ProxyServer,
 ) -> Result<(), TransportError> {
@@ -170,4 +170,119 @@ where
         let _ = connection.await;
     });
     Ok(sender)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin() -> Origin {
+        Origin {
+            https: true,
+            host: "api.example".into(),
+            port: 443,
+        }
+    }
+
+    /// Run `tunnel` against a scripted proxy that answers `answer` (then closes when `close`),
+    /// returning the outcome and what the client wrote.
+    async fn against(
+        proxy_url: &str,
+        answer: &'static [u8],
+        close: bool,
+    ) -> (Result<(), TransportError>, String) {
+        let (mut client, mut proxy) = tokio::io::duplex(64 * 1024);
+        let server = tokio::spawn(async move {
+            let mut request = vec![0u8; 4096];
+            let read = proxy.read(&mut request).await.unwrap();
+            proxy.write_all(answer).await.unwrap();
+            if !close {
+                // Keep the proxy's end open until the client is done.
+                let _ = proxy.read(&mut [0u8; 1]).await;
+            }
+            String::from_utf8_lossy(&request[..read]).into_owned()
+        });
+        let proxy = ProxyServer::parse(proxy_url).unwrap();
+        let outcome = tunnel(&mut client, &origin(), &proxy).await;
+        drop(client);
+        (outcome, server.await.unwrap())
+    }
+
+    fn reason(outcome: Result<(), TransportError>) -> String {
+        outcome
+            .expect_err("the tunnel should fail")
+            .reason
+            .clone()
+            .unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn a_2xx_answer_opens_the_tunnel_and_the_credentials_are_sent() {
+        let (outcome, request) = against(
+            "http://u:p@proxy:3128",
+            b"HTTP/1.1 200 Connection Established\r\n\r\n",
+            false,
+        )
+        .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert!(
+            request.starts_with("CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443\r\n"),
+            "{request}"
+        );
+        assert!(
+            request.contains("Proxy-Authorization: Basic dTpw\r\n"),
+            "{request}"
+        );
+    }
+
+    #[tokio::test]
+    async fn refusals_and_broken_answers_name_the_redacted_proxy() {
+        let cases: [(&[u8], bool, &str); 4] = [
+            (
+                b"HTTP/1.1 403 Forbidden\r\n\r\n",
+                true,
+                "refused CONNECT: 403 Forbidden",
+            ),
+            (b"", true, "closed the connection before answering CONNECT"),
+            (
+                b"HTTP/1.1 200 OK\r\n\r\nhello",
+                false,
+                "sent data after accepting CONNECT",
+            ),
+            (
+                b"SSH-2.0-OpenSSH\r\n\r\n",
+                true,
+                "answered CONNECT with something that is not HTTP",
+            ),
+        ];
+        for (answer, close, expected) in cases {
+            let text = reason(against("http://u:secret@proxy:3128", answer, close).await.0);
+            assert!(
+                text.starts_with("proxy http://***@proxy:3128 ") && text.contains(expected),
+                "{text}"
+            );
+            assert!(
+                text.ends_with("(tunnel to api.example:443)") && !text.contains("secret"),
+                "{text}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_endless_answer_head_is_refused() {
+        let (mut client, mut proxy) = tokio::io::duplex(64 * 1024);
+        let server = tokio::spawn(async move {
+            let _ = proxy.read(&mut [0u8; 4096]).await;
+            let line = [b'x'; 1024];
+            while proxy.write_all(&line).await.is_ok() {}
+        });
+        let proxy = ProxyServer::parse("http://proxy:3128").unwrap();
+        let text = reason(tunnel(&mut client, &origin(), &proxy).await);
+        assert!(
+            text.contains("sent an oversized answer to CONNECT"),
+            "{text}"
+        );
+        drop(client);
+        server.await.unwrap();
+    }
 }
