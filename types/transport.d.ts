@@ -162,6 +162,12 @@ export interface RequestOptions {
   /** Skip the cache lookup and write-back for this call (a write still invalidates). */
   bypassResponseCache?: boolean;
   /**
+   * An `http://[user:pass@]host[:port]` proxy for every request (the environment's
+   * `HTTP_PROXY`/`HTTPS_PROXY`/`NO_PROXY` are then ignored), or `false` for no proxy. Unset:
+   * the environment, as read when the slot was built.
+   */
+  proxy?: string | false;
+  /**
    * Largest response body read, in bytes (an integer ≥ 1; default 64 MiB). A larger body fails
    * the call with `NETWORK_ERROR` (its `reason` names the limit) as soon as it passes the limit;
    * it is not retried and does not count for the circuit breaker.

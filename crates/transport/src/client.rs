@@ -15,6 +15,7 @@ use crate::events::EventSink;
 use crate::host_state::{HostSnapshot, HostStates};
 use crate::options::{PartialOptions, ResolvedOptions};
 use crate::pool::{Pool, PoolRegistry};
+use crate::proxy::ProxyRules;
 use crate::random::{RandomSource, ThreadRandom};
 use crate::request::RequestSpec;
 
@@ -23,6 +24,8 @@ pub struct ProviderClient {
     read: Arc<ResolvedOptions>,
     write: Arc<ResolvedOptions>,
     hosts: HostStates,
+    /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`… as they were when the slot was built.
+    environment_proxy: Arc<ProxyRules>,
     clock: Box<dyn Clock>,
     rng: Box<dyn RandomSource>,
 }
@@ -38,6 +41,7 @@ impl ProviderClient {
             write: Arc::new(slot.resolve(true)),
             slot,
             hosts: HostStates::default(),
+            environment_proxy: Arc::new(ProxyRules::from_env()),
             clock,
             rng,
         }
@@ -55,7 +59,8 @@ impl ProviderClient {
     /// The connection pool a call with these options uses. Taken when the call starts, so a
     /// `destroyCachedAgents()` after that cannot move the call to another pool.
     pub fn pool(&self, options: &ResolvedOptions) -> Arc<Pool> {
-        PoolRegistry::global().pool(options.pool_bounds)
+        let proxy = options.proxy.as_ref().unwrap_or(&self.environment_proxy);
+        PoolRegistry::global().pool(options.pool_bounds, proxy)
     }
 
     pub async fn execute(

@@ -15,13 +15,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::HOST;
+use http::header::{HOST, PROXY_AUTHORIZATION};
 use http::{HeaderMap, HeaderValue, Request};
 use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt;
 
+use crate::decode::{Decoded, Encoding, ACCEPT_ENCODING};
 use crate::error::TransportError;
 use crate::pool::{Pool, Slot};
+use crate::proxy::ProxyServer;
 use crate::request::RequestSpec;
 
 pub struct RawResponse {
@@ -58,12 +60,16 @@ async fn exchange(pool: &Arc<Pool>, slot: Slot, spec: &RequestSpec, max_body_byt
             Some(slot) => slot.connect(&spec.origin, fresh).await?,
             None => pool.lease(&spec.origin, fresh).await?,
         };
-        let request = build_request(spec)?;
+        let request = build_request(spec, lease.forward_proxy.as_deref())?;
         match lease.sender.try_send_request(request).await {
             Ok(response) => {
-                let (parts, body) = response.into_parts();
+                let (mut parts, body) = response.into_parts();
                 // A body refused half-way leaves the connection unusable: the lease drops with it.
-                let body = read_body(body, max_body_bytes).await?;
+                // Decoding sits in front of the limit, so the limit counts decoded bytes.
+                let body = match Encoding::take_from(&mut parts.headers)? {
+                    None => read_body(body, max_body_bytes).await?,
+                    Some(encoding) => read_body(Decoded::new(body, encoding), max_body_bytes).await?,
+                };
                 lease.release();
                 return Ok(RawResponse { status: parts.status.as_u16(), headers: parts.headers, body });
             }
@@ -75,7 +81,11 @@ async fn exchange(pool: &Arc<Pool>, slot: Slot, spec: &RequestSpec, max_body_byt
                     fresh = true;
                     continue;
                 }
-                return Err(TransportError::network(describe(&error)));
+                let mut reason = describe(&error);
+                if let Some(proxy) = &lease.forward_proxy {
+                    reason.push_str(&format!(" (through proxy {})", proxy.display()));
+                }
+                return Err(TransportError::network(reason));
             }
         }
     }
@@ -133,18 +143,32 @@ impl http_body::Body for SendBody {
     }
 }
 
-fn build_request(spec: &RequestSpec) -> Result<Request<SendBody>, TransportError> {
+/// `proxy`: plain HTTP through that proxy, so the target is the absolute URL and the proxy's
+/// credentials ride along.
+fn build_request(spec: &RequestSpec, proxy: Option<&ProxyServer>) -> Result<Request<SendBody>, TransportError> {
     let path = spec.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let target = match proxy {
+        Some(_) => format!("http://{}{path}", spec.host),
+        None => path.to_string(),
+    };
     let body = SendBody { chunks: spec.body.chunks().iter().cloned().collect(), remaining: spec.body.len() as u64 };
     let mut request = Request::builder()
         .method(spec.method.clone())
-        .uri(path)
+        .uri(target)
         .body(body)
         .map_err(|e| TransportError::unknown(format!("could not build the request: {e}")))?;
     *request.headers_mut() = spec.headers.clone();
     let host = HeaderValue::from_str(&spec.host)
         .map_err(|_| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
     request.headers_mut().insert(HOST, host);
+    if !request.headers().contains_key(http::header::ACCEPT_ENCODING) {
+        request.headers_mut().insert(http::header::ACCEPT_ENCODING, HeaderValue::from_static(ACCEPT_ENCODING));
+    }
+    if let Some(authorization) = proxy.and_then(ProxyServer::authorization) {
+        let value = HeaderValue::from_str(authorization)
+            .map_err(|_| TransportError::unknown("unusable proxy credentials".to_string()))?;
+        request.headers_mut().insert(PROXY_AUTHORIZATION, value);
+    }
     Ok(request)
 }
 
@@ -171,7 +195,7 @@ fn closed_before_response(error: &hyper::Error) -> bool {
 }
 
 /// The full cause chain: hyper's own message omits the socket error behind it.
-fn describe(error: &dyn std::error::Error) -> String {
+pub(crate) fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -15,6 +15,7 @@ use crate::breaker::BreakerConfig;
 use crate::budget::BudgetConfig;
 use crate::cache::ResponseCache;
 use crate::policy::RetryPolicy;
+use crate::proxy::{ProxyRules, ProxyServer};
 
 /// A JavaScript value as the option parser needs to see it.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +83,7 @@ impl std::error::Error for OptionError {}
 
 /// The 23 transport option keys of the original, in its order (messages list them so), then
 /// ours.
-pub const TRANSPORT_OPTION_KEYS: [&str; 24] = [
+pub const TRANSPORT_OPTION_KEYS: [&str; 25] = [
     "timeout",
     "signal",
     "exposeRawAxiosError",
@@ -107,6 +108,7 @@ pub const TRANSPORT_OPTION_KEYS: [&str; 24] = [
     "responseCache",
     "bypassResponseCache",
     "maxResponseBytes",
+    "proxy",
 ];
 
 /// Hooks the transport emits events for; the bit tells the attempt loop whether to build one.
@@ -223,6 +225,8 @@ pub struct PartialOptions {
     pub bypass_response_cache: Slot<bool>,
     /// `null` turns a slot's cache off for one request.
     pub response_cache: Slot<Option<Arc<ResponseCache>>>,
+    /// `false` (no proxy) or one proxy URL for everything; otherwise the environment's.
+    pub proxy: Slot<Arc<ProxyRules>>,
     pub max_response_bytes: Slot<u64>,
     /// Per hook: absent, explicitly undefined, or a function.
     pub hooks: [Slot<()>; 7],
@@ -253,6 +257,8 @@ pub struct ResolvedOptions {
     pub hooks: HookSet,
     pub response_cache: Option<Arc<ResponseCache>>,
     pub bypass_response_cache: bool,
+    /// None: the environment's proxy rules, as read when the slot was built.
+    pub proxy: Option<Arc<ProxyRules>>,
     /// Largest response body read; a larger one fails the attempt (decisions D28).
     pub max_response_bytes: u64,
 }
@@ -296,6 +302,7 @@ impl PartialOptions {
             allow_partial_data: Slot::merged(&self.allow_partial_data, &over.allow_partial_data),
             bypass_response_cache: Slot::merged(&self.bypass_response_cache, &over.bypass_response_cache),
             response_cache: Slot::merged(&self.response_cache, &over.response_cache),
+            proxy: Slot::merged(&self.proxy, &over.proxy),
             max_response_bytes: Slot::merged(&self.max_response_bytes, &over.max_response_bytes),
             hooks,
         }
@@ -340,6 +347,7 @@ impl PartialOptions {
             hooks: HookSet(hooks),
             response_cache: self.response_cache.value().cloned().flatten(),
             bypass_response_cache: self.bypass_response_cache.value().copied().unwrap_or(false),
+            proxy: self.proxy.value().cloned(),
             max_response_bytes: self.max_response_bytes.value().copied().unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
         }
     }
@@ -387,6 +395,7 @@ impl PartialOptions {
                     return Err(invalid("signal must be an AbortSignal", value));
                 }
             }
+            "proxy" => self.proxy = Slot::Set(parse_proxy(value)?),
             "responseCache" => {
                 self.response_cache = Slot::Set(match value {
                     OptValue::ResponseCache(cache) => Some(cache.clone()),
@@ -421,6 +430,7 @@ impl PartialOptions {
             "allowPartialData" => self.allow_partial_data = Slot::Unset,
             "bypassResponseCache" => self.bypass_response_cache = Slot::Unset,
             "responseCache" => self.response_cache = Slot::Unset,
+            "proxy" => self.proxy = Slot::Unset,
             "maxResponseBytes" => self.max_response_bytes = Slot::Unset,
             "onHookError" | "signal" => {}
             _ => match Hook::from_key(key) {
@@ -477,6 +487,20 @@ pub(crate) fn parse_millis(value: &OptValue, positive: bool) -> Option<u64> {
 fn parse_timeout(value: &OptValue) -> Result<u64, OptionError> {
     parse_millis(value, false)
         .ok_or_else(|| invalid("timeout must be a finite number greater than or equal to 0", value))
+}
+
+/// `proxy`: `false` ignores the environment, a URL string replaces it. The message describes
+/// a bad URL without repeating it (it may carry a password: decisions D31).
+fn parse_proxy(value: &OptValue) -> Result<Arc<ProxyRules>, OptionError> {
+    const RULE: &str = "proxy must be false (no proxy) or an http:// proxy URL such as \"http://proxy.example:3128\"";
+    match value {
+        OptValue::Bool(false) => Ok(Arc::new(ProxyRules::default())),
+        OptValue::String(url) => match ProxyServer::parse(url) {
+            Ok(server) => Ok(Arc::new(ProxyRules::fixed(Arc::new(server)))),
+            Err(reason) => Err(OptionError(format!("{RULE} (received a string that is not one: {reason})."))),
+        },
+        other => Err(invalid(RULE, other)),
+    }
 }
 
 /// `maxResponseBytes`: a whole number of bytes, at least 1 and exactly representable in JavaScript.
@@ -738,6 +762,9 @@ mod tests {
             ("paceWithRateLimit", OptValue::String("true".into()), "paceWithRateLimit must be a boolean"),
             ("timeout", OptValue::Null, "timeout must be a finite number"),
             ("responseCache", OptValue::Object(vec![]), "responseCache must be a ResponseCache instance (received an object)."),
+            ("proxy", OptValue::Bool(true), "proxy must be false (no proxy) or an http:// proxy URL such as \"http://proxy.example:3128\" (received true)."),
+            ("proxy", OptValue::String("socks5://u:pw@p:1".into()), "(received a string that is not one: only http:// proxies are supported)."),
+            ("proxy", OptValue::Null, "proxy must be false"),
             ("maxResponseBytes", OptValue::Number(0.0), "maxResponseBytes must be an integer number of bytes greater than or equal to 1 (received 0)."),
             ("maxResponseBytes", OptValue::Number(1.5), "maxResponseBytes must be an integer"),
             ("maxResponseBytes", OptValue::Number(f64::INFINITY), "maxResponseBytes must be an integer"),
@@ -768,6 +795,23 @@ mod tests {
         let merged = slot.merged_with(&off).resolve(false);
         assert!(merged.response_cache.is_none());
         assert!(merged.bypass_response_cache);
+    }
+
+    #[test]
+    fn proxy_false_turns_the_environment_off_and_a_url_replaces_it() {
+        assert_eq!(PartialOptions::default().resolve(false).proxy, None, "default: the environment");
+        let off = parse(&[("proxy", OptValue::Bool(false))]).unwrap().resolve(false).proxy.unwrap();
+        assert!(off.is_direct());
+        let slot = parse(&[("proxy", OptValue::String("http://user:pw@p:3128".into()))]).unwrap();
+        assert!(!slot.resolve(false).proxy.unwrap().is_direct());
+        let request = parse(&[("proxy", OptValue::Undefined)]).unwrap();
+        assert_eq!(slot.merged_with(&request).resolve(false).proxy, None, "undefined restores the environment");
+    }
+
+    #[test]
+    fn a_bad_proxy_url_is_never_echoed() {
+        let err = parse(&[("proxy", OptValue::String("https://user:hunter2@p:1".into()))]).unwrap_err();
+        assert!(!err.0.contains("hunter2"), "{}", err.0);
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! a request waits for a permit before it may take or open a connection) and keeps at most
 //! `max_free_sockets` of them idle, reused last-in first-out so the warmest connection serves
 //! next and the coldest ones age out. The [`PoolRegistry`] shares one default pool among all
-//! requests that set no bounds, and caches dedicated pools per bound pair, least recently used
-//! first out. Every request holds its own reference to its pool, so evicting or destroying a
+//! requests that set no bounds and use no proxy, and caches dedicated pools per bound pair and
+//! proxy configuration, least recently used first out. Connections come from [`connector`]. Every request holds its own reference to its pool, so evicting or destroying a
 //! pool never fails a request in flight: it finishes, and its connection is then closed
 //! instead of kept.
 
@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::connector;
 use crate::error::TransportError;
 use crate::options::PoolBounds;
+use crate::proxy::{ProxyRules, ProxyServer};
 use crate::request::Origin;
 
 pub type Sender = SendRequest<crate::exchange::SendBody>;
@@ -35,6 +35,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 pub struct Pool {
     bounds: PoolBounds,
+    /// The bounds as the options gave them (None: the defaults), part of the registry key.
+    key_bounds: Option<PoolBounds>,
+    /// Which proxy each origin's connections go through.
+    proxy: Arc<ProxyRules>,
     origins: Mutex<HashMap<Origin, Arc<OriginPool>>>,
     /// Set by teardown: idle connections are closed and returned ones are not kept.
     released: AtomicBool,
@@ -52,6 +56,8 @@ pub struct Lease {
     pub sender: Sender,
     /// The connection had served an earlier request (a stale-connection failure is possible).
     pub reused: bool,
+    /// Plain HTTP through this proxy: requests go in absolute form, with its credentials.
+    pub forward_proxy: Option<Arc<ProxyServer>>,
     origin_pool: Arc<OriginPool>,
     pool: Arc<Pool>,
     _permit: OwnedSemaphorePermit,
@@ -77,8 +83,18 @@ impl Lease {
 }
 
 impl Pool {
-    fn new(bounds: PoolBounds) -> Arc<Self> {
-        Arc::new(Self { bounds, origins: Mutex::new(HashMap::new()), released: AtomicBool::new(false) })
+    fn new(key_bounds: Option<PoolBounds>, proxy: Arc<ProxyRules>) -> Arc<Self> {
+        Arc::new(Self {
+            bounds: key_bounds.unwrap_or(PoolBounds::DEFAULT),
+            key_bounds,
+            proxy,
+            origins: Mutex::new(HashMap::new()),
+            released: AtomicBool::new(false),
+        })
+    }
+
+    fn has_key(&self, bounds: Option<PoolBounds>, proxy: &ProxyRules) -> bool {
+        self.key_bounds == bounds && *self.proxy == *proxy
     }
 
     pub fn bounds(&self) -> PoolBounds {
@@ -136,6 +152,8 @@ impl Slot {
     /// The connection for this slot: the warmest idle one, or (with `fresh`, or none idle) a new one.
     pub async fn connect(self, origin: &Origin, fresh: bool) -> Result<Lease, TransportError> {
         let Slot { origin_pool, pool, permit } = self;
+        let proxy = pool.proxy.for_origin(origin).cloned();
+        let forward_proxy = proxy.clone().filter(|_| !origin.https);
         if !fresh {
             loop {
                 let popped = lock(&origin_pool.idle).pop();
@@ -144,12 +162,12 @@ impl Slot {
                     continue;
                 }
                 if sender.ready().await.is_ok() {
-                    return Ok(Lease { sender, reused: true, origin_pool, pool, _permit: permit });
+                    return Ok(Lease { sender, reused: true, forward_proxy, origin_pool, pool, _permit: permit });
                 }
             }
         }
-        let sender = connect(origin).await?;
-        Ok(Lease { sender, reused: false, origin_pool, pool, _permit: permit })
+        let sender = connector::connect(origin, proxy.as_ref()).await?;
+        Ok(Lease { sender, reused: false, forward_proxy, origin_pool, pool, _permit: permit })
     }
 }
 
@@ -181,60 +199,6 @@ impl Drop for Waiting<'_> {
     }
 }
 
-async fn connect(origin: &Origin) -> Result<Sender, TransportError> {
-    let tcp = TcpStream::connect((origin.host.as_str(), origin.port))
-        .await
-        .map_err(|e| TransportError::network(format!("connect to {}:{} failed: {e}", origin.host, origin.port)))?;
-    // Requests are small and latency-bound: do not let Nagle hold them back.
-    let _ = tcp.set_nodelay(true);
-    if origin.https {
-        let name = rustls::pki_types::ServerName::try_from(origin.host.clone())
-            .map_err(|e| TransportError::network(format!("invalid TLS server name {}: {e}", origin.host)))?;
-        let tls = tokio_rustls::TlsConnector::from(tls_config())
-            .connect(name, tcp)
-            .await
-            .map_err(|e| TransportError::network(format!("TLS handshake with {} failed: {e}", origin.host)))?;
-        handshake(TokioIo::new(tls)).await
-    } else {
-        handshake(TokioIo::new(tcp)).await
-    }
-}
-
-async fn handshake<T>(io: TokioIo<T>) -> Result<Sender, TransportError>
-where
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (sender, connection) = hyper::client::conn::http1::handshake(io)
-        .await
-        .map_err(|e| TransportError::network(format!("HTTP handshake failed: {e}")))?;
-    // The connection task ends (and the socket closes) once every sender is dropped.
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(sender)
-}
-
-fn tls_config() -> Arc<rustls::ClientConfig> {
-    static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-            let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .map(|builder| builder.with_root_certificates(roots).with_no_client_auth())
-                .unwrap_or_else(|_| {
-                    // The ring provider always supports the default versions; this branch only
-                    // exists so that no panic can ever cross into JavaScript.
-                    rustls::ClientConfig::builder()
-                        .with_root_certificates(rustls::RootCertStore::empty())
-                        .with_no_client_auth()
-                });
-            config.alpn_protocols = vec![b"http/1.1".to_vec()];
-            Arc::new(config)
-        })
-        .clone()
-}
-
 /// The process-wide set of pools that `destroyCachedAgents()` tears down.
 #[derive(Default)]
 pub struct PoolRegistry {
@@ -264,18 +228,19 @@ impl PoolRegistry {
         REGISTRY.get_or_init(PoolRegistry::default)
     }
 
-    /// The pool for these bounds (None: the default pool), created lazily.
-    pub fn pool(&self, bounds: Option<PoolBounds>) -> Arc<Pool> {
+    /// The pool for these bounds and proxy rules, created lazily: the default pool for no
+    /// bounds and no proxy.
+    pub fn pool(&self, bounds: Option<PoolBounds>, proxy: &Arc<ProxyRules>) -> Arc<Pool> {
         let mut state = lock(&self.state);
-        let Some(bounds) = bounds else {
-            return state.default.get_or_insert_with(|| Pool::new(PoolBounds::DEFAULT)).clone();
-        };
-        if let Some(index) = state.cached.iter().position(|p| p.bounds == bounds) {
+        if bounds.is_none() && proxy.is_direct() {
+            return state.default.get_or_insert_with(|| Pool::new(None, proxy.clone())).clone();
+        }
+        if let Some(index) = state.cached.iter().position(|p| p.has_key(bounds, proxy)) {
             let pool = state.cached.remove(index);
             state.cached.push(pool.clone());
             return pool;
         }
-        let pool = Pool::new(bounds);
+        let pool = Pool::new(bounds, proxy.clone());
         state.cached.push(pool.clone());
         if state.cached.len() > MAX_CACHED_POOLS {
             let evicted = state.cached.remove(0);
@@ -316,34 +281,54 @@ mod tests {
         Some(PoolBounds { max_sockets, max_free_sockets: 1 })
     }
 
+    fn direct() -> Arc<ProxyRules> {
+        Arc::new(ProxyRules::default())
+    }
+
+    fn through(url: &str) -> Arc<ProxyRules> {
+        Arc::new(ProxyRules::fixed(Arc::new(ProxyServer::parse(url).unwrap())))
+    }
+
+    #[test]
+    fn pools_are_keyed_on_the_proxy_too() {
+        let registry = PoolRegistry::default();
+        let default = registry.pool(None, &direct());
+        let proxied = registry.pool(None, &through("http://p:1"));
+        assert!(!Arc::ptr_eq(&default, &proxied), "a proxied slot never shares the direct pool");
+        assert_eq!(proxied.bounds(), PoolBounds::DEFAULT);
+        assert!(Arc::ptr_eq(&proxied, &registry.pool(None, &through("http://p:1"))), "equal rules share a pool");
+        assert!(!Arc::ptr_eq(&proxied, &registry.pool(None, &through("http://p:2"))));
+        assert!(!Arc::ptr_eq(&proxied, &registry.pool(bounds(3), &through("http://p:1"))));
+    }
+
     #[test]
     fn identical_bounds_share_a_pool_and_the_default_is_separate() {
         let registry = PoolRegistry::default();
-        let a = registry.pool(bounds(4));
-        let b = registry.pool(bounds(4));
+        let a = registry.pool(bounds(4), &direct());
+        let b = registry.pool(bounds(4), &direct());
         assert!(Arc::ptr_eq(&a, &b));
-        let default = registry.pool(None);
+        let default = registry.pool(None, &direct());
         assert!(!Arc::ptr_eq(&a, &default));
         assert_eq!(default.bounds(), PoolBounds::DEFAULT);
-        let explicit_default_bounds = registry.pool(Some(PoolBounds::DEFAULT));
+        let explicit_default_bounds = registry.pool(Some(PoolBounds::DEFAULT), &direct());
         assert!(!Arc::ptr_eq(&explicit_default_bounds, &default), "custom bounds always get a dedicated pool");
     }
 
     #[test]
     fn the_ninth_configuration_parks_the_least_recently_used_pool() {
         let registry = PoolRegistry::default();
-        let in_flight = registry.pool(bounds(1));
-        let second = registry.pool(bounds(2));
+        let in_flight = registry.pool(bounds(1), &direct());
+        let second = registry.pool(bounds(2), &direct());
         for n in 3..=8 {
-            registry.pool(bounds(n));
+            registry.pool(bounds(n), &direct());
         }
-        registry.pool(bounds(2)); // refreshed: bounds(1) stays the least recently used
-        drop(registry.pool(bounds(9)));
+        registry.pool(bounds(2), &direct()); // refreshed: bounds(1) stays the least recently used
+        drop(registry.pool(bounds(9), &direct()));
         let stats = registry.stats();
         assert_eq!(stats.cached, MAX_CACHED_POOLS);
         assert_eq!(stats.parked_alive, 1, "the evicted pool lives on while a request holds it");
-        assert!(Arc::ptr_eq(&second, &registry.pool(bounds(2))), "a recently used pool stays cached");
-        assert!(!Arc::ptr_eq(&in_flight, &registry.pool(bounds(1))), "the evicted configuration gets a new pool");
+        assert!(Arc::ptr_eq(&second, &registry.pool(bounds(2), &direct())), "a recently used pool stays cached");
+        assert!(!Arc::ptr_eq(&in_flight, &registry.pool(bounds(1), &direct())), "the evicted configuration gets a new pool");
         drop(in_flight);
         assert_eq!(registry.stats().parked_alive, 0, "a parked pool frees itself once unused");
     }
@@ -351,14 +336,14 @@ mod tests {
     #[test]
     fn destroy_releases_everything_and_is_safe_twice() {
         let registry = PoolRegistry::default();
-        let held = registry.pool(None);
-        registry.pool(bounds(3));
+        let held = registry.pool(None, &direct());
+        registry.pool(bounds(3), &direct());
         registry.destroy_all();
         registry.destroy_all();
         let stats = registry.stats();
         assert_eq!((stats.default_alive, stats.cached, stats.parked_alive), (false, 0, 0));
         assert!(held.released.load(Ordering::Acquire), "a held pool is marked so it keeps no connection");
-        let rebuilt = registry.pool(None);
+        let rebuilt = registry.pool(None, &direct());
         assert!(!Arc::ptr_eq(&held, &rebuilt), "the default pool is rebuilt lazily");
     }
 }

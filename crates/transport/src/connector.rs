@@ -1,0 +1,288 @@
+//! Opening the connections the pool lends: TCP to the origin or its proxy, a `CONNECT` tunnel
+//! for an https origin behind a proxy, TLS (trust from [`crate::trust`]), then the HTTP/1.1
+//! handshake. Plain HTTP through a proxy needs no tunnel: the exchange sends its requests in
+//! absolute form on the proxy connection.
+
+use std::sync::Arc;
+
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::error::TransportError;
+use crate::pool::Sender;
+use crate::proxy::ProxyServer;
+use crate::request::Origin;
+
+/// The longest `CONNECT` answer head accepted from a proxy.
+const MAX_TUNNEL_RESPONSE: usize = 16 * 1024;
+
+/// A new connection to `origin`, through `proxy` when one applies.
+pub async fn connect(
+    origin: &Origin,
+    proxy: Option<&Arc<ProxyServer>>,
+) -> Result<Sender, TransportError> {
+    let Some(proxy) = proxy else {
+        let tcp = dial(&origin.host, origin.port).await.map_err(|e| {
+            TransportError::network(format!(
+                "connect to {}:{} failed: {e}",
+                origin.host, origin.port
+            ))
+        })?;
+        return secure_and_handshake(origin, tcp).await;
+    };
+    let mut tcp = dial(&proxy.host, proxy.port).await.map_err(|e| {
+        TransportError::network(format!("connect to proxy {} failed: {e}", proxy.display()))
+    })?;
+    if origin.https {
+        tunnel(&mut tcp, origin, proxy).await?;
+    }
+    secure_and_handshake(origin, tcp).await
+}
+
+async fn dial(host: &str, port: u16) -> std::io::Result<TcpStream> {
+    let tcp =
+        TcpStream::connect((host.trim_start_matches('[').trim_end_matches(']'), port)).await?;
+    // Requests are small and latency-bound: do not let Nagle hold them back.
+    let _ = tcp.set_nodelay(true);
+    Ok(tcp)
+}
+
+async fn secure_and_handshake(origin: &Origin, tcp: TcpStream) -> Result<Sender, TransportError> {
+    if !origin.https {
+        return handshake(TokioIo::new(tcp)).await;
+    }
+    let bare_host = origin
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let name = rustls::pki_types::ServerName::try_from(bare_host).map_err(|e| {
+        TransportError::network(format!("invalid TLS server name {}: {e}", origin.host))
+    })?;
+    let tls = tokio_rustls::TlsConnector::from(crate::trust::client_config())
+        .connect(name, tcp)
+        .await
+        .map_err(|e| TransportError::network(describe_tls_failure(&origin.host, &e)))?;
+    handshake(TokioIo::new(tls)).await
+}
+
+/// A handshake failure, with what to do when the server's issuer is not trusted.
+fn describe_tls_failure(host: &str, error: &std::io::Error) -> String {
+    let untrusted = error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|e| {
+            matches!(
+                e,
+                rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)
+            )
+        });
+    let hint = if untrusted {
+        " (the certificate's issuer is not trusted: add its CA certificate to the system trust store or to the PEM file named by NODE_EXTRA_CA_CERTS)"
+    } else {
+        ""
+    };
+    format!("TLS handshake with {host} failed: {error}{hint}")
+}
+
+/// Ask the proxy for a tunnel to `origin` and check that it opened one.
+async fn tunnel<S: AsyncRead + AsyncWrite + Unpin>(
+    tcp: &mut S,
+    origin: &Origin,
+    proxy: &ProxyServer,
+) -> Result<(), TransportError> {
+    let target = format!("{}:{}", origin.host, origin.port);
+    let failed = |what: String| {
+        TransportError::network(format!(
+            "proxy {} {what} (tunnel to {target})",
+            proxy.display()
+        ))
+    };
+    let mut head = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
+    if let Some(authorization) = proxy.authorization() {
+        head.push_str("Proxy-Authorization: ");
+        head.push_str(authorization);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    tcp.write_all(head.as_bytes())
+        .await
+        .map_err(|e| failed(format!("could not be written to: {e}")))?;
+    let mut response = Vec::with_capacity(256);
+    let mut chunk = [0u8; 1024];
+    let end = loop {
+        let read = tcp
+            .read(&mut chunk)
+            .await
+            .map_err(|e| failed(format!("connection failed during CONNECT: {e}")))?;
+        if read == 0 {
+            return Err(failed(
+                "closed the connection before answering CONNECT".into(),
+            ));
+        }
+        response.extend_from_slice(&chunk[..read]);
+        if let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end + 4;
+        }
+        if response.len() > MAX_TUNNEL_RESPONSE {
+            return Err(failed("sent an oversized answer to CONNECT".into()));
+        }
+    };
+    let status_line = String::from_utf8_lossy(&response[..end])
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse::<u16>().ok());
+    match status {
+        Some(200..=299) if end == response.len() => Ok(()),
+        // The origin speaks only after the TLS client hello: bytes already here are not its.
+        Some(200..=299) => Err(failed("sent data after accepting CONNECT".into())),
+        Some(_) => {
+            let answer: String = status_line
+                .split_once(' ')
+                .map(|(_, answer)| answer)
+                .unwrap_or_default()
+                .chars()
+                .take(120)
+                .collect();
+            Err(failed(format!("refused CONNECT: {answer}")))
+        }
+        None => Err(failed(
+            "answered CONNECT with something that is not HTTP".into(),
+        )),
+    }
+}
+
+async fn handshake<T>(io: TokioIo<T>) -> Result<Sender, TransportError>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, connection) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| TransportError::network(format!("HTTP handshake failed: {e}")))?;
+    // The connection task ends (and the socket closes) once every sender is dropped.
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin() -> Origin {
+        Origin {
+            https: true,
+            host: "api.example".into(),
+            port: 443,
+        }
+    }
+
+    /// Run `tunnel` against a scripted proxy that answers `answer` (then closes when `close`),
+    /// returning the outcome and what the client wrote.
+    async fn against(
+        proxy_url: &str,
+        answer: &'static [u8],
+        close: bool,
+    ) -> (Result<(), TransportError>, String) {
+        let (mut client, mut proxy) = tokio::io::duplex(64 * 1024);
+        let server = tokio::spawn(async move {
+            let mut request = vec![0u8; 4096];
+            let read = proxy.read(&mut request).await.unwrap();
+            proxy.write_all(answer).await.unwrap();
+            if !close {
+                // Keep the proxy's end open until the client is done.
+                let _ = proxy.read(&mut [0u8; 1]).await;
+            }
+            String::from_utf8_lossy(&request[..read]).into_owned()
+        });
+        let proxy = ProxyServer::parse(proxy_url).unwrap();
+        let outcome = tunnel(&mut client, &origin(), &proxy).await;
+        drop(client);
+        (outcome, server.await.unwrap())
+    }
+
+    fn reason(outcome: Result<(), TransportError>) -> String {
+        outcome
+            .expect_err("the tunnel should fail")
+            .reason
+            .clone()
+            .unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn a_2xx_answer_opens_the_tunnel_and_the_credentials_are_sent() {
+        let (outcome, request) = against(
+            "http://u:p@proxy:3128",
+            b"HTTP/1.1 200 Connection Established\r\n\r\n",
+            false,
+        )
+        .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert!(
+            request.starts_with("CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443\r\n"),
+            "{request}"
+        );
+        assert!(
+            request.contains("Proxy-Authorization: Basic dTpw\r\n"),
+            "{request}"
+        );
+    }
+
+    #[tokio::test]
+    async fn refusals_and_broken_answers_name_the_redacted_proxy() {
+        let cases: [(&[u8], bool, &str); 4] = [
+            (
+                b"HTTP/1.1 403 Forbidden\r\n\r\n",
+                true,
+                "refused CONNECT: 403 Forbidden",
+            ),
+            (b"", true, "closed the connection before answering CONNECT"),
+            (
+                b"HTTP/1.1 200 OK\r\n\r\nhello",
+                false,
+                "sent data after accepting CONNECT",
+            ),
+            (
+                b"SSH-2.0-OpenSSH\r\n\r\n",
+                true,
+                "answered CONNECT with something that is not HTTP",
+            ),
+        ];
+        for (answer, close, expected) in cases {
+            let text = reason(against("http://u:secret@proxy:3128", answer, close).await.0);
+            assert!(
+                text.starts_with("proxy http://***@proxy:3128 ") && text.contains(expected),
+                "{text}"
+            );
+            assert!(
+                text.ends_with("(tunnel to api.example:443)") && !text.contains("secret"),
+                "{text}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_endless_answer_head_is_refused() {
+        let (mut client, mut proxy) = tokio::io::duplex(64 * 1024);
+        let server = tokio::spawn(async move {
+            let _ = proxy.read(&mut [0u8; 4096]).await;
+            let line = [b'x'; 1024];
+            while proxy.write_all(&line).await.is_ok() {}
+        });
+        let proxy = ProxyServer::parse("http://proxy:3128").unwrap();
+        let text = reason(tunnel(&mut client, &origin(), &proxy).await);
+        assert!(
+            text.contains("sent an oversized answer to CONNECT"),
+            "{text}"
+        );
+        drop(client);
+        server.await.unwrap();
+    }
+}

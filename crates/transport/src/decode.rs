@@ -1,0 +1,373 @@
+//! Compressed response bodies, decoded while they are read. Requests ask for
+//! [`ACCEPT_ENCODING`]; a `Content-Encoding: gzip` (or `x-gzip`) or `br` answer is decoded
+//! natively, `identity` or none passes through, and any other encoding is refused.
+//!
+//! [`Decoded`] yields a few [`CHUNK`]s of decoded bytes per frame at most, however much a compressed
+//! frame expands, so the size limit that reads it (`maxResponseBytes`, decisions D28) stops a
+//! decompression bomb before it is buffered. A body that does not decode (corrupt, truncated,
+//! trailing garbage) fails like a body cut short: a `NETWORK_ERROR`, retried by the policy.
+
+use std::io::Write;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
+use bytes::{Buf, Bytes};
+use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
+use http::HeaderMap;
+use http_body::{Body, Frame, SizeHint};
+
+use crate::error::TransportError;
+
+/// What every request accepts (unless its caller set `Accept-Encoding` itself).
+pub const ACCEPT_ENCODING: &str = "gzip, br";
+
+/// Decoded bytes per step: brotli's output buffer, the size of flate2's own for gzip.
+const CHUNK: usize = 32 * 1024;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Gzip,
+    Brotli,
+}
+
+impl Encoding {
+    /// The encoding a response declares (None: not encoded). The headers are then those of
+    /// the decoded body: `Content-Encoding` and `Content-Length` are removed, as axios does.
+    pub fn take_from(headers: &mut HeaderMap) -> Result<Option<Encoding>, TransportError> {
+        let Some(value) = headers.get(CONTENT_ENCODING) else {
+            return Ok(None);
+        };
+        let name = value.to_str().unwrap_or("").trim().to_ascii_lowercase();
+        let encoding = match name.as_str() {
+            "" | "identity" => return Ok(None),
+            "gzip" | "x-gzip" => Encoding::Gzip,
+            "br" => Encoding::Brotli,
+            _ => {
+                let shown: String = name.chars().take(40).collect();
+                return Err(TransportError::network(format!(
+                    "the response has Content-Encoding {shown:?}, which the client cannot decode (it accepts {ACCEPT_ENCODING})"
+                )));
+            }
+        };
+        headers.remove(CONTENT_ENCODING);
+        headers.remove(CONTENT_LENGTH);
+        Ok(Some(encoding))
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Encoding::Gzip => "gzip",
+            Encoding::Brotli => "br",
+        }
+    }
+}
+
+/// A body that failed to decode, or the failure of the body underneath (its whole cause chain).
+#[derive(Debug)]
+pub struct DecodeError {
+    message: String,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// `inner`, decoded.
+pub struct Decoded<B> {
+    inner: B,
+    encoding: Encoding,
+    decoder: Decoder,
+    /// Compressed bytes not consumed yet.
+    input: Bytes,
+    saw_input: bool,
+    inner_ended: bool,
+    finished: bool,
+}
+
+impl<B> Decoded<B> {
+    pub fn new(inner: B, encoding: Encoding) -> Self {
+        let decoder = match encoding {
+            Encoding::Gzip => {
+                Decoder::Gzip(Box::new(flate2::write::MultiGzDecoder::new(Vec::new())))
+            }
+            Encoding::Brotli => Decoder::Brotli {
+                state: Box::new(BrotliState::new(
+                    StandardAlloc::default(),
+                    StandardAlloc::default(),
+                    StandardAlloc::default(),
+                )),
+                done: false,
+            },
+        };
+        Self {
+            inner,
+            encoding,
+            decoder,
+            input: Bytes::new(),
+            saw_input: false,
+            inner_ended: false,
+            finished: false,
+        }
+    }
+
+    fn corrupt(&self, detail: impl std::fmt::Display) -> DecodeError {
+        DecodeError {
+            message: format!(
+                "the {} response body could not be decoded: {detail}",
+                self.encoding.name()
+            ),
+        }
+    }
+}
+
+impl<B> Body for Decoded<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    type Data = Bytes;
+    type Error = DecodeError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, DecodeError>>> {
+        let this = &mut *self;
+        loop {
+            if !this.input.is_empty() {
+                let (used, output) = match this.decoder.step(&this.input) {
+                    Ok(step) => step,
+                    Err(detail) => return Poll::Ready(Some(Err(this.corrupt(detail)))),
+                };
+                this.input.advance(used);
+                if !output.is_empty() {
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from(output)))));
+                }
+                if used == 0 {
+                    return Poll::Ready(Some(Err(
+                        this.corrupt("data after the end of the compressed stream")
+                    )));
+                }
+                continue;
+            }
+            if this.inner_ended {
+                if this.finished || !this.saw_input {
+                    // An empty body (HEAD, 204, 304) has nothing to decode.
+                    return Poll::Ready(None);
+                }
+                this.finished = true;
+                return match this.decoder.finish() {
+                    Ok(output) if output.is_empty() => Poll::Ready(None),
+                    Ok(output) => Poll::Ready(Some(Ok(Frame::data(Bytes::from(output))))),
+                    Err(detail) => Poll::Ready(Some(Err(this.corrupt(detail)))),
+                };
+            }
+            match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        this.saw_input |= !data.is_empty();
+                        this.input = data;
+                    }
+                }
+                Some(Err(error)) => {
+                    return Poll::Ready(Some(Err(DecodeError {
+                        message: crate::exchange::describe(&error),
+                    })));
+                }
+                None => this.inner_ended = true,
+            }
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        // The decoded size is unknown until decoded; the compressed length says nothing of it.
+        SizeHint::default()
+    }
+}
+
+enum Decoder {
+    Gzip(Box<flate2::write::MultiGzDecoder<Vec<u8>>>),
+    Brotli {
+        state: Box<BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>>,
+        done: bool,
+    },
+}
+
+impl Decoder {
+    /// Decode some of `input`: how much of it was consumed, and at most about [`CHUNK`] bytes out.
+    fn step(&mut self, input: &[u8]) -> Result<(usize, Vec<u8>), String> {
+        match self {
+            Decoder::Gzip(decoder) => {
+                // Each write inflates into flate2's own 32 KiB buffer; flush moves it out.
+                let used = decoder.write(input).map_err(|e| e.to_string())?;
+                decoder.flush().map_err(|e| e.to_string())?;
+                Ok((used, std::mem::take(decoder.get_mut())))
+            }
+            Decoder::Brotli { state, done } => {
+                if *done {
+                    return Ok((0, Vec::new()));
+                }
+                let mut output = vec![0u8; CHUNK];
+                let (mut available_in, mut input_offset) = (input.len(), 0);
+                let (mut available_out, mut output_offset, mut total_out) = (CHUNK, 0, 0);
+                let result = BrotliDecompressStream(
+                    &mut available_in,
+                    &mut input_offset,
+                    input,
+                    &mut available_out,
+                    &mut output_offset,
+                    &mut output,
+                    &mut total_out,
+                    state,
+                );
+                match result {
+                    BrotliResult::ResultFailure => return Err("invalid brotli data".into()),
+                    BrotliResult::ResultSuccess => *done = true,
+                    BrotliResult::NeedsMoreInput | BrotliResult::NeedsMoreOutput => {}
+                }
+                output.truncate(output_offset);
+                Ok((input_offset, output))
+            }
+        }
+    }
+
+    /// The body ended: the last decoded bytes, or why the stream is incomplete.
+    fn finish(&mut self) -> Result<Vec<u8>, String> {
+        match self {
+            Decoder::Gzip(decoder) => {
+                decoder.try_finish().map_err(|e| e.to_string())?;
+                Ok(std::mem::take(decoder.get_mut()))
+            }
+            Decoder::Brotli { done: true, .. } => Ok(Vec::new()),
+            Decoder::Brotli { .. } => Err("the compressed stream is truncated".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::{BodyExt, StreamBody};
+
+    type Frames =
+        futures_util::stream::Iter<std::vec::IntoIter<Result<Frame<Bytes>, std::io::Error>>>;
+
+    fn body(chunks: Vec<Vec<u8>>) -> Decoded<StreamBody<Frames>> {
+        let frames: Vec<Result<Frame<Bytes>, std::io::Error>> = chunks
+            .into_iter()
+            .map(|c| Ok(Frame::data(Bytes::from(c))))
+            .collect();
+        Decoded::new(
+            StreamBody::new(futures_util::stream::iter(frames)),
+            Encoding::Gzip,
+        )
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    async fn frames<B: Body<Data = Bytes> + Unpin>(mut body: B) -> Result<Vec<usize>, B::Error> {
+        let mut sizes = Vec::new();
+        while let Some(frame) = body.frame().await {
+            if let Ok(data) = frame?.into_data() {
+                sizes.push(data.len());
+            }
+        }
+        Ok(sizes)
+    }
+
+    #[tokio::test]
+    async fn gzip_decodes_across_frames_in_bounded_pieces() {
+        let data: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let compressed = gzip(&data);
+        let split = compressed.len() / 3;
+        let decoded = body(vec![
+            compressed[..split].to_vec(),
+            compressed[split..].to_vec(),
+        ])
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes();
+        assert_eq!(decoded.as_ref(), data.as_slice());
+        let sizes = frames(body(vec![gzip(&vec![0u8; 10_000_000])]))
+            .await
+            .unwrap();
+        assert!(
+            sizes.iter().all(|&n| n <= 4 * CHUNK),
+            "a bomb comes out in pieces: {:?}",
+            sizes.iter().max()
+        );
+        assert_eq!(sizes.iter().sum::<usize>(), 10_000_000);
+    }
+
+    #[tokio::test]
+    async fn truncated_corrupt_and_trailing_data_fail() {
+        let compressed = gzip(b"{\"data\":{\"Media\":{\"id\":1}}}");
+        let truncated = compressed[..compressed.len() - 4].to_vec();
+        let mut flipped = compressed.clone();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 0xff;
+        let mut trailing = compressed.clone();
+        trailing.extend_from_slice(b"garbage!!!");
+        for (name, bytes) in [
+            ("truncated", truncated),
+            ("corrupt", flipped),
+            ("trailing", trailing),
+            ("not gzip", b"plain text".to_vec()),
+        ] {
+            let error = body(vec![bytes])
+                .collect()
+                .await
+                .map(|_| ())
+                .expect_err(name);
+            assert!(
+                error
+                    .to_string()
+                    .starts_with("the gzip response body could not be decoded: "),
+                "{name}: {error}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_empty_body_needs_no_decoding() {
+        assert!(body(vec![]).collect().await.unwrap().to_bytes().is_empty());
+    }
+
+    #[test]
+    fn only_gzip_and_brotli_are_decoded_and_their_headers_removed() {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_ENCODING, "GZip".parse().unwrap());
+        headers.insert(CONTENT_LENGTH, "12".parse().unwrap());
+        assert_eq!(
+            Encoding::take_from(&mut headers).unwrap(),
+            Some(Encoding::Gzip)
+        );
+        assert!(headers.is_empty());
+        headers.insert(CONTENT_ENCODING, "br".parse().unwrap());
+        assert_eq!(
+            Encoding::take_from(&mut headers).unwrap(),
+            Some(Encoding::Brotli)
+        );
+        headers.insert(CONTENT_ENCODING, "identity".parse().unwrap());
+        assert_eq!(Encoding::take_from(&mut headers).unwrap(), None);
+        headers.insert(CONTENT_ENCODING, "zstd".parse().unwrap());
+        let error = Encoding::take_from(&mut headers).unwrap_err();
+        assert!(error
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("Content-Encoding \"zstd\""));
+    }
+}

@@ -1,0 +1,494 @@
+//! Which HTTP proxy a connection goes through: the environment's `HTTP_PROXY`, `HTTPS_PROXY`,
+//! `ALL_PROXY` and `NO_PROXY` (read once per slot, when it is built), or the slot's `proxy`
+//! option. The rules, and how they differ from axios's `proxy-from-env`, are in the README
+//! ("Proxies"); the connection itself is made by [`crate::connector`].
+//!
+//! A proxy URL's userinfo becomes the `Proxy-Authorization: Basic` credentials and is never
+//! reported: everything that names a proxy uses [`ProxyServer::display`], userinfo as `***`
+//! ([`redact_userinfo`], the rule for every reported URL).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use http::Uri;
+
+use crate::request::{redact_userinfo, Origin};
+
+/// An HTTP proxy (`http://[user:pass@]host[:port]`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ProxyServer {
+    pub host: String,
+    pub port: u16,
+    /// The `Proxy-Authorization` header value, from the URL's userinfo.
+    authorization: Option<String>,
+    display: String,
+}
+
+impl std::fmt::Debug for ProxyServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+impl ProxyServer {
+    /// Parse a proxy URL. A URL without a scheme is taken as `http://` (as curl and
+    /// `proxy-from-env` do). The error says what is wrong without repeating the URL, which may
+    /// carry a password.
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let url = url.trim();
+        let with_scheme = if url.contains("://") {
+            url.to_string()
+        } else {
+            format!("http://{url}")
+        };
+        let uri: Uri = with_scheme
+            .parse()
+            .map_err(|_| "it is not a valid URL".to_string())?;
+        if uri.scheme_str().map(|s| s.to_ascii_lowercase()).as_deref() != Some("http") {
+            return Err("only http:// proxies are supported".into());
+        }
+        let authority = uri.authority().ok_or("it has no host")?;
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        if host.is_empty() {
+            return Err("it has no host".into());
+        }
+        let port = authority.port_u16().unwrap_or(80);
+        let userinfo = authority
+            .as_str()
+            .rsplit_once('@')
+            .map(|(userinfo, _)| userinfo);
+        let authorization = userinfo.map(|userinfo| {
+            let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+            let credentials = format!("{}:{}", percent_decode(user), percent_decode(password));
+            format!("Basic {}", base64(credentials.as_bytes()))
+        });
+        let shown_host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        let userinfo_part = userinfo
+            .map(|userinfo| format!("{userinfo}@"))
+            .unwrap_or_default();
+        let display =
+            redact_userinfo(&format!("http://{userinfo_part}{shown_host}:{port}")).into_owned();
+        Ok(Self {
+            host,
+            port,
+            authorization,
+            display,
+        })
+    }
+
+    /// The `Proxy-Authorization` value, when the URL carried credentials.
+    pub fn authorization(&self) -> Option<&str> {
+        self.authorization.as_deref()
+    }
+
+    /// The proxy as errors report it: `http://host:port`, credentials as `***`.
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+}
+
+/// The proxy choice of one slot: none, one proxy for everything, or per-scheme proxies with
+/// exceptions (the environment).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ProxyRules {
+    http: Option<Arc<ProxyServer>>,
+    https: Option<Arc<ProxyServer>>,
+    no_proxy: NoProxy,
+}
+
+impl ProxyRules {
+    /// Every connection goes through `server`; `NO_PROXY` does not apply (as in axios, an
+    /// explicit proxy replaces the environment).
+    pub fn fixed(server: Arc<ProxyServer>) -> Self {
+        Self {
+            http: Some(server.clone()),
+            https: Some(server),
+            no_proxy: NoProxy::default(),
+        }
+    }
+
+    /// The process environment, now.
+    pub fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// `lookup(name)` gives an environment variable. Lower case wins over upper case, a
+    /// scheme's own variable over `ALL_PROXY`; empty values count as unset. A proxy URL that
+    /// cannot be parsed is ignored, so an unrelated bad variable cannot break a client.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let get = |name: &str| {
+            [name.to_ascii_lowercase(), name.to_string()]
+                .iter()
+                .find_map(|key| lookup(key).filter(|v| !v.trim().is_empty()))
+        };
+        let proxy = |name: &str| {
+            get(name)
+                .or_else(|| get("ALL_PROXY"))
+                .and_then(|url| ProxyServer::parse(&url).ok())
+                .map(Arc::new)
+        };
+        Self {
+            http: proxy("HTTP_PROXY"),
+            https: proxy("HTTPS_PROXY"),
+            no_proxy: NoProxy::parse(&get("NO_PROXY").unwrap_or_default()),
+        }
+    }
+
+    /// No proxy can apply: the slot shares the default pool.
+    pub fn is_direct(&self) -> bool {
+        self.http.is_none() && self.https.is_none()
+    }
+
+    /// The proxy a connection to `origin` goes through, if any.
+    pub fn for_origin(&self, origin: &Origin) -> Option<&Arc<ProxyServer>> {
+        let proxy = if origin.https {
+            self.https.as_ref()
+        } else {
+            self.http.as_ref()
+        }?;
+        (!self.no_proxy.matches(&origin.host, origin.port)).then_some(proxy)
+    }
+}
+
+/// `NO_PROXY`: comma or space separated entries, each `*` (everything), an IP address, a CIDR
+/// range, or a host name that matches itself and its subdomains (a leading `.` or `*.`: only
+/// the subdomains), each optionally with `:port`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct NoProxy {
+    everything: bool,
+    entries: Vec<Exception>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Exception {
+    pattern: Pattern,
+    port: Option<u16>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Pattern {
+    Ip(IpAddr),
+    Range(IpAddr, u8),
+    /// The domain and its subdomains.
+    Domain(String),
+    /// Subdomains only.
+    Subdomains(String),
+}
+
+impl NoProxy {
+    fn parse(text: &str) -> Self {
+        let mut rules = Self::default();
+        for entry in text
+            .split([',', ' ', '\t', '\n'])
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+        {
+            if entry == "*" {
+                rules.everything = true;
+            } else if let Some(exception) = Exception::parse(&entry.to_ascii_lowercase()) {
+                rules.entries.push(exception);
+            }
+        }
+        rules
+    }
+
+    fn matches(&self, host: &str, port: u16) -> bool {
+        if self.everything {
+            return true;
+        }
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim_end_matches('.');
+        let ip: Option<IpAddr> = host.parse().ok();
+        self.entries
+            .iter()
+            .any(|e| e.port.is_none_or(|p| p == port) && e.pattern.matches(host, ip))
+    }
+}
+
+impl Exception {
+    fn parse(entry: &str) -> Option<Self> {
+        if let Some((address, bits)) = entry.split_once('/') {
+            let address: IpAddr = address
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse()
+                .ok()?;
+            let bits: u8 = bits.parse().ok()?;
+            let max = if address.is_ipv4() { 32 } else { 128 };
+            return (bits <= max).then_some(Self {
+                pattern: Pattern::Range(address, bits),
+                port: None,
+            });
+        }
+        if let Ok(ip) = entry
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+        {
+            return Some(Self {
+                pattern: Pattern::Ip(ip),
+                port: None,
+            });
+        }
+        // `host:port` or `[v6]:port`; a bare IPv6 address was handled above.
+        let (host, port) = match entry.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port.parse::<u16>().ok()?)),
+            None => (entry, None),
+        };
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim_end_matches('.');
+        let pattern = if let Ok(ip) = host.parse::<IpAddr>() {
+            Pattern::Ip(ip)
+        } else if let Some(domain) = host.strip_prefix("*.").or_else(|| host.strip_prefix('.')) {
+            Pattern::Subdomains(domain.to_string())
+        } else {
+            Pattern::Domain(host.to_string())
+        };
+        if matches!(&pattern, Pattern::Domain(d) | Pattern::Subdomains(d) if d.is_empty()) {
+            return None;
+        }
+        Some(Self { pattern, port })
+    }
+}
+
+impl Pattern {
+    fn matches(&self, host: &str, ip: Option<IpAddr>) -> bool {
+        let is_subdomain = |domain: &str| {
+            host.len() > domain.len()
+                && host.ends_with(domain)
+                && host[..host.len() - domain.len()].ends_with('.')
+        };
+        match self {
+            Pattern::Ip(address) => ip == Some(*address),
+            Pattern::Range(network, bits) => ip.is_some_and(|ip| in_range(ip, *network, *bits)),
+            Pattern::Domain(domain) => host == domain || is_subdomain(domain),
+            Pattern::Subdomains(domain) => is_subdomain(domain),
+        }
+    }
+}
+
+fn in_range(ip: IpAddr, network: IpAddr, bits: u8) -> bool {
+    let prefix = |value: u128, width: u8| {
+        if bits == 0 {
+            0
+        } else {
+            value >> (width - bits)
+        }
+    };
+    match (ip, network) {
+        (IpAddr::V4(ip), IpAddr::V4(net)) => {
+            prefix(u32::from(ip).into(), 32) == prefix(u32::from(net).into(), 32)
+        }
+        (IpAddr::V6(ip), IpAddr::V6(net)) => {
+            prefix(u128::from(ip), 128) == prefix(u128::from(net), 128)
+        }
+        _ => false,
+    }
+}
+
+/// `%XX` escapes decoded (userinfo in a URL is percent-encoded); invalid escapes stay as they are.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|b| (*b as char).to_digit(16));
+        let escaped = match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(high), Some(low)) => Some((high * 16 + low) as u8),
+            _ => None,
+        };
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            out.push(if i <= chunk.len() {
+                ALPHABET[(n >> shift) as usize & 63] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(url: &str) -> Origin {
+        let (https, rest) = url.split_once("://").unwrap();
+        let (host, port) = rest.rsplit_once(':').unwrap();
+        Origin {
+            https: https == "https",
+            host: host.to_string(),
+            port: port.parse().unwrap(),
+        }
+    }
+
+    fn env(pairs: &[(&str, &str)]) -> ProxyRules {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ProxyRules::from_lookup(move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
+    }
+
+    fn proxied(rules: &ProxyRules, url: &str) -> Option<String> {
+        rules
+            .for_origin(&origin(url))
+            .map(|p| p.display().to_string())
+    }
+
+    #[test]
+    fn each_scheme_uses_its_own_variable_lower_case_first_then_all_proxy() {
+        let rules = env(&[
+            ("HTTP_PROXY", "http://upper:1"),
+            ("http_proxy", "http://lower:2"),
+            ("HTTPS_PROXY", "tunnel:3"),
+        ]);
+        assert_eq!(
+            proxied(&rules, "http://a.example:80").as_deref(),
+            Some("http://lower:2")
+        );
+        assert_eq!(
+            proxied(&rules, "https://a.example:443").as_deref(),
+            Some("http://tunnel:3")
+        );
+        let fallback = env(&[("ALL_PROXY", "http://all:4"), ("https_proxy", "")]);
+        assert_eq!(
+            proxied(&fallback, "https://a.example:443").as_deref(),
+            Some("http://all:4")
+        );
+        assert!(env(&[]).is_direct());
+        assert!(
+            env(&[("HTTP_PROXY", "socks5://x:1")]).is_direct(),
+            "an unusable proxy URL is ignored"
+        );
+    }
+
+    #[test]
+    fn no_proxy_matches_domains_subdomains_ports_ips_and_ranges() {
+        let rules = env(&[
+            ("HTTP_PROXY", "http://p:3128"),
+            (
+                "NO_PROXY",
+                "example.com, .sub.test *.star.test,api.test:8080 10.0.0.0/8,[::1],192.168.1.7:81",
+            ),
+        ]);
+        let bypassed = |url: &str| proxied(&rules, url).is_none();
+        assert!(bypassed("http://example.com:80") && bypassed("http://a.b.example.com:80"));
+        assert!(
+            !bypassed("http://notexample.com:80"),
+            "a suffix must start at a label"
+        );
+        assert!(
+            bypassed("http://x.sub.test:80") && !bypassed("http://sub.test:80"),
+            "a leading dot: subdomains only"
+        );
+        assert!(bypassed("http://x.star.test:80") && !bypassed("http://star.test:80"));
+        assert!(
+            bypassed("http://api.test:8080") && !bypassed("http://api.test:80"),
+            "a port must match"
+        );
+        assert!(bypassed("http://10.20.30.40:80") && !bypassed("http://11.0.0.1:80"));
+        assert!(bypassed("http://[::1]:80") && bypassed("http://::1:80"));
+        assert!(bypassed("http://192.168.1.7:81") && !bypassed("http://192.168.1.7:80"));
+        assert!(
+            bypassed("http://example.com.:80"),
+            "a trailing dot names the same host"
+        );
+        assert!(
+            !bypassed("http://127.0.0.1:80"),
+            "loopback is proxied unless listed, as with axios"
+        );
+        let everything = env(&[("https_proxy", "http://p:1"), ("no_proxy", "*")]);
+        assert!(proxied(&everything, "https://a:443").is_none());
+    }
+
+    #[test]
+    fn an_explicit_proxy_ignores_no_proxy() {
+        let rules = ProxyRules::fixed(Arc::new(ProxyServer::parse("http://p:1").unwrap()));
+        assert!(
+            proxied(&rules, "http://localhost:80").is_some()
+                && proxied(&rules, "https://a:443").is_some()
+        );
+    }
+
+    #[test]
+    fn credentials_become_basic_auth_and_are_never_displayed() {
+        let proxy = ProxyServer::parse("http://us%40er:p%3Ass@Proxy.Example:3128").unwrap();
+        assert_eq!(
+            proxy.authorization(),
+            Some(format!("Basic {}", base64(b"us@er:p:ss")).as_str())
+        );
+        assert_eq!(proxy.display(), "http://***@proxy.example:3128");
+        assert_eq!(format!("{proxy:?}"), "http://***@proxy.example:3128");
+        assert_eq!(
+            ProxyServer::parse("http://[::1]:8").unwrap().display(),
+            "http://[::1]:8"
+        );
+        assert_eq!(ProxyServer::parse("http://p").unwrap().port, 80);
+        assert_eq!(
+            ProxyServer::parse("http://p").unwrap().authorization(),
+            None
+        );
+    }
+
+    #[test]
+    fn unusable_proxy_urls_are_rejected_without_echoing_them() {
+        for (url, reason) in [
+            ("https://p:1", "only http://"),
+            ("http://", "not a valid URL"),
+            ("http://u:secret@", "not a valid URL"),
+        ] {
+            let error = ProxyServer::parse(url).expect_err(url);
+            assert!(
+                error.contains(reason) && !error.contains("secret"),
+                "{url}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn base64_pads_like_the_standard() {
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"abc"), "YWJj");
+        assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
+    }
+}
