@@ -1,6 +1,7 @@
 // The published layout, checked from real tarballs: a main package without binaries whose
 // per-platform binaries come as optional dependencies (napi-rs v3), installed in fresh folders
-// with no Rust on PATH, offline (every dependency is a local tarball).
+// with no Rust on PATH, offline (every dependency is a local tarball). POSIX shells and PATHs:
+// on Windows the release workflow's own install and test jobs cover the layout.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,6 +27,7 @@ let work: string;
 let mainTarball: string;
 let mainFiles: string[];
 let installable: string;
+let publishedOptionalDependencies: Record<string, string>;
 
 function npm(args: string[], cwd: string): string {
   return execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { cwd, env, encoding: 'utf8' });
@@ -50,132 +52,152 @@ function runNode(cwd: string, args: string[]) {
   return spawnSync(process.execPath, args, { cwd, env, encoding: 'utf8', timeout: 20_000 });
 }
 
-beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'anilink-packaging-'));
-  ({ filename: mainTarball, files: mainFiles } = pack(root));
+describe.runIf(process.platform !== 'win32')('packaging', () => {
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'anilink-packaging-'));
+    ({ filename: mainTarball, files: mainFiles } = pack(root));
 
-  // The platform packages as `napi artifacts` fills them in the release workflow: the host's
-  // binary in its own package, the other packages empty.
-  const npmDir = join(work, 'npm');
-  cpSync(join(root, 'npm'), npmDir, { recursive: true });
-  copyFileSync(hostBinary, join(npmDir, host, `${pkg.napi.binaryName}.${host}.node`));
-  // The main package as `napi prepublish` publishes it: one optional dependency per platform
-  // package. Here they point at the local tarballs instead of the registry.
-  const optionalDependencies: Record<string, string> = {};
-  for (const platform of platforms) {
-    const dir = join(npmDir, platform);
-    optionalDependencies[require(join(dir, 'package.json')).name] = `file:${pack(dir).filename}`;
-  }
-  const staged = join(work, 'staged');
-  mkdirSync(staged);
-  execFileSync('tar', ['xzf', mainTarball, '-C', staged, '--strip-components=1']);
-  const manifest = JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8'));
-  writeFileSync(join(staged, 'package.json'), JSON.stringify({ ...manifest, optionalDependencies }, null, 2));
-  installable = pack(staged).filename;
-}, 120_000);
-
-afterAll(() => {
-  if (work) rmSync(work, { recursive: true, force: true });
-});
-
-describe('the main tarball', () => {
-  it('ships no binary, the typings for both module systems, the licence and the loader', () => {
-    expect(mainFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
-    for (const file of ['LICENSE', 'README.md', 'package.json', 'lib/native.cjs', 'lib/platform.cjs']) {
-      expect(mainFiles).toContain(file);
-    }
-    for (const entry of ['index', 'anilist', 'mal']) {
-      expect(mainFiles).toContain(`${entry}.d.ts`);
-      expect(mainFiles).toContain(`${entry}.d.mts`);
-    }
-    expect(mainFiles.some((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('npm/'))).toBe(false);
-  });
-
-  it('publint reports nothing', async () => {
-    const { publint } = await import('publint');
-    const { formatMessage } = await import('publint/utils');
-    const tarball = readFileSync(mainTarball);
-    const { messages, pkg: manifest } = await publint({
-      pack: { tarball: tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength) },
-      level: 'suggestion',
-      strict: true,
-    });
-    expect(messages.map((m) => formatMessage(m, manifest))).toEqual([]);
-  });
-
-  it('@arethetypeswrong finds no problem under node10, node16 (CJS and ESM) and bundler', async () => {
-    const { checkPackage, createPackageFromTarballData } = await import('@arethetypeswrong/core');
-    const result = await checkPackage(createPackageFromTarballData(new Uint8Array(readFileSync(mainTarball))));
-    expect('problems' in result ? result.problems : result).toEqual([]);
-  });
-});
-
-describe('installed from tarballs in a fresh folder, no Rust on PATH', () => {
-  it('has no cargo on the PATH the installs use', () => {
-    expect(spawnSync('sh', ['-c', 'command -v cargo rustc'], { env, encoding: 'utf8' }).stdout).toBe('');
-  });
-
-  it(`picks this platform's package (${host}) and serves a call with import and require`, () => {
-    const dir = install('host', installable);
-    const installed = readdirSync(join(dir, 'node_modules')).filter((n) => n.startsWith(`${pkg.name}-`));
-    expect(installed).toEqual([`${pkg.name}-${host}`]);
-    copyFileSync(join(root, 'scripts', 'smoke.mjs'), join(dir, 'smoke.mjs'));
-    const run = runNode(dir, ['smoke.mjs']);
-    expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toMatchObject({ sameClass: true, title: 'Cowboy Bebop' });
-  });
-
-  it('npm install --os=darwin --cpu=arm64 picks the darwin-arm64 package, and only it', () => {
-    const dir = install('darwin-arm64', installable, ['--os=darwin', '--cpu=arm64']);
-    const installed = readdirSync(join(dir, 'node_modules')).filter((n) => n.startsWith(`${pkg.name}-`));
-    expect(installed).toEqual([`${pkg.name}-darwin-arm64`]);
-  });
-
-  it('with the binary missing, the error names the platform, the package and the fix', () => {
-    const dir = install('omitted', installable, ['--omit=optional']);
-    expect(existsSync(join(dir, 'node_modules', `${pkg.name}-${host}`))).toBe(false);
-    for (const code of ["require('anilink-api-wrapper')", "import('anilink-api-wrapper')"]) {
-      const run = runNode(dir, ['-e', code]);
-      expect(run.status).toBe(1);
-      expect(run.stderr).toContain(`no native binary for this platform (${host}: ${process.platform} ${process.arch}`);
-      expect(run.stderr).toContain(`optional dependency ${pkg.name}-${host}@${pkg.version}, which is not installed`);
-      expect(run.stderr).toContain(`npm install ${pkg.name}-${host}@${pkg.version}`);
-      expect(run.stderr).not.toContain('npm has a bug');
-    }
-  });
-
-  it('a platform package of another version is refused with the version to install', () => {
-    const dir = install('mismatch', installable);
-    const manifestPath = join(dir, 'node_modules', `${pkg.name}-${host}`, 'package.json');
-    writeFileSync(manifestPath, JSON.stringify({ ...JSON.parse(readFileSync(manifestPath, 'utf8')), version: '0.0.1' }));
-    const run = runNode(dir, ['-e', "require('anilink-api-wrapper')"]);
-    expect(run.status).toBe(1);
-    expect(run.stderr).toContain(`${pkg.name}-${host}@0.0.1 is installed, but this is ${pkg.name}@${pkg.version}`);
-    expect(run.stderr).toContain(`Fix: npm install ${pkg.name}-${host}@${pkg.version}`);
-  });
-});
-
-describe('platform packages', () => {
-  it('one per napi target, each named as the loader names its platform', () => {
-    expect(platforms).toHaveLength(pkg.napi.targets.length);
+    // The release workflow's publish job, minus the registry: the published files plus npm/,
+    // the binaries moved into npm/<platform>/ by `napi artifacts` (the host's real one, the
+    // others placeholders), then `napi prepublish`, which lists the platform packages in
+    // `optionalDependencies`. Those then point at local tarballs instead of the registry.
+    const project = join(work, 'project');
+    mkdirSync(join(project, 'artifacts'), { recursive: true });
+    execFileSync('tar', ['xzf', mainTarball, '-C', project, '--strip-components=1']);
+    cpSync(join(root, 'npm'), join(project, 'npm'), { recursive: true });
     for (const platform of platforms) {
-      const manifest = require(join(root, 'npm', platform, 'package.json'));
-      const libc = manifest.libc?.[0] === 'musl' ? 'musl' : 'gnu';
-      expect(platformName(manifest.os[0], manifest.cpu[0], libc)).toBe(platform);
-      expect(manifest).toMatchObject({
-        name: `${pkg.name}-${platform}`,
-        version: pkg.version,
-        main: `${pkg.napi.binaryName}.${platform}.node`,
-        files: [`${pkg.napi.binaryName}.${platform}.node`],
-        license: pkg.license,
-        repository: pkg.repository,
-      });
+      const artifact = join(project, 'artifacts', `${pkg.napi.binaryName}.${platform}.node`);
+      if (platform === host) copyFileSync(hostBinary, artifact);
+      else writeFileSync(artifact, 'placeholder');
     }
-    expect(platforms).toEqual(
-      expect.arrayContaining([
-        'darwin-arm64', 'darwin-x64', 'linux-arm-gnueabihf', 'linux-arm64-gnu', 'linux-arm64-musl',
-        'linux-x64-gnu', 'linux-x64-musl', 'win32-arm64-msvc', 'win32-x64-msvc',
-      ]),
-    );
+    const napi = (args: string[]) =>
+      execFileSync(process.execPath, [join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js'), ...args, '--cwd', project], {
+        stdio: 'ignore',
+      });
+    napi(['artifacts', '--output-dir', 'artifacts', '--npm-dir', 'npm']);
+    napi(['prepublish', '-t', 'npm', '--no-gh-release', '--skip-optional-publish']);
+    rmSync(join(project, 'artifacts'), { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+    publishedOptionalDependencies = manifest.optionalDependencies;
+    const optionalDependencies: Record<string, string> = {};
+    for (const name of Object.keys(manifest.optionalDependencies)) {
+      optionalDependencies[name] = `file:${pack(join(project, 'npm', name.slice(pkg.name.length + 1))).filename}`;
+    }
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ ...manifest, optionalDependencies }, null, 2));
+    let installableFiles: string[];
+    ({ filename: installable, files: installableFiles } = pack(project));
+    expect(installableFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
+  }, 300_000);
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  describe('the main tarball', () => {
+    it('ships no binary, the typings for both module systems, the licence and the loader', () => {
+      expect(mainFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
+      for (const file of ['LICENSE', 'README.md', 'package.json', 'lib/native.cjs', 'lib/platform.cjs']) {
+        expect(mainFiles).toContain(file);
+      }
+      for (const entry of ['index', 'anilist', 'mal']) {
+        expect(mainFiles).toContain(`${entry}.d.ts`);
+        expect(mainFiles).toContain(`${entry}.d.mts`);
+      }
+      expect(mainFiles.some((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('npm/'))).toBe(false);
+    });
+
+    it('napi prepublish lists every platform package at this version as an optional dependency', () => {
+      expect(publishedOptionalDependencies).toEqual(
+        Object.fromEntries(platforms.map((platform) => [`${pkg.name}-${platform}`, pkg.version])),
+      );
+    });
+
+    it('publint reports nothing', async () => {
+      const { publint } = await import('publint');
+      const { formatMessage } = await import('publint/utils');
+      const tarball = readFileSync(mainTarball);
+      const { messages, pkg: manifest } = await publint({
+        pack: { tarball: tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength) },
+        level: 'suggestion',
+        strict: true,
+      });
+      expect(messages.map((m) => formatMessage(m, manifest))).toEqual([]);
+    });
+
+    it('@arethetypeswrong finds no problem under node10, node16 (CJS and ESM) and bundler', async () => {
+      const { checkPackage, createPackageFromTarballData } = await import('@arethetypeswrong/core');
+      const result = await checkPackage(createPackageFromTarballData(new Uint8Array(readFileSync(mainTarball))));
+      expect('problems' in result ? result.problems : result).toEqual([]);
+    });
+  });
+
+  describe('installed from tarballs in a fresh folder, no Rust on PATH', () => {
+    it('has no cargo on the PATH the installs use', () => {
+      expect(spawnSync('sh', ['-c', 'command -v cargo rustc'], { env, encoding: 'utf8' }).stdout).toBe('');
+    });
+
+    it(`picks this platform's package (${host}) and serves a call with import and require`, () => {
+      const dir = install('host', installable);
+      const installed = readdirSync(join(dir, 'node_modules')).filter((n) => n.startsWith(`${pkg.name}-`));
+      expect(installed).toEqual([`${pkg.name}-${host}`]);
+      copyFileSync(join(root, 'scripts', 'smoke.mjs'), join(dir, 'smoke.mjs'));
+      const run = runNode(dir, ['smoke.mjs']);
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(run.stdout)).toMatchObject({ sameClass: true, title: 'Cowboy Bebop' });
+    });
+
+    it('npm install --os=darwin --cpu=arm64 picks the darwin-arm64 package, and only it', () => {
+      const dir = install('darwin-arm64', installable, ['--os=darwin', '--cpu=arm64']);
+      const installed = readdirSync(join(dir, 'node_modules')).filter((n) => n.startsWith(`${pkg.name}-`));
+      expect(installed).toEqual([`${pkg.name}-darwin-arm64`]);
+    });
+
+    it('with the binary missing, the error names the platform, the package and the fix', () => {
+      const dir = install('omitted', installable, ['--omit=optional']);
+      expect(existsSync(join(dir, 'node_modules', `${pkg.name}-${host}`))).toBe(false);
+      for (const code of ["require('anilink-api-wrapper')", "import('anilink-api-wrapper')"]) {
+        const run = runNode(dir, ['-e', code]);
+        expect(run.status).toBe(1);
+        expect(run.stderr).toContain(`no native binary for this platform (${host}: ${process.platform} ${process.arch}`);
+        expect(run.stderr).toContain(`optional dependency ${pkg.name}-${host}@${pkg.version}, which is not installed`);
+        expect(run.stderr).toContain(`npm install ${pkg.name}-${host}@${pkg.version}`);
+        expect(run.stderr).not.toContain('npm has a bug');
+      }
+    });
+
+    it('a platform package of another version is refused with the version to install', () => {
+      const dir = install('mismatch', installable);
+      const manifestPath = join(dir, 'node_modules', `${pkg.name}-${host}`, 'package.json');
+      writeFileSync(manifestPath, JSON.stringify({ ...JSON.parse(readFileSync(manifestPath, 'utf8')), version: '0.0.1' }));
+      const run = runNode(dir, ['-e', "require('anilink-api-wrapper')"]);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain(`${pkg.name}-${host}@0.0.1 is installed, but this is ${pkg.name}@${pkg.version}`);
+      expect(run.stderr).toContain(`Fix: npm install ${pkg.name}-${host}@${pkg.version}`);
+    });
+  });
+
+  describe('platform packages', () => {
+    it('one per napi target, each named as the loader names its platform', () => {
+      expect(platforms).toHaveLength(pkg.napi.targets.length);
+      for (const platform of platforms) {
+        const manifest = require(join(root, 'npm', platform, 'package.json'));
+        const libc = manifest.libc?.[0] === 'musl' ? 'musl' : 'gnu';
+        expect(platformName(manifest.os[0], manifest.cpu[0], libc)).toBe(platform);
+        expect(manifest).toMatchObject({
+          name: `${pkg.name}-${platform}`,
+          version: pkg.version,
+          main: `${pkg.napi.binaryName}.${platform}.node`,
+          files: [`${pkg.napi.binaryName}.${platform}.node`],
+          license: pkg.license,
+          repository: pkg.repository,
+        });
+      }
+      expect(platforms).toEqual(
+        expect.arrayContaining([
+          'darwin-arm64', 'darwin-x64', 'linux-arm-gnueabihf', 'linux-arm64-gnu', 'linux-arm64-musl',
+          'linux-x64-gnu', 'linux-x64-musl', 'win32-arm64-msvc', 'win32-x64-msvc',
+        ]),
+      );
+    });
   });
 });

@@ -8,7 +8,10 @@
 // npm package; we unpack it with the system's tar and xz, because the CLI's own unpacker needs
 // `@napi-rs/lzma`, which has no build for Node 20. Elsewhere it is a plain host build.
 //
-//   node scripts/build.mjs [--release] [--target <triple>] [-- <cargo args>]
+//   node scripts/build.mjs [--release] [--target <triple>] [other napi build flags] [-- <cargo args>]
+//
+// `--use-napi-cross` is added for the targets of NAPI_CROSS_TOOLCHAINS on an x64 Linux host,
+// unless `-x` (cargo-zigbuild) is given.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
@@ -75,7 +78,8 @@ export function napiBuild({ release = false, target, outputDir = root, cargoArgs
   if (release) args.push('--release');
   if (triple) {
     args.push('--target', triple);
-    if (NAPI_CROSS_TOOLCHAINS[triple] && process.platform === 'linux' && process.arch === 'x64') {
+    const zig = extra.includes('-x') || extra.includes('--cross-compile');
+    if (NAPI_CROSS_TOOLCHAINS[triple] && !zig && process.platform === 'linux' && process.arch === 'x64') {
       ensureNapiCrossToolchain(triple);
       args.push('--use-napi-cross');
     }
@@ -97,5 +101,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     release: own.includes('--release'),
     target: targetAt === -1 ? undefined : own[targetAt + 1],
     cargoArgs,
+    extra: own.filter((arg, i) => arg !== '--release' && i !== targetAt && i !== targetAt + 1),
   });
 }
