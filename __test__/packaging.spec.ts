@@ -30,13 +30,16 @@ let installable: string;
 let publishedOptionalDependencies: Record<string, string>;
 
 function npm(args: string[], cwd: string): string {
-  return execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { cwd, env, encoding: 'utf8' });
+  return execFileSync('npm', args, { cwd, env, encoding: 'utf8' });
 }
 
-/** `npm pack` of `dir` into `work` (no scripts: `prepare` would rebuild the addon). */
-function pack(dir: string): { filename: string; files: string[] } {
-  const [result] = JSON.parse(npm(['pack', dir, '--json', '--ignore-scripts', '--pack-destination', work], work));
-  return { filename: join(work, result.filename), files: result.files.map((f: { path: string }) => f.path) };
+/** `npm pack` of each of `dirs` into `work`, in one npm run (no scripts: `prepare` would rebuild the addon). */
+function pack(...dirs: string[]): { filename: string; files: string[] }[] {
+  const results = JSON.parse(npm(['pack', ...dirs, '--json', '--ignore-scripts', '--pack-destination', work], work));
+  return results.map((r: { filename: string; files: { path: string }[] }) => ({
+    filename: join(work, r.filename),
+    files: r.files.map((f) => f.path),
+  }));
 }
 
 /** A fresh consumer folder with `tarball` installed by `npm install <extra>`. */
@@ -55,7 +58,7 @@ function runNode(cwd: string, args: string[]) {
 describe.runIf(process.platform !== 'win32')('packaging', () => {
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), 'anilink-packaging-'));
-    ({ filename: mainTarball, files: mainFiles } = pack(root));
+    [{ filename: mainTarball, files: mainFiles }] = pack(root);
 
     // The release workflow's publish job, minus the registry: the published files plus npm/,
     // the binaries moved into npm/<platform>/ by `napi artifacts` (the host's real one, the
@@ -79,13 +82,12 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
     rmSync(join(project, 'artifacts'), { recursive: true });
     const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
     publishedOptionalDependencies = manifest.optionalDependencies;
-    const optionalDependencies: Record<string, string> = {};
-    for (const name of Object.keys(manifest.optionalDependencies)) {
-      optionalDependencies[name] = `file:${pack(join(project, 'npm', name.slice(pkg.name.length + 1))).filename}`;
-    }
+    const names = Object.keys(manifest.optionalDependencies);
+    const tarballs = pack(...names.map((name) => join(project, 'npm', name.slice(pkg.name.length + 1))));
+    const optionalDependencies = Object.fromEntries(names.map((name, i) => [name, `file:${tarballs[i].filename}`]));
     writeFileSync(join(project, 'package.json'), JSON.stringify({ ...manifest, optionalDependencies }, null, 2));
     let installableFiles: string[];
-    ({ filename: installable, files: installableFiles } = pack(project));
+    [{ filename: installable, files: installableFiles }] = pack(project);
     expect(installableFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
   }, 300_000);
 
@@ -163,6 +165,20 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
         expect(run.stderr).toContain(`npm install ${pkg.name}-${host}@${pkg.version}`);
         expect(run.stderr).not.toContain('npm has a bug');
       }
+    });
+
+    it('a platform without a prebuilt package gets the prebuilt list and the way to build from source', () => {
+      const dir = install('freebsd', installable, ['--omit=optional']);
+      const code = "Object.defineProperty(process, 'platform', { value: 'freebsd' }); require('anilink-api-wrapper')";
+      const run = runNode(dir, ['-e', code]);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain(`no native binary for this platform (freebsd-${process.arch}: freebsd ${process.arch}`);
+      expect(run.stderr).toContain(`No prebuilt binary is published for freebsd-${process.arch} (prebuilt: ${Object.keys(publishedOptionalDependencies).map((n) => n.slice(pkg.name.length + 1)).join(', ')})`);
+      expect(run.stderr).toContain('build it from source with Rust');
+      // A source checkout (it has Cargo.toml) without a build is told to build.
+      writeFileSync(join(dir, 'node_modules', pkg.name, 'Cargo.toml'), '');
+      const checkout = runNode(dir, ['-e', "require('anilink-api-wrapper')"]);
+      expect(checkout.stderr).toContain(`This is a source checkout without a build: run \`npm run build\``);
     });
 
     it('a platform package of another version is refused with the version to install', () => {

@@ -6,7 +6,7 @@
 // napi-rs layout: `npm/<platform>/`, listed in `optionalDependencies` by `napi prepublish`).
 // When neither is there, the error names the platform, the package and the fix.
 
-const { existsSync, readFileSync } = require('node:fs');
+const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 const pkg = require('../package.json');
 const { platformName, describeRuntime } = require('./platform.cjs');
