@@ -181,6 +181,17 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       expect(checkout.stderr).toContain(`This is a source checkout without a build: run \`npm run build\``);
     });
 
+    it('a binary the system cannot load is reported with the dynamic loader\'s own message', () => {
+      const dir = install('unloadable', installable);
+      const binary = join(dir, 'node_modules', `${pkg.name}-${host}`, `${pkg.napi.binaryName}.${host}.node`);
+      writeFileSync(binary, 'not a shared object');
+      const run = runNode(dir, ['-e', "require('anilink-api-wrapper')"]);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain(`the native binary in ${pkg.name}-${host} could not be loaded on this platform`);
+      expect(run.stderr).toContain(binary);
+      expect(run.stderr).toContain('Linux gnu builds need glibc 2.17 or later');
+    });
+
     it('a platform package of another version is refused with the version to install', () => {
       const dir = install('mismatch', installable);
       const manifestPath = join(dir, 'node_modules', `${pkg.name}-${host}`, 'package.json');

@@ -32,6 +32,12 @@ export const NAPI_CROSS_TOOLCHAINS = {
   'aarch64-unknown-linux-gnu': '@napi-rs/cross-toolchain-x64-target-aarch64@1.0.3',
 };
 
+/**
+ * C flags a toolchain needs for our C dependencies: its gcc 4.8 predates `__ARM_ARCH` on
+ * aarch64, which ring's assembly requires.
+ */
+const NAPI_CROSS_CFLAGS = { 'aarch64-unknown-linux-gnu': '-D__ARM_ARCH=8' };
+
 /** The glibc every Linux gnu binary we build and ship links against at most. */
 export const GLIBC_FLOOR = [2, 17];
 
@@ -76,18 +82,21 @@ export function napiBuild({ release = false, target, outputDir = root, cargoArgs
   const triple = target ?? (hostIsGlibcX64() ? 'x86_64-unknown-linux-gnu' : undefined);
   const args = ['build', '--platform', '--no-js', '--dts', 'binding.d.ts', '-o', outputDir];
   if (release) args.push('--release');
+  const env = { ...process.env };
   if (triple) {
     args.push('--target', triple);
     const zig = extra.includes('-x') || extra.includes('--cross-compile');
     if (NAPI_CROSS_TOOLCHAINS[triple] && !zig && process.platform === 'linux' && process.arch === 'x64') {
       ensureNapiCrossToolchain(triple);
       args.push('--use-napi-cross');
+      const cflags = `CFLAGS_${triple.replaceAll('-', '_')}`;
+      if (NAPI_CROSS_CFLAGS[triple] && !env[cflags]) env[cflags] = NAPI_CROSS_CFLAGS[triple];
     }
   }
   args.push(...extra);
   if (cargoArgs.length) args.push('--', ...cargoArgs);
   const napi = join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js');
-  const result = spawnSync(process.execPath, [napi, ...args], { cwd: root, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, [napi, ...args], { cwd: root, env, stdio: 'inherit' });
   return result.status ?? 1;
 }
 
