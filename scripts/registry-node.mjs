@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compareVersions } from './elf-version-needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cache = join(root, 'node_modules', '.cache', 'registry-node');
@@ -15,8 +16,10 @@ export function registryNode(major, packageName = `node-linux-${process.arch}`) 
   const version = execFileSync('npm', ['view', `${packageName}@${major}`, 'version', '--json'], {
     encoding: 'utf8',
   });
-  const versions = [].concat(JSON.parse(version));
-  const newest = versions[versions.length - 1];
+  // npm lists the matching versions in publication order, not by version.
+  const [newest] = []
+    .concat(JSON.parse(version))
+    .sort((a, b) => compareVersions(b.split('.').map(Number), a.split('.').map(Number)));
   const dest = join(cache, `${packageName}@${newest}`);
   const node = join(dest, 'bin', 'node');
   if (existsSync(node)) return node;

@@ -38,4 +38,6 @@ for (const major of majors.length ? majors : [20, 22, 24]) {
 }
 console.log('\nsummary:');
 for (const r of results) console.log(`  node ${r.version}: ${r.status === 0 ? 'pass' : 'FAIL'} (tests ${r.tests})`);
+const count = (word) => results.reduce((sum, r) => sum + Number(r.tests.match(new RegExp(`(\\d+) ${word}`))?.[1] ?? 0), 0);
+console.log(`tests: ${count('passed')} passed, ${count('failed')} failed`);
 process.exitCode = results.every((r) => r.status === 0) ? 0 : 1;
