@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
+const { platformName } = require('../lib/platform.cjs');
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
@@ -69,17 +70,9 @@ export function ensureNapiCrossToolchain(triple) {
   return dest;
 }
 
-function hostIsGlibcX64() {
-  return (
-    process.platform === 'linux' &&
-    process.arch === 'x64' &&
-    Boolean(process.report.getReport().header.glibcVersionRuntime)
-  );
-}
-
 /** Runs `napi build` for `target` (default: this host) into `outputDir`; returns its exit code. */
 export function napiBuild({ release = false, target, outputDir = root, cargoArgs = [], extra = [] } = {}) {
-  const triple = target ?? (hostIsGlibcX64() ? 'x86_64-unknown-linux-gnu' : undefined);
+  const triple = target ?? (platformName() === 'linux-x64-gnu' ? 'x86_64-unknown-linux-gnu' : undefined);
   const args = ['build', '--platform', '--no-js', '--dts', 'binding.d.ts', '-o', outputDir];
   if (release) args.push('--release');
   const env = { ...process.env };

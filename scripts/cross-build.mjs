@@ -12,6 +12,7 @@
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,7 @@ import { compareVersions, newestGlibcNeeded } from './elf-version-needs.mjs';
 import { registryNode } from './registry-node.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { platformName } = createRequire(import.meta.url)('../lib/platform.cjs');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const out = join(root, 'target', 'cross-build');
 
@@ -54,7 +56,7 @@ function verify(triple, platform, binary) {
   }
   const dir = stagePackage(platform, binary);
   try {
-    if (platform === `linux-${process.arch}-gnu`) {
+    if (platform === platformName()) {
       notes.push(smoke(dir, [process.execPath]));
     } else if (platform === 'linux-arm64-gnu') {
       const qemu = ['qemu-aarch64-static', 'qemu-aarch64'].find((q) => spawnSync(q, ['--version']).status === 0);
