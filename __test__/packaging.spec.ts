@@ -189,7 +189,7 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       expect(run.status).toBe(1);
       expect(run.stderr).toContain(`the native binary in ${pkg.name}-${host} could not be loaded on this platform`);
       expect(run.stderr).toContain(binary);
-      expect(run.stderr).toContain('Linux gnu builds need glibc 2.17 or later');
+      expect(run.stderr.includes('Linux gnu builds need glibc 2.17 or later')).toBe(process.platform === 'linux');
     });
 
     it('a platform package of another version is refused with the version to install', () => {

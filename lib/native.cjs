@@ -68,10 +68,13 @@ function loadBinding() {
   try {
     return require(packageName);
   } catch (cause) {
+    const linuxHint =
+      process.platform === 'linux'
+        ? '\nLinux gnu builds need glibc 2.17 or later; musl systems (Alpine) use the -musl package.'
+        : '';
     throw bindingError(
       `the native binary in ${packageName} could not be loaded on this platform (${describeRuntime()}): ` +
-        `${cause.message}\nLinux gnu builds need glibc 2.17 or later; musl systems (Alpine) use the ` +
-        `-musl package.`,
+        `${cause.message}${linuxHint}`,
       cause,
     );
   }

@@ -5,8 +5,10 @@
 // On Linux x64 with glibc it links against glibc 2.17 with napi-rs's gcc cross toolchain
 // (`napi build --use-napi-cross`), so the binary loads on every glibc since 2013 (RHEL 7,
 // Debian 8, Ubuntu 14.04), as the published linux-x64-gnu package does. The toolchain is an
-// npm package; we unpack it with the system's tar and xz, because the CLI's own unpacker needs
-// `@napi-rs/lzma`, which has no build for Node 20. Elsewhere it is a plain host build.
+// npm package, which we fetch and unpack ourselves (system tar and xz): the CLI's own download
+// asks for a toolchain version that is not published for x86_64 (its 1.0.5; 1.0.0 is), and its
+// unpacker needs `@napi-rs/lzma`, whose binary npm skips on Node 20 (engines ^22.20).
+// Elsewhere it is a plain host build.
 //
 //   node scripts/build.mjs [--release] [--target <triple>] [other napi build flags] [-- <cargo args>]
 //
