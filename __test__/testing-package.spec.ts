@@ -19,11 +19,17 @@ beforeAll(async () => {
 
 describe('the published file list', () => {
   it('has every target of the ./testing export', () => {
+    type Conditions = string | { [condition: string]: Conditions };
     const manifest = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {
-      exports: Record<string, Record<string, string>>;
+      exports: Record<string, Conditions>;
     };
-    const targets = Object.values(manifest.exports['./testing']).map((target) => target.replace(/^\.\//, ''));
-    expect(targets).toEqual(expect.arrayContaining(['testing.d.ts', 'lib/testing/index.mjs', 'lib/testing/index.cjs']));
+    // Every file a condition (import/require, types/default, at any depth) points at.
+    const leaves = (conditions: Conditions): string[] =>
+      typeof conditions === 'string' ? [conditions] : Object.values(conditions).flatMap(leaves);
+    const targets = leaves(manifest.exports['./testing']).map((target) => target.replace(/^\.\//, ''));
+    expect(targets).toEqual(
+      expect.arrayContaining(['testing.d.ts', 'testing.d.mts', 'lib/testing/index.mjs', 'lib/testing/index.cjs']),
+    );
     for (const target of targets) expect(packed).toContain(target);
   });
 
