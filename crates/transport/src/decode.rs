@@ -176,7 +176,7 @@ where
                 }
                 Some(Err(error)) => {
                     return Poll::Ready(Some(Err(DecodeError {
-                        message: crate::exchange::describe(&error),
+                        message: crate::error::describe(&error),
                     })));
                 }
                 None => this.inner_ended = true,
