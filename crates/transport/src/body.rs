@@ -20,7 +20,10 @@ pub struct SendBody {
 impl SendBody {
     /// The body's chunks, shared with the request description (no copy of their bytes).
     pub fn new(body: &Body) -> Self {
-        Self { chunks: body.chunks().iter().cloned().collect(), remaining: body.len() as u64 }
+        Self {
+            chunks: body.chunks().iter().cloned().collect(),
+            remaining: body.len() as u64,
+        }
     }
 }
 
@@ -28,7 +31,10 @@ impl http_body::Body for SendBody {
     type Data = Bytes;
     type Error = Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let next = self.chunks.pop_front();
         if let Some(chunk) = &next {
             self.remaining -= chunk.len() as u64;
@@ -53,7 +59,11 @@ mod tests {
 
     #[tokio::test]
     async fn the_chunks_go_out_in_order_with_an_exact_length() {
-        let body = SendBody::new(&Body::from_chunks(vec![Bytes::from_static(b"ab"), Bytes::new(), Bytes::from_static(b"cde")]));
+        let body = SendBody::new(&Body::from_chunks(vec![
+            Bytes::from_static(b"ab"),
+            Bytes::new(),
+            Bytes::from_static(b"cde"),
+        ]));
         assert_eq!(body.size_hint().exact(), Some(5));
         assert!(!body.is_end_stream());
         let collected = body.collect().await.unwrap().to_bytes();

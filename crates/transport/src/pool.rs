@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::connector::{self, Sender};
 use crate::error::TransportError;
-use crate::options::PoolBounds;
+use crate::options::settings::PoolBounds;
 use crate::proxy::{ProxyRules, ProxyServer};
 use crate::request::Origin;
 
