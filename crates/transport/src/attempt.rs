@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use http::HeaderMap;
 use tokio_util::sync::CancellationToken;
@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::breaker::{Admission, Outcome, Transition};
 use crate::budget::{self, BudgetVerdict};
 use crate::cache::{CacheKey, Lookup, ResponseCache};
+use crate::clock::Clock;
 use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, TransportError};
 use crate::events::{Context, Event, EventSink, FailureReport};
@@ -30,20 +31,6 @@ use crate::random::RandomSource;
 use crate::rate_limit::RateLimitInfo;
 use crate::request::{RequestSpec, ResultShape};
 use crate::retry_after;
-
-/// Wall-clock time, injected so state that stores epoch deadlines can be driven in tests.
-pub trait Clock: Send + Sync {
-    fn now_ms(&self) -> u64;
-}
-
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> u64 {
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-    }
-}
 
 /// What a call needs besides its request: the client's per-host state, time and randomness.
 pub struct Shared<'a> {

@@ -17,9 +17,10 @@ use http::{HeaderMap, Method};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::attempt::{Clock, SystemClock};
+use crate::clock::{Clock, SystemClock};
 use crate::error::Protocol;
-use crate::options::{object_fields, parse_bool, parse_integer, parse_millis, OptValue, OptionError};
+use crate::options::parse::{object_fields, parse_bool, parse_integer, parse_millis};
+use crate::options::value::{OptValue, OptionError};
 use crate::request::RequestSpec;
 
 pub const DEFAULT_TTL_MS: u64 = 60_000;

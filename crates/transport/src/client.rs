@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::attempt::{self, Clock, Completed, Shared, SystemClock};
+use crate::attempt::{self, Completed, Shared};
 use crate::cache::ResponseCache;
+use crate::clock::{Clock, SystemClock};
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::host_state::{HostSnapshot, HostStates};

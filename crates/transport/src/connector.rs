@@ -5,14 +5,18 @@
 
 use std::sync::Arc;
 
+use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::body::SendBody;
 use crate::error::TransportError;
-use crate::pool::Sender;
 use crate::proxy::ProxyServer;
 use crate::request::Origin;
+
+/// One HTTP/1.1 connection's request side, as the pool keeps it.
+pub type Sender = SendRequest<SendBody>;
 
 /// The longest `CONNECT` answer head accepted from a proxy.
 const MAX_TUNNEL_RESPONSE: usize = 16 * 1024;

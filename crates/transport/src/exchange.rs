@@ -7,21 +7,17 @@
 //! is a read (query or GET) and the connection died before a single response byte (the server
 //! closed it as idle just as the request arrived, which its kernel answers with a reset).
 
-use std::collections::VecDeque;
-use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{HOST, PROXY_AUTHORIZATION};
 use http::{HeaderMap, HeaderValue, Request};
-use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt;
 
+use crate::body::SendBody;
 use crate::decode::{Decoded, Encoding, ACCEPT_ENCODING};
-use crate::error::TransportError;
+use crate::error::{describe, TransportError};
 use crate::pool::{Pool, Slot};
 use crate::proxy::ProxyServer;
 use crate::request::RequestSpec;
@@ -116,33 +112,6 @@ where
     Ok(collected.freeze())
 }
 
-/// The outgoing body: the spec's chunks, handed to hyper one by one (written vectored).
-pub struct SendBody {
-    chunks: VecDeque<Bytes>,
-    remaining: u64,
-}
-
-impl http_body::Body for SendBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let next = self.chunks.pop_front();
-        if let Some(chunk) = &next {
-            self.remaining -= chunk.len() as u64;
-        }
-        Poll::Ready(next.map(|chunk| Ok(Frame::data(chunk))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.chunks.is_empty()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.remaining)
-    }
-}
-
 /// `proxy`: plain HTTP through that proxy, so the target is the absolute URL and the proxy's
 /// credentials ride along.
 fn build_request(spec: &RequestSpec, proxy: Option<&ProxyServer>) -> Result<Request<SendBody>, TransportError> {
@@ -151,7 +120,7 @@ fn build_request(spec: &RequestSpec, proxy: Option<&ProxyServer>) -> Result<Requ
         Some(_) => format!("http://{}{path}", spec.host),
         None => path.to_string(),
     };
-    let body = SendBody { chunks: spec.body.chunks().iter().cloned().collect(), remaining: spec.body.len() as u64 };
+    let body = SendBody::new(&spec.body);
     let mut request = Request::builder()
         .method(spec.method.clone())
         .uri(target)
@@ -194,21 +163,10 @@ fn closed_before_response(error: &hyper::Error) -> bool {
     false
 }
 
-/// The full cause chain: hyper's own message omits the socket error behind it.
-pub(crate) fn describe(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http_body::Frame;
     use http_body_util::{Full, StreamBody};
 
     fn chunked(chunks: &[&'static [u8]]) -> impl http_body::Body<Data = Bytes, Error = std::io::Error> {

@@ -9,10 +9,12 @@
 //! accounting, pacing bookkeeping, retry decision (policy, then budget), backoff wait.
 
 pub mod attempt;
+pub mod body;
 pub mod breaker;
 pub mod budget;
 pub mod cache;
 pub mod client;
+pub mod clock;
 pub mod connector;
 pub mod decode;
 pub mod envelope;

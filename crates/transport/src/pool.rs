@@ -13,16 +13,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use hyper::client::conn::http1::SendRequest;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::connector;
+use crate::connector::{self, Sender};
 use crate::error::TransportError;
-use crate::options::PoolBounds;
+use crate::options::settings::PoolBounds;
 use crate::proxy::{ProxyRules, ProxyServer};
 use crate::request::Origin;
-
-pub type Sender = SendRequest<crate::exchange::SendBody>;
 
 /// Dedicated pools kept in the cache; the least recently used one beyond this is parked.
 pub const MAX_CACHED_POOLS: usize = 8;
@@ -95,10 +92,6 @@ impl Pool {
 
     fn has_key(&self, bounds: Option<PoolBounds>, proxy: &ProxyRules) -> bool {
         self.key_bounds == bounds && *self.proxy == *proxy
-    }
-
-    pub fn bounds(&self) -> PoolBounds {
-        self.bounds
     }
 
     fn origin_pool(&self, origin: &Origin) -> Arc<OriginPool> {
@@ -214,14 +207,6 @@ struct RegistryState {
     parked: Vec<Weak<Pool>>,
 }
 
-/// Counts for tests and the transport snapshot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RegistryStats {
-    pub default_alive: bool,
-    pub cached: usize,
-    pub parked_alive: usize,
-}
-
 impl PoolRegistry {
     pub fn global() -> &'static PoolRegistry {
         static REGISTRY: OnceLock<PoolRegistry> = OnceLock::new();
@@ -262,20 +247,30 @@ impl PoolRegistry {
             pool.release();
         }
     }
-
-    pub fn stats(&self) -> RegistryStats {
-        let state = lock(&self.state);
-        RegistryStats {
-            default_alive: state.default.is_some(),
-            cached: state.cached.len(),
-            parked_alive: state.parked.iter().filter(|w| w.strong_count() > 0).count(),
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the registry holds, for assertions.
+    #[derive(Debug)]
+    struct RegistryStats {
+        default_alive: bool,
+        cached: usize,
+        parked_alive: usize,
+    }
+
+    impl PoolRegistry {
+        fn stats(&self) -> RegistryStats {
+            let state = lock(&self.state);
+            RegistryStats {
+                default_alive: state.default.is_some(),
+                cached: state.cached.len(),
+                parked_alive: state.parked.iter().filter(|w| w.strong_count() > 0).count(),
+            }
+        }
+    }
 
     fn bounds(max_sockets: u32) -> Option<PoolBounds> {
         Some(PoolBounds { max_sockets, max_free_sockets: 1 })
@@ -295,7 +290,7 @@ mod tests {
         let default = registry.pool(None, &direct());
         let proxied = registry.pool(None, &through("http://p:1"));
         assert!(!Arc::ptr_eq(&default, &proxied), "a proxied slot never shares the direct pool");
-        assert_eq!(proxied.bounds(), PoolBounds::DEFAULT);
+        assert_eq!(proxied.bounds, PoolBounds::DEFAULT);
         assert!(Arc::ptr_eq(&proxied, &registry.pool(None, &through("http://p:1"))), "equal rules share a pool");
         assert!(!Arc::ptr_eq(&proxied, &registry.pool(None, &through("http://p:2"))));
         assert!(!Arc::ptr_eq(&proxied, &registry.pool(bounds(3), &through("http://p:1"))));
@@ -309,7 +304,7 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         let default = registry.pool(None, &direct());
         assert!(!Arc::ptr_eq(&a, &default));
-        assert_eq!(default.bounds(), PoolBounds::DEFAULT);
+        assert_eq!(default.bounds, PoolBounds::DEFAULT);
         let explicit_default_bounds = registry.pool(Some(PoolBounds::DEFAULT), &direct());
         assert!(!Arc::ptr_eq(&explicit_default_bounds, &default), "custom bounds always get a dedicated pool");
     }

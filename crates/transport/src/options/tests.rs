@@ -1,0 +1,341 @@
+//! The option table's behaviour: defaults, merging, unsetting, and every D10 message.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::settings::DEFAULT_TIMEOUT_MS;
+use super::*;
+use crate::cache::ResponseCache;
+use crate::policy::RetryPolicy;
+
+fn parse(pairs: &[(&str, OptValue)]) -> Result<PartialOptions, OptionError> {
+    let mut options = PartialOptions::default();
+    for (key, value) in pairs {
+        assert!(
+            options.parse_key(key, value)?,
+            "{key} should be a transport key"
+        );
+    }
+    Ok(options)
+}
+
+fn obj(pairs: &[(&str, OptValue)]) -> OptValue {
+    OptValue::Object(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+    )
+}
+
+#[test]
+fn defaults_match_the_documented_policy() {
+    let resolved = PartialOptions::default().resolve(false);
+    assert_eq!(resolved.timeout, Some(Duration::from_millis(30_000)));
+    assert_eq!(resolved.retry, Some(RetryPolicy::default()));
+    assert!(resolved.pace_with_rate_limit);
+    assert_eq!(resolved.rate_limit_floor, 1);
+    assert_eq!(resolved.circuit_breaker, None);
+    assert_eq!(resolved.pool_bounds, None);
+    assert!(resolved.hooks.is_empty());
+    assert_eq!(resolved.max_response_bytes, 64 * 1024 * 1024);
+}
+
+#[test]
+fn writes_are_not_retried_unless_opted_in() {
+    assert_eq!(PartialOptions::default().resolve(true).retry, None);
+    let opted = parse(&[("retry", OptValue::Bool(true))]).unwrap();
+    assert_eq!(opted.resolve(true).retry, Some(RetryPolicy::default()));
+    let policy = parse(&[("retry", obj(&[("maxRetries", OptValue::Number(1.0))]))]).unwrap();
+    assert_eq!(policy.resolve(true).retry.map(|p| p.max_retries), Some(1));
+}
+
+#[test]
+fn a_policy_object_overlays_the_defaults() {
+    let options = parse(&[(
+        "retry",
+        obj(&[
+            ("maxRetries", OptValue::Number(5.0)),
+            ("jitter", OptValue::Bool(false)),
+            ("baseDelayMs", OptValue::Undefined),
+        ]),
+    )])
+    .unwrap();
+    let policy = options.resolve(false).retry.unwrap();
+    assert_eq!(policy.max_retries, 5);
+    assert!(!policy.jitter);
+    assert_eq!(policy.base_delay_ms, 250.0);
+}
+
+#[test]
+fn per_request_options_replace_slot_options_per_key() {
+    let slot = parse(&[
+        (
+            "retry",
+            obj(&[
+                ("maxRetries", OptValue::Number(5.0)),
+                ("baseDelayMs", OptValue::Number(10.0)),
+            ]),
+        ),
+        ("timeout", OptValue::Number(100.0)),
+    ])
+    .unwrap();
+    let request = parse(&[("retry", obj(&[("maxRetries", OptValue::Number(1.0))]))]).unwrap();
+    let resolved = slot.merged_with(&request).resolve(false);
+    let policy = resolved.retry.unwrap();
+    assert_eq!(policy.max_retries, 1);
+    assert_eq!(
+        policy.base_delay_ms, 250.0,
+        "other knobs come from the built-in defaults"
+    );
+    assert_eq!(
+        resolved.timeout,
+        Some(Duration::from_millis(100)),
+        "keys the request does not give stay"
+    );
+}
+
+#[test]
+fn an_explicit_undefined_restores_the_default() {
+    let slot = parse(&[
+        ("timeout", OptValue::Number(100.0)),
+        ("onError", OptValue::Function),
+    ])
+    .unwrap();
+    let request = parse(&[
+        ("timeout", OptValue::Undefined),
+        ("onError", OptValue::Undefined),
+    ])
+    .unwrap();
+    let resolved = slot.merged_with(&request).resolve(false);
+    assert_eq!(
+        resolved.timeout,
+        Some(Duration::from_millis(DEFAULT_TIMEOUT_MS))
+    );
+    assert!(!resolved.hooks.has(Hook::OnError));
+}
+
+#[test]
+fn socket_bounds_select_a_dedicated_pool() {
+    let options = parse(&[("maxSockets", OptValue::Number(20.0))]).unwrap();
+    assert_eq!(
+        options.resolve(false).pool_bounds,
+        Some(PoolBounds {
+            max_sockets: 20,
+            max_free_sockets: 5
+        })
+    );
+    let zero = parse(&[("maxSockets", OptValue::Number(0.0))]).unwrap();
+    assert_eq!(
+        zero.resolve(false).pool_bounds.map(|b| b.max_sockets),
+        Some(1),
+        "0 means 1 (D21)"
+    );
+}
+
+#[test]
+fn hooks_are_recorded_in_the_hook_set() {
+    let options = parse(&[
+        ("onRetry", OptValue::Function),
+        ("onPace", OptValue::Function),
+    ])
+    .unwrap();
+    let hooks = options.resolve(false).hooks;
+    assert!(hooks.has(Hook::OnRetry) && hooks.has(Hook::OnPace));
+    assert!(!hooks.has(Hook::OnError));
+}
+
+#[test]
+fn every_invalid_value_names_the_option_and_the_rule() {
+    let cases: Vec<(&str, OptValue, &str)> = vec![
+        ("timeout", OptValue::Number(-1.0), "timeout must be a finite number greater than or equal to 0 (received -1)."),
+        ("timeout", OptValue::Number(f64::INFINITY), "timeout must be a finite number"),
+        ("timeout", OptValue::String("5".into()), "(received \"5\")"),
+        ("rateLimitFloor", OptValue::Number(1.5), "rateLimitFloor must be a finite, non-negative integer"),
+        ("rateLimitFloor", OptValue::Number(-1.0), "rateLimitFloor must be"),
+        ("retry", OptValue::String("yes".into()), "retry must be true, false or a retry policy object"),
+        ("retry", obj(&[("maxRetries", OptValue::Number(-1.0))]), "retry.maxRetries must be an integer"),
+        ("retry", obj(&[("maxRetries", OptValue::Number(1.5))]), "retry.maxRetries must be an integer"),
+        ("retry", obj(&[("baseDelayMs", OptValue::Number(f64::NAN))]), "retry.baseDelayMs must be a finite number"),
+        ("retry", obj(&[("retryOnStatus", OptValue::Array(vec![OptValue::Number(99.0)]))]), "retry.retryOnStatus must be an array"),
+        ("retry", obj(&[("retryOnStatus", OptValue::Number(503.0))]), "retry.retryOnStatus must be an array"),
+        ("retry", obj(&[("jitter", OptValue::String("no".into()))]), "retry.jitter must be a boolean"),
+        ("retry", obj(&[("maxRetry", OptValue::Number(1.0))]), "Unknown key \"maxRetry\" in retry. Valid keys are: maxRetries"),
+        ("circuitBreaker", obj(&[("threshold", OptValue::Number(0.0)), ("cooldownMs", OptValue::Number(1.0))]), "circuitBreaker.threshold must be an integer greater than or equal to 1"),
+        ("circuitBreaker", obj(&[("threshold", OptValue::Number(2.0))]), "circuitBreaker.cooldownMs must be a finite number greater than or equal to 0 (received undefined)."),
+        ("retryBudget", obj(&[("maxRetriesPerWindow", OptValue::Number(1.0)), ("windowMs", OptValue::Number(0.0))]), "retryBudget.windowMs must be a finite number greater than 0"),
+        ("retryBudget", obj(&[("windowMs", OptValue::Number(10.0))]), "retryBudget.maxRetriesPerWindow must be an integer"),
+        ("maxSockets", OptValue::Number(-1.0), "maxSockets must be an integer greater than or equal to 0 (0 means 1)"),
+        ("maxSockets", OptValue::Number(0.5), "maxSockets must be an integer"),
+        ("maxFreeSockets", OptValue::Number(-1.0), "maxFreeSockets must be an integer greater than or equal to 0"),
+        ("diagnostics", OptValue::String("loud".into()), "Invalid diagnostics \"loud\": it must be one of \"warn\", \"hook\", or \"silent\"."),
+        ("onError", OptValue::Bool(true), "onError must be a function"),
+        ("onHookError", OptValue::Number(1.0), "onHookError must be a function"),
+        ("signal", OptValue::Object(vec![]), "signal must be an AbortSignal"),
+        ("paceWithRateLimit", OptValue::String("true".into()), "paceWithRateLimit must be a boolean"),
+        ("timeout", OptValue::Null, "timeout must be a finite number"),
+        ("responseCache", OptValue::Object(vec![]), "responseCache must be a ResponseCache instance (received an object)."),
+        ("proxy", OptValue::Bool(true), "proxy must be false (no proxy) or an http:// proxy URL such as \"http://proxy.example:3128\" (received true)."),
+        ("proxy", OptValue::String("socks5://u:pw@p:1".into()), "(received a string that is not one: only http:// proxies are supported)."),
+        ("proxy", OptValue::Null, "proxy must be false"),
+        ("maxResponseBytes", OptValue::Number(0.0), "maxResponseBytes must be an integer number of bytes greater than or equal to 1 (received 0)."),
+        ("maxResponseBytes", OptValue::Number(1.5), "maxResponseBytes must be an integer"),
+        ("maxResponseBytes", OptValue::Number(f64::INFINITY), "maxResponseBytes must be an integer"),
+        ("maxResponseBytes", OptValue::String("1".into()), "maxResponseBytes must be an integer"),
+    ];
+    for (key, value, expected) in cases {
+        let err = parse(&[(key, value.clone())])
+            .expect_err(&format!("{key}: {value:?} should be rejected"));
+        assert!(
+            err.0.contains(expected),
+            "{key}: {:?} lacks {expected:?}",
+            err.0
+        );
+    }
+}
+
+#[test]
+fn null_turns_object_features_off() {
+    let options = parse(&[
+        ("circuitBreaker", OptValue::Null),
+        ("retryBudget", OptValue::Null),
+    ])
+    .unwrap();
+    let resolved = options.resolve(false);
+    assert_eq!(resolved.circuit_breaker, None);
+    assert_eq!(resolved.retry_budget, None);
+}
+
+#[test]
+fn a_response_cache_is_shared_by_reference_and_null_turns_it_off() {
+    let cache = Arc::new(ResponseCache::new(Default::default()));
+    let slot = parse(&[("responseCache", OptValue::ResponseCache(cache.clone()))]).unwrap();
+    let resolved = slot.resolve(false);
+    assert!(resolved
+        .response_cache
+        .as_ref()
+        .is_some_and(|c| Arc::ptr_eq(c, &cache)));
+    assert!(!resolved.bypass_response_cache);
+    let off = parse(&[
+        ("responseCache", OptValue::Null),
+        ("bypassResponseCache", OptValue::Bool(true)),
+    ])
+    .unwrap();
+    let merged = slot.merged_with(&off).resolve(false);
+    assert!(merged.response_cache.is_none());
+    assert!(merged.bypass_response_cache);
+}
+
+#[test]
+fn proxy_false_turns_the_environment_off_and_a_url_replaces_it() {
+    assert_eq!(
+        PartialOptions::default().resolve(false).proxy,
+        None,
+        "default: the environment"
+    );
+    let off = parse(&[("proxy", OptValue::Bool(false))])
+        .unwrap()
+        .resolve(false)
+        .proxy
+        .unwrap();
+    assert!(off.is_direct());
+    let slot = parse(&[("proxy", OptValue::String("http://user:pw@p:3128".into()))]).unwrap();
+    assert!(!slot.resolve(false).proxy.unwrap().is_direct());
+    let request = parse(&[("proxy", OptValue::Undefined)]).unwrap();
+    assert_eq!(
+        slot.merged_with(&request).resolve(false).proxy,
+        None,
+        "undefined restores the environment"
+    );
+}
+
+#[test]
+fn a_bad_proxy_url_is_never_echoed() {
+    let err = parse(&[("proxy", OptValue::String("https://user:hunter2@p:1".into()))]).unwrap_err();
+    assert!(!err.0.contains("hunter2"), "{}", err.0);
+}
+
+#[test]
+fn unknown_keys_are_left_to_the_caller() {
+    let mut options = PartialOptions::default();
+    assert_eq!(
+        options.parse_key("authToken", &OptValue::String("t".into())),
+        Ok(false)
+    );
+    assert_eq!(
+        options.parse_key("timeout", &OptValue::Number(5.0)),
+        Ok(true)
+    );
+}
+
+#[test]
+fn every_documented_key_is_understood() {
+    for key in TRANSPORT_OPTION_KEYS {
+        let mut options = PartialOptions::default();
+        assert_eq!(
+            options.parse_key(key, &OptValue::Undefined),
+            Ok(true),
+            "{key}"
+        );
+    }
+}
+
+#[test]
+fn the_key_list_keeps_the_original_order_then_ours() {
+    let expected = [
+        "timeout",
+        "signal",
+        "exposeRawAxiosError",
+        "retry",
+        "paceWithRateLimit",
+        "rateLimitFloor",
+        "circuitBreaker",
+        "retryBudget",
+        "maxSockets",
+        "maxFreeSockets",
+        "onError",
+        "onRetry",
+        "onRequestStart",
+        "onResponse",
+        "onPace",
+        "onHookError",
+        "diagnostics",
+        "onCircuitOpen",
+        "onCircuitClose",
+        "ignorePaceDeadline",
+        "allowPartialData",
+        "responseCache",
+        "bypassResponseCache",
+        "maxResponseBytes",
+        "proxy",
+    ];
+    assert_eq!(TRANSPORT_OPTION_KEYS, expected.as_slice());
+}
+
+#[test]
+fn options_only_javascript_reads_are_still_validated_here() {
+    for mode in ["warn", "hook", "silent"] {
+        assert!(
+            parse(&[("diagnostics", OptValue::String(mode.into()))]).is_ok(),
+            "{mode}"
+        );
+    }
+    assert!(parse(&[
+        ("exposeRawAxiosError", OptValue::Bool(true)),
+        ("onHookError", OptValue::Function)
+    ])
+    .is_ok());
+    let err = parse(&[("exposeRawAxiosError", OptValue::Number(1.0))]).unwrap_err();
+    assert_eq!(err.0, "exposeRawAxiosError must be a boolean (received 1).");
+}
+
+#[test]
+fn a_native_object_that_is_not_a_response_cache_is_rejected() {
+    let err = parse(&[("responseCache", OptValue::ResponseCache(Arc::new(7_u8)))]).unwrap_err();
+    assert!(
+        err.0
+            .starts_with("responseCache must be a ResponseCache instance"),
+        "{}",
+        err.0
+    );
+}
