@@ -9,18 +9,18 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use http::HeaderMap;
+// Tokio's clock, so durations follow virtual time in the composition tests.
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::{Admission, Outcome, Transition};
 use crate::budget::{self, BudgetVerdict};
 use crate::cache::{CacheKey, Lookup, ResponseCache};
-use crate::envelope::{self, Envelope};
-use crate::error::{ErrorCode, TransportError};
+use crate::error::TransportError;
 use crate::events::{Context, Event, EventSink, FailureReport};
-use crate::exchange::{self, RawResponse};
+use crate::exchange::Exchange;
 use crate::host_state::HostStates;
 use crate::options::{Hook, ResolvedOptions};
 use crate::pacing;
@@ -28,8 +28,14 @@ use crate::policy::{self, FailureClass};
 use crate::pool::Pool;
 use crate::random::RandomSource;
 use crate::rate_limit::RateLimitInfo;
-use crate::request::{RequestSpec, ResultShape};
-use crate::retry_after;
+use crate::request::RequestSpec;
+use outcome::{FailedAnswer, Failure, Settled};
+
+mod outcome;
+#[cfg(test)]
+mod composition_tests;
+#[cfg(test)]
+mod tests;
 
 /// Wall-clock time, injected so state that stores epoch deadlines can be driven in tests.
 pub trait Clock: Send + Sync {
@@ -112,19 +118,6 @@ impl<'a> CacheUse<'a> {
     }
 }
 
-/// A failed attempt with what the breaker and the retry policy need to know about it.
-struct Failure {
-    error: TransportError,
-    class: FailureClass,
-    outcome: Outcome,
-    response_reported: bool,
-}
-
-enum Settled {
-    Success { result: CallResult, partial: Option<TransportError>, rate_limit: Option<RateLimitInfo> },
-    Failed(Failure),
-}
-
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
 /// Run one logical request on `pool`, the connection pool chosen when the call started (so a
@@ -132,6 +125,18 @@ static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 pub async fn execute(
     shared: &Shared<'_>,
     pool: Arc<Pool>,
+    spec: &RequestSpec,
+    options: &ResolvedOptions,
+    sink: &impl EventSink,
+    cancel: &CancellationToken,
+) -> Result<Completed, TransportError> {
+    execute_on(shared, &pool, spec, options, sink, cancel).await
+}
+
+/// [`execute`] over any [`Exchange`]: the production pool, or a scripted one in tests.
+pub async fn execute_on(
+    shared: &Shared<'_>,
+    exchange: &impl Exchange,
     spec: &RequestSpec,
     options: &ResolvedOptions,
     sink: &impl EventSink,
@@ -151,7 +156,7 @@ pub async fn execute(
         retry_wait_ms: 0,
         cache: CacheUse::plan(spec, options),
     };
-    match call.run(&pool).await {
+    match call.run(exchange).await {
         Ok(result) => Ok(Completed { result, request_id: call.request_id }),
         Err(mut error) => {
             error.request_id = Some(call.request_id.to_string());
@@ -273,7 +278,7 @@ impl<S: EventSink> Call<'_, S> {
         matches!(self.cache, CacheUse::Read { .. }).then_some(false)
     }
 
-    async fn run(&mut self, pool: &Arc<Pool>) -> Result<CallResult, TransportError> {
+    async fn run(&mut self, exchange: &impl Exchange) -> Result<CallResult, TransportError> {
         if let Some(text) = self.read_cache().await {
             return Ok(Some(ResultText::Cached(text)));
         }
@@ -300,19 +305,22 @@ impl<S: EventSink> Call<'_, S> {
             let dispatched = tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => Err(TransportError::aborted()),
-                response = self.dispatch(pool) => response,
+                response = exchange.send(self.spec, self.options.max_response_bytes, self.options.timeout) => response,
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
 
-            let failure = match self.settle(dispatched, duration_ms).await {
+            let settled = outcome::settle(dispatched, self.spec, self.options.allow_partial_data, self.shared.clock);
+            let failure = match settled {
                 Settled::Success { result, partial, rate_limit } => {
                     return Ok(self.finish_success(duration_ms, result, partial, rate_limit).await);
                 }
                 Settled::Failed(failure) => failure,
             };
-            if !failure.response_reported {
-                // The failure path reports no quota (transport.md 1.3 step 8.1); the error has it.
-                self.report_response(duration_ms, None, None, false).await;
+            match failure.answer {
+                FailedAnswer::Envelope(rate_limit) => {
+                    self.report_response(duration_ms, rate_limit, self.cacheable_miss(), false).await
+                }
+                FailedAnswer::Bare => self.report_response(duration_ms, None, None, false).await,
             }
             let transition = self.record_outcome(failure.outcome);
             self.announce(transition).await;
@@ -383,10 +391,6 @@ impl<S: EventSink> Call<'_, S> {
         Ok(())
     }
 
-    async fn dispatch(&self, pool: &Arc<Pool>) -> Result<RawResponse, TransportError> {
-        exchange::send(pool, self.spec, self.options.max_response_bytes, self.options.timeout).await
-    }
-
     async fn report_response(
         &self,
         duration_ms: f64,
@@ -403,68 +407,6 @@ impl<S: EventSink> Call<'_, S> {
             paced_ms: (self.paced_ms > 0).then_some(self.paced_ms),
         })
         .await;
-    }
-
-    /// Classify what the dispatch produced.
-    async fn settle(&self, dispatched: Result<RawResponse, TransportError>, duration_ms: f64) -> Settled {
-        let response = match dispatched {
-            Ok(response) => response,
-            Err(error) => {
-                let (class, outcome) = match error.code {
-                    // Our own limit, not the upstream's health (D28).
-                    ErrorCode::Network if error.response_limit.is_some() => (FailureClass::Fatal, Outcome::Neutral),
-                    ErrorCode::Network => (FailureClass::Network, Outcome::Availability),
-                    ErrorCode::Timeout => (FailureClass::Timeout, Outcome::Availability),
-                    ErrorCode::Aborted => (FailureClass::Aborted, Outcome::Reachability),
-                    _ => (FailureClass::Fatal, Outcome::Reachability),
-                };
-                return Settled::Failed(Failure { error, class, outcome, response_reported: false });
-            }
-        };
-        let rate_limit = read_rate_limit(&response.headers);
-        let content_type = header(&response.headers, "content-type").map(str::to_string);
-        let text = String::from_utf8_lossy(&response.body).into_owned();
-        let status = response.status;
-        if !(200..300).contains(&status) {
-            let now = self.shared.clock.now_ms();
-            let server_wait_ms =
-                retry_after::server_directed_wait_ms(status, header(&response.headers, "retry-after"), rate_limit.as_ref(), now);
-            let error = TransportError::http_status(self.spec.protocol, status, text, rate_limit, content_type);
-            return Settled::Failed(Failure {
-                error,
-                class: FailureClass::Status { status, server_wait_ms },
-                outcome: status_outcome(status),
-                response_reported: false,
-            });
-        }
-        match self.spec.shape {
-            ResultShape::Nothing => return Settled::Success { result: None, partial: None, rate_limit },
-            ResultShape::Rest => {
-                return Settled::Success { result: rest_result(text), partial: None, rate_limit };
-            }
-            ResultShape::GraphQl => {}
-        }
-        match envelope::classify(&text, self.options.allow_partial_data, rate_limit, content_type.clone()) {
-            Some(Envelope::Success(result)) => {
-                Settled::Success { result: Some(ResultText::Fresh(result)), partial: None, rate_limit }
-            }
-            Some(Envelope::Partial { result, error }) => {
-                Settled::Success { result: Some(ResultText::Fresh(result)), partial: Some(error), rate_limit }
-            }
-            Some(Envelope::Failure(error)) => {
-                // A strict envelope failure still reports the response it came in (transport.md 1.3 step 7).
-                self.report_response(duration_ms, rate_limit, self.cacheable_miss(), false).await;
-                let now = self.shared.clock.now_ms();
-                let (class, outcome) = envelope_classes(&error, now);
-                Settled::Failed(Failure { error, class, outcome, response_reported: true })
-            }
-            None => Settled::Failed(Failure {
-                error: TransportError::unparseable_graphql_body(status, text, rate_limit, content_type),
-                class: FailureClass::Fatal,
-                outcome: Outcome::Neutral,
-                response_reported: false,
-            }),
-        }
     }
 
     /// Cache write-back or invalidation, `onResponse`, the partial-data report, breaker
@@ -495,7 +437,7 @@ impl<S: EventSink> Call<'_, S> {
             None => Outcome::Success,
             Some(error) => {
                 self.report_failure(error, FailureExtras::default()).await;
-                envelope_classes(error, self.shared.clock.now_ms()).1
+                outcome::envelope_classes(error, self.shared.clock.now_ms()).1
             }
         };
         let transition = self.record_outcome(outcome);
@@ -557,53 +499,6 @@ struct FailureExtras {
     retry_after_ms: Option<u64>,
 }
 
-/// Availability failures (429, 5xx) advance the breaker's streak; other answers prove the
-/// upstream is reachable.
-fn status_outcome(status: u16) -> Outcome {
-    if status == 429 || status >= 500 {
-        Outcome::Availability
-    } else {
-        Outcome::Reachability
-    }
-}
-
-/// A GraphQL envelope error: without an upstream status it is a query bug, neutral for the
-/// breaker and never retried; with one it counts like the HTTP status it carries.
-fn envelope_classes(error: &TransportError, now_ms: u64) -> (FailureClass, Outcome) {
-    match error.status {
-        Some(status) if status != 200 => {
-            let server_wait_ms = retry_after::server_directed_wait_ms(status, None, error.rate_limit.as_ref(), now_ms);
-            (FailureClass::Status { status, server_wait_ms }, status_outcome(status))
-        }
-        _ => (FailureClass::StatuslessEnvelope, Outcome::Neutral),
-    }
-}
-
-/// A REST body as the result: JSON as it is, any other text as a JSON string (the body
-/// verbatim, transport.md 1.9), nothing for an empty body (decisions D11).
-fn rest_result(text: String) -> CallResult {
-    if text.trim().is_empty() {
-        return None;
-    }
-    if envelope::is_json(&text) {
-        return Some(ResultText::Fresh(text));
-    }
-    serde_json::to_string(&text).ok().map(ResultText::Fresh)
-}
-
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// `x-ratelimit-*`, in any case (MAL sends `X-RateLimit-*`; header maps are case-insensitive).
-fn read_rate_limit(headers: &HeaderMap) -> Option<RateLimitInfo> {
-    RateLimitInfo::from_headers(
-        header(headers, "x-ratelimit-limit"),
-        header(headers, "x-ratelimit-remaining"),
-        header(headers, "x-ratelimit-reset"),
-    )
-}
-
 fn method_name(method: &http::Method) -> &'static str {
     match *method {
         http::Method::GET => "GET",
@@ -626,58 +521,3 @@ fn new_request_id() -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cache_plan_follows_the_pipeline_rules() {
-        use crate::error::Protocol;
-        use crate::options::{OptValue, PartialOptions};
-        use http::HeaderMap;
-
-        let cache = Arc::new(ResponseCache::new(Default::default()));
-        let options = |extra: &[(&str, OptValue)]| {
-            let mut partial = PartialOptions::default();
-            partial.parse_key("responseCache", &OptValue::ResponseCache(cache.clone())).unwrap();
-            for (key, value) in extra {
-                partial.parse_key(key, value).unwrap();
-            }
-            partial.resolve(false)
-        };
-        let get = RequestSpec::new(http::Method::GET, "http://h/anime/1", HeaderMap::new(), Default::default(), Protocol::Rest, ResultShape::Rest).unwrap();
-        let plain = options(&[]);
-        assert!(matches!(CacheUse::plan(&get, &plain), CacheUse::Read { .. }));
-        let bypass = options(&[("bypassResponseCache", OptValue::Bool(true))]);
-        assert!(matches!(CacheUse::plan(&get, &bypass), CacheUse::Off));
-        let mut guarded = get.clone();
-        guarded.missing_auth = Some("mal.user.me".into());
-        assert!(matches!(CacheUse::plan(&guarded, &plain), CacheUse::Off), "a failing auth guard skips the cache");
-        let patch = RequestSpec::new(http::Method::PATCH, "http://h/anime/1/my_list_status", HeaderMap::new(), Default::default(), Protocol::Rest, ResultShape::Rest).unwrap();
-        assert!(matches!(CacheUse::plan(&patch, &bypass), CacheUse::InvalidateOnSuccess(_)), "a bypassed write still invalidates");
-        assert!(matches!(CacheUse::plan(&get, &PartialOptions::default().resolve(false)), CacheUse::Off));
-    }
-
-    #[test]
-    fn request_ids_are_uuid_v4() {
-        let id = new_request_id();
-        assert_eq!(id.len(), 36);
-        assert_eq!(&id[14..15], "4");
-        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"));
-        assert_ne!(id, new_request_id());
-    }
-
-    #[test]
-    fn rest_bodies_become_json_text() {
-        assert_eq!(rest_result(r#"{"a":1}"#.into()).as_deref(), Some(r#"{"a":1}"#));
-        assert_eq!(rest_result("plain text".into()).as_deref(), Some(r#""plain text""#));
-        assert_eq!(rest_result("  \n".into()), None);
-    }
-
-    #[test]
-    fn statuses_split_into_availability_and_reachability() {
-        assert_eq!(status_outcome(429), Outcome::Availability);
-        assert_eq!(status_outcome(503), Outcome::Availability);
-        assert_eq!(status_outcome(404), Outcome::Reachability);
-    }
-}
