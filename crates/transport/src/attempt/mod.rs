@@ -6,6 +6,10 @@
 //! `onRequestStart`, dispatch under the per-attempt deadline,
 //! classification, breaker accounting, pacing bookkeeping, then the retry decision (policy
 //! first, budget second) and the backoff wait. Every wait races the caller's cancellation.
+//!
+//! The loop reaches the network only through [`Exchange`] (one round trip), so its composition
+//! is tested with a scripted exchange on paused time (`composition_tests`). `outcome` turns
+//! what an exchange produced into a result or a classified failure; `report` builds the events.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -19,7 +23,7 @@ use crate::breaker::{Admission, Outcome, Transition};
 use crate::budget::{self, BudgetVerdict};
 use crate::cache::{CacheKey, Lookup, ResponseCache};
 use crate::error::TransportError;
-use crate::events::{Context, Event, EventSink, FailureReport};
+use crate::events::{Event, EventSink};
 use crate::exchange::Exchange;
 use crate::host_state::HostStates;
 use crate::options::{Hook, ResolvedOptions};
@@ -30,8 +34,12 @@ use crate::random::RandomSource;
 use crate::rate_limit::RateLimitInfo;
 use crate::request::RequestSpec;
 use outcome::{FailedAnswer, Failure, Settled};
+use report::FailureExtras;
+pub use result::{CallResult, Completed, ResultText};
 
 mod outcome;
+mod report;
+mod result;
 #[cfg(test)]
 mod composition_tests;
 #[cfg(test)]
@@ -56,36 +64,6 @@ pub struct Shared<'a> {
     pub hosts: &'a HostStates,
     pub clock: &'a dyn Clock,
     pub rng: &'a dyn RandomSource,
-}
-
-/// A successful call: the JSON text of its result (always valid JSON), or None for `undefined`
-/// (an empty REST body).
-pub type CallResult = Option<ResultText>;
-
-/// A call that succeeded: its result and the request id its hooks saw (the binding needs it
-/// should the result fail to cross into JavaScript).
-#[derive(Debug)]
-pub struct Completed {
-    pub result: CallResult,
-    pub request_id: Arc<str>,
-}
-
-/// Result text as read from the network, or shared with the response cache (a hit copies nothing).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ResultText {
-    Fresh(String),
-    Cached(Arc<str>),
-}
-
-impl std::ops::Deref for ResultText {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        match self {
-            ResultText::Fresh(text) => text,
-            ResultText::Cached(text) => text,
-        }
-    }
 }
 
 /// What the response cache does for one call (transport.md 1.12).
@@ -183,64 +161,6 @@ struct Call<'a, S: EventSink> {
 }
 
 impl<S: EventSink> Call<'_, S> {
-    fn context(&self) -> Context {
-        Context {
-            request_id: self.request_id.clone(),
-            url: self.url.clone(),
-            method: method_name(&self.spec.method),
-            attempt: self.attempt + 1,
-        }
-    }
-
-    fn wants(&self, hook: Hook) -> bool {
-        self.options.hooks.has(hook)
-    }
-
-    async fn emit_if(&self, hook: Hook, build: impl FnOnce() -> Event) {
-        if self.wants(hook) {
-            self.sink.emit(build()).await;
-        }
-    }
-
-    async fn report_failure(&self, error: &TransportError, report: FailureExtras) {
-        let via_retry_hook = report.next_delay_ms.is_some() && self.wants(Hook::OnRetry);
-        let hook = if via_retry_hook { Hook::OnRetry } else { Hook::OnError };
-        self.emit_if(hook, || {
-            Event::Failure(Box::new(FailureReport {
-                context: self.context(),
-                error: error.clone(),
-                via_retry_hook,
-                next_delay_ms: report.next_delay_ms,
-                retry_wait_ms: (self.retry_wait_ms > 0).then_some(self.retry_wait_ms),
-                budget_exhausted: report.budget_exhausted,
-                host: report.host,
-                retry_after_ms: report.retry_after_ms,
-            }))
-        })
-        .await;
-    }
-
-    async fn announce(&self, transition: Option<Transition>) {
-        match transition {
-            Some(Transition::Opened { failures }) => {
-                self.emit_if(Hook::OnCircuitOpen, || Event::CircuitOpen {
-                    context: self.context(),
-                    host: self.spec.host.clone(),
-                    failures,
-                })
-                .await
-            }
-            Some(Transition::Closed) => {
-                self.emit_if(Hook::OnCircuitClose, || Event::CircuitClose {
-                    context: self.context(),
-                    host: self.spec.host.clone(),
-                })
-                .await
-            }
-            None => {}
-        }
-    }
-
     fn record_outcome(&self, outcome: Outcome) -> Option<Transition> {
         let config = self.options.circuit_breaker?;
         let now = self.shared.clock.now_ms();
@@ -391,24 +311,6 @@ impl<S: EventSink> Call<'_, S> {
         Ok(())
     }
 
-    async fn report_response(
-        &self,
-        duration_ms: f64,
-        rate_limit: Option<RateLimitInfo>,
-        cache_hit: Option<bool>,
-        cache_write: bool,
-    ) {
-        self.emit_if(Hook::OnResponse, || Event::Response {
-            context: self.context(),
-            duration_ms,
-            rate_limit,
-            cache_hit,
-            cache_write,
-            paced_ms: (self.paced_ms > 0).then_some(self.paced_ms),
-        })
-        .await;
-    }
-
     /// Cache write-back or invalidation, `onResponse`, the partial-data report, breaker
     /// accounting, then the pacing bookkeeping; the response itself is never held back
     /// (transport.md 1.3 step 7).
@@ -488,26 +390,6 @@ impl<S: EventSink> Call<'_, S> {
         let now = self.shared.clock.now_ms();
         let deadline = pacing::deadline_after_terminal_429(&info, now);
         self.shared.hosts.with(&self.spec.host, |s| pacing::record_deadline(&mut s.pace_deadline, deadline, now));
-    }
-}
-
-#[derive(Default)]
-struct FailureExtras {
-    next_delay_ms: Option<u64>,
-    budget_exhausted: bool,
-    host: Option<String>,
-    retry_after_ms: Option<u64>,
-}
-
-fn method_name(method: &http::Method) -> &'static str {
-    match *method {
-        http::Method::GET => "GET",
-        http::Method::POST => "POST",
-        http::Method::PUT => "PUT",
-        http::Method::PATCH => "PATCH",
-        http::Method::DELETE => "DELETE",
-        http::Method::HEAD => "HEAD",
-        _ => "OPTIONS",
     }
 }
 

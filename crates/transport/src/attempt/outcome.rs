@@ -33,7 +33,11 @@ pub(super) enum FailedAnswer {
 }
 
 pub(super) enum Settled {
-    Success { result: CallResult, partial: Option<TransportError>, rate_limit: Option<RateLimitInfo> },
+    Success {
+        result: CallResult,
+        partial: Option<TransportError>,
+        rate_limit: Option<RateLimitInfo>,
+    },
     Failed(Failure),
 }
 
@@ -49,13 +53,20 @@ pub(super) fn settle(
         Err(error) => {
             let (class, outcome) = match error.code {
                 // Our own limit, not the upstream's health (D28).
-                ErrorCode::Network if error.response_limit.is_some() => (FailureClass::Fatal, Outcome::Neutral),
+                ErrorCode::Network if error.response_limit.is_some() => {
+                    (FailureClass::Fatal, Outcome::Neutral)
+                }
                 ErrorCode::Network => (FailureClass::Network, Outcome::Availability),
                 ErrorCode::Timeout => (FailureClass::Timeout, Outcome::Availability),
                 ErrorCode::Aborted => (FailureClass::Aborted, Outcome::Reachability),
                 _ => (FailureClass::Fatal, Outcome::Reachability),
             };
-            return Settled::Failed(Failure { error, class, outcome, answer: FailedAnswer::Bare });
+            return Settled::Failed(Failure {
+                error,
+                class,
+                outcome,
+                answer: FailedAnswer::Bare,
+            });
         }
     };
     let rate_limit = read_rate_limit(&response.headers);
@@ -69,29 +80,54 @@ pub(super) fn settle(
             rate_limit.as_ref(),
             clock.now_ms(),
         );
-        let error = TransportError::http_status(spec.protocol, status, text, rate_limit, content_type);
+        let error =
+            TransportError::http_status(spec.protocol, status, text, rate_limit, content_type);
         return Settled::Failed(Failure {
             error,
-            class: FailureClass::Status { status, server_wait_ms },
+            class: FailureClass::Status {
+                status,
+                server_wait_ms,
+            },
             outcome: status_outcome(status),
             answer: FailedAnswer::Bare,
         });
     }
     match spec.shape {
-        ResultShape::Nothing => return Settled::Success { result: None, partial: None, rate_limit },
-        ResultShape::Rest => return Settled::Success { result: rest_result(text), partial: None, rate_limit },
+        ResultShape::Nothing => {
+            return Settled::Success {
+                result: None,
+                partial: None,
+                rate_limit,
+            }
+        }
+        ResultShape::Rest => {
+            return Settled::Success {
+                result: rest_result(text),
+                partial: None,
+                rate_limit,
+            }
+        }
         ResultShape::GraphQl => {}
     }
     match envelope::classify(&text, allow_partial_data, rate_limit, content_type.clone()) {
-        Some(Envelope::Success(result)) => {
-            Settled::Success { result: Some(ResultText::Fresh(result)), partial: None, rate_limit }
-        }
-        Some(Envelope::Partial { result, error }) => {
-            Settled::Success { result: Some(ResultText::Fresh(result)), partial: Some(error), rate_limit }
-        }
+        Some(Envelope::Success(result)) => Settled::Success {
+            result: Some(ResultText::Fresh(result)),
+            partial: None,
+            rate_limit,
+        },
+        Some(Envelope::Partial { result, error }) => Settled::Success {
+            result: Some(ResultText::Fresh(result)),
+            partial: Some(error),
+            rate_limit,
+        },
         Some(Envelope::Failure(error)) => {
             let (class, outcome) = envelope_classes(&error, clock.now_ms());
-            Settled::Failed(Failure { error, class, outcome, answer: FailedAnswer::Envelope(rate_limit) })
+            Settled::Failed(Failure {
+                error,
+                class,
+                outcome,
+                answer: FailedAnswer::Envelope(rate_limit),
+            })
         }
         None => Settled::Failed(Failure {
             error: TransportError::unparseable_graphql_body(status, text, rate_limit, content_type),
@@ -117,8 +153,19 @@ fn status_outcome(status: u16) -> Outcome {
 pub(super) fn envelope_classes(error: &TransportError, now_ms: u64) -> (FailureClass, Outcome) {
     match error.status {
         Some(status) if status != 200 => {
-            let server_wait_ms = retry_after::server_directed_wait_ms(status, None, error.rate_limit.as_ref(), now_ms);
-            (FailureClass::Status { status, server_wait_ms }, status_outcome(status))
+            let server_wait_ms = retry_after::server_directed_wait_ms(
+                status,
+                None,
+                error.rate_limit.as_ref(),
+                now_ms,
+            );
+            (
+                FailureClass::Status {
+                    status,
+                    server_wait_ms,
+                },
+                status_outcome(status),
+            )
         }
         _ => (FailureClass::StatuslessEnvelope, Outcome::Neutral),
     }
@@ -155,8 +202,14 @@ mod tests {
 
     #[test]
     fn rest_bodies_become_json_text() {
-        assert_eq!(rest_result(r#"{"a":1}"#.into()).as_deref(), Some(r#"{"a":1}"#));
-        assert_eq!(rest_result("plain text".into()).as_deref(), Some(r#""plain text""#));
+        assert_eq!(
+            rest_result(r#"{"a":1}"#.into()).as_deref(),
+            Some(r#"{"a":1}"#)
+        );
+        assert_eq!(
+            rest_result("plain text".into()).as_deref(),
+            Some(r#""plain text""#)
+        );
         assert_eq!(rest_result("  \n".into()), None);
     }
 

@@ -12,23 +12,56 @@ fn the_cache_plan_follows_the_pipeline_rules() {
     let cache = Arc::new(ResponseCache::new(Default::default()));
     let options = |extra: &[(&str, OptValue)]| {
         let mut partial = PartialOptions::default();
-        partial.parse_key("responseCache", &OptValue::ResponseCache(cache.clone())).unwrap();
+        partial
+            .parse_key("responseCache", &OptValue::ResponseCache(cache.clone()))
+            .unwrap();
         for (key, value) in extra {
             partial.parse_key(key, value).unwrap();
         }
         partial.resolve(false)
     };
-    let get = RequestSpec::new(http::Method::GET, "http://h/anime/1", HeaderMap::new(), Default::default(), Protocol::Rest, ResultShape::Rest).unwrap();
+    let get = RequestSpec::new(
+        http::Method::GET,
+        "http://h/anime/1",
+        HeaderMap::new(),
+        Default::default(),
+        Protocol::Rest,
+        ResultShape::Rest,
+    )
+    .unwrap();
     let plain = options(&[]);
-    assert!(matches!(CacheUse::plan(&get, &plain), CacheUse::Read { .. }));
+    assert!(matches!(
+        CacheUse::plan(&get, &plain),
+        CacheUse::Read { .. }
+    ));
     let bypass = options(&[("bypassResponseCache", OptValue::Bool(true))]);
     assert!(matches!(CacheUse::plan(&get, &bypass), CacheUse::Off));
     let mut guarded = get.clone();
     guarded.missing_auth = Some("mal.user.me".into());
-    assert!(matches!(CacheUse::plan(&guarded, &plain), CacheUse::Off), "a failing auth guard skips the cache");
-    let patch = RequestSpec::new(http::Method::PATCH, "http://h/anime/1/my_list_status", HeaderMap::new(), Default::default(), Protocol::Rest, ResultShape::Rest).unwrap();
-    assert!(matches!(CacheUse::plan(&patch, &bypass), CacheUse::InvalidateOnSuccess(_)), "a bypassed write still invalidates");
-    assert!(matches!(CacheUse::plan(&get, &PartialOptions::default().resolve(false)), CacheUse::Off));
+    assert!(
+        matches!(CacheUse::plan(&guarded, &plain), CacheUse::Off),
+        "a failing auth guard skips the cache"
+    );
+    let patch = RequestSpec::new(
+        http::Method::PATCH,
+        "http://h/anime/1/my_list_status",
+        HeaderMap::new(),
+        Default::default(),
+        Protocol::Rest,
+        ResultShape::Rest,
+    )
+    .unwrap();
+    assert!(
+        matches!(
+            CacheUse::plan(&patch, &bypass),
+            CacheUse::InvalidateOnSuccess(_)
+        ),
+        "a bypassed write still invalidates"
+    );
+    assert!(matches!(
+        CacheUse::plan(&get, &PartialOptions::default().resolve(false)),
+        CacheUse::Off
+    ));
 }
 
 #[test]
