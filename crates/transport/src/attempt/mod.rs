@@ -34,7 +34,7 @@ use crate::random::RandomSource;
 use crate::rate_limit::RateLimitInfo;
 use crate::request::RequestSpec;
 use outcome::{FailedAnswer, Failure, Settled};
-use report::FailureExtras;
+use report::{FailureExtras, Reporter};
 pub use result::{CallResult, Completed, ResultText};
 
 mod outcome;
@@ -124,20 +124,15 @@ pub async fn execute_on(
         shared,
         spec,
         options,
-        sink,
         cancel,
-        request_id: Arc::from(new_request_id()),
-        url: Arc::from(crate::request::redact_userinfo(&spec.url).as_ref()),
         token: NEXT_REQUEST.fetch_add(1, Ordering::Relaxed),
-        attempt: 0,
-        paced_ms: 0,
-        retry_wait_ms: 0,
         cache: CacheUse::plan(spec, options),
+        events: Reporter::new(sink, options.hooks, Arc::from(new_request_id()), spec),
     };
     match call.run(exchange).await {
-        Ok(result) => Ok(Completed { result, request_id: call.request_id }),
+        Ok(result) => Ok(Completed { result, request_id: call.events.request_id }),
         Err(mut error) => {
-            error.request_id = Some(call.request_id.to_string());
+            error.request_id = Some(call.events.request_id.to_string());
             Err(error)
         }
     }
@@ -147,17 +142,12 @@ struct Call<'a, S: EventSink> {
     shared: &'a Shared<'a>,
     spec: &'a RequestSpec,
     options: &'a ResolvedOptions,
-    sink: &'a S,
     cancel: &'a CancellationToken,
-    request_id: Arc<str>,
-    url: Arc<str>,
     /// Identifies this request to the breaker, so only it can settle a probe it owns (D8).
     token: u64,
-    /// Zero-based index of the current attempt.
-    attempt: u32,
-    paced_ms: u64,
-    retry_wait_ms: u64,
     cache: CacheUse<'a>,
+    /// The call's hooks, and the attempt counters they report.
+    events: Reporter<'a, S>,
 }
 
 impl<S: EventSink> Call<'_, S> {
@@ -178,9 +168,9 @@ impl<S: EventSink> Call<'_, S> {
                 None
             }
             Lookup::Hit(text) => {
-                self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
-                self.emit_if(Hook::OnResponse, || Event::Response {
-                    context: self.context(),
+                self.events.request_start().await;
+                self.events.emit_if(Hook::OnResponse, || Event::Response {
+                    context: self.events.context(),
                     duration_ms: 0.0,
                     rate_limit: None,
                     cache_hit: Some(true),
@@ -205,21 +195,21 @@ impl<S: EventSink> Call<'_, S> {
         loop {
             if let Some(operation) = &self.spec.missing_auth {
                 let error = TransportError::auth(Some(operation));
-                self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
-                self.report_failure(&error, FailureExtras::default()).await;
+                self.events.request_start().await;
+                self.events.report_failure(&error, FailureExtras::default()).await;
                 return Err(error);
             }
             let is_probe = match self.admit() {
                 Ok(is_probe) => is_probe,
                 Err((error, retry_after_ms)) => {
-                    self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
+                    self.events.request_start().await;
                     let extras = FailureExtras { host: Some(self.spec.host.clone()), retry_after_ms, ..Default::default() };
-                    self.report_failure(&error, extras).await;
+                    self.events.report_failure(&error, extras).await;
                     return Err(error);
                 }
             };
             self.pace().await?;
-            self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
+            self.events.request_start().await;
 
             let started = Instant::now();
             let dispatched = tokio::select! {
@@ -229,7 +219,7 @@ impl<S: EventSink> Call<'_, S> {
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
 
-            let settled = outcome::settle(dispatched, self.spec, self.options.allow_partial_data, self.shared.clock);
+            let settled = outcome::settle(dispatched, self.spec, self.options.allow_partial_data, || self.shared.clock.now_ms());
             let failure = match settled {
                 Settled::Success { result, partial, rate_limit } => {
                     return Ok(self.finish_success(duration_ms, result, partial, rate_limit).await);
@@ -238,23 +228,23 @@ impl<S: EventSink> Call<'_, S> {
             };
             match failure.answer {
                 FailedAnswer::Envelope(rate_limit) => {
-                    self.report_response(duration_ms, rate_limit, self.cacheable_miss(), false).await
+                    self.events.report_response(duration_ms, rate_limit, self.cacheable_miss(), false).await
                 }
-                FailedAnswer::Bare => self.report_response(duration_ms, None, None, false).await,
+                FailedAnswer::Bare => self.events.report_response(duration_ms, None, None, false).await,
             }
             let transition = self.record_outcome(failure.outcome);
-            self.announce(transition).await;
+            self.events.announce(transition).await;
 
             let (wait, budget_exhausted) = self.decide_retry(&failure, is_probe);
             let Failure { error, .. } = failure;
             let Some(delay_ms) = wait else {
                 self.pace_after_terminal(&error);
-                self.report_failure(&error, FailureExtras { budget_exhausted, ..Default::default() }).await;
+                self.events.report_failure(&error, FailureExtras { budget_exhausted, ..Default::default() }).await;
                 return Err(error);
             };
-            self.report_failure(&error, FailureExtras { next_delay_ms: Some(delay_ms), ..Default::default() }).await;
-            self.retry_wait_ms += delay_ms;
-            self.attempt += 1;
+            self.events.report_failure(&error, FailureExtras { next_delay_ms: Some(delay_ms), ..Default::default() }).await;
+            self.events.retry_wait_ms += delay_ms;
+            self.events.attempt += 1;
             tokio::select! {
                 biased;
                 // An abort during backoff records nothing new (transport.md 1.3 step 8.9).
@@ -301,13 +291,13 @@ impl<S: EventSink> Call<'_, S> {
         };
         if aborted {
             let elapsed = (started.elapsed().as_millis() as u64).min(wait.delay_ms);
-            self.emit_if(Hook::OnPace, || Event::Pace { context: self.context(), delay_ms: elapsed, aborted: true }).await;
+            self.events.emit_if(Hook::OnPace, || Event::Pace { context: self.events.context(), delay_ms: elapsed, aborted: true }).await;
             let transition = self.shared.hosts.with(&self.spec.host, |s| s.breaker.pacing_aborted(self.token));
-            self.announce(transition).await;
+            self.events.announce(transition).await;
             return Err(TransportError::aborted_during_pacing());
         }
-        self.emit_if(Hook::OnPace, || Event::Pace { context: self.context(), delay_ms: wait.delay_ms, aborted: false }).await;
-        self.paced_ms += wait.delay_ms;
+        self.events.emit_if(Hook::OnPace, || Event::Pace { context: self.events.context(), delay_ms: wait.delay_ms, aborted: false }).await;
+        self.events.paced_ms += wait.delay_ms;
         Ok(())
     }
 
@@ -334,16 +324,16 @@ impl<S: EventSink> Call<'_, S> {
             }
             (_, result) => (result, false),
         };
-        self.report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write).await;
+        self.events.report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write).await;
         let outcome = match &partial {
             None => Outcome::Success,
             Some(error) => {
-                self.report_failure(error, FailureExtras::default()).await;
+                self.events.report_failure(error, FailureExtras::default()).await;
                 outcome::envelope_classes(error, self.shared.clock.now_ms()).1
             }
         };
         let transition = self.record_outcome(outcome);
-        self.announce(transition).await;
+        self.events.announce(transition).await;
         if let Some(info) = rate_limit.filter(|_| self.options.pace_with_rate_limit) {
             let now = self.shared.clock.now_ms();
             if let Some(deadline) = pacing::deadline_after_success(&info, self.options.rate_limit_floor, now) {
@@ -360,7 +350,7 @@ impl<S: EventSink> Call<'_, S> {
         let Some(policy) = self.options.retry.as_ref().filter(|_| !is_probe) else {
             return (None, false);
         };
-        let wanted = policy::retry_wait(policy, failure.class, self.attempt, self.shared.rng);
+        let wanted = policy::retry_wait(policy, failure.class, self.events.attempt, self.shared.rng);
         let Some(config) = self.options.retry_budget else {
             return (wanted.map(|w| w.delay_ms()), false);
         };

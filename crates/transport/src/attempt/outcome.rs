@@ -13,7 +13,7 @@ use crate::rate_limit::RateLimitInfo;
 use crate::request::{RequestSpec, ResultShape};
 use crate::retry_after;
 
-use super::{CallResult, Clock, ResultText};
+use super::result::{CallResult, ResultText};
 
 /// A failed attempt with what the breaker and the retry policy need to know about it.
 pub(super) struct Failure {
@@ -41,12 +41,13 @@ pub(super) enum Settled {
     Failed(Failure),
 }
 
-/// Classify what the exchange produced.
+/// Classify what the exchange produced. `now_ms` (wall clock) is read only by failures that
+/// carry a server-directed wait.
 pub(super) fn settle(
     dispatched: Result<RawResponse, TransportError>,
     spec: &RequestSpec,
     allow_partial_data: bool,
-    clock: &dyn Clock,
+    now_ms: impl Fn() -> u64,
 ) -> Settled {
     let response = match dispatched {
         Ok(response) => response,
@@ -78,7 +79,7 @@ pub(super) fn settle(
             status,
             header(&response.headers, "retry-after"),
             rate_limit.as_ref(),
-            clock.now_ms(),
+            now_ms(),
         );
         let error =
             TransportError::http_status(spec.protocol, status, text, rate_limit, content_type);
@@ -121,7 +122,7 @@ pub(super) fn settle(
             rate_limit,
         },
         Some(Envelope::Failure(error)) => {
-            let (class, outcome) = envelope_classes(&error, clock.now_ms());
+            let (class, outcome) = envelope_classes(&error, now_ms());
             Settled::Failed(Failure {
                 error,
                 class,
