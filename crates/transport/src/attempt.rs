@@ -6,22 +6,26 @@
 //! `onRequestStart`, dispatch under the per-attempt deadline,
 //! classification, breaker accounting, pacing bookkeeping, then the retry decision (policy
 //! first, budget second) and the backoff wait. Every wait races the caller's cancellation.
+//!
+//! The loop reaches the network only through [`Exchange`] (one round trip), so its composition
+//! is tested with a scripted exchange on paused time (`composition_tests`). `outcome` turns
+//! what an exchange produced into a result or a classified failure; `report` builds the events.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use http::HeaderMap;
+// Tokio's clock, so durations follow virtual time in the composition tests.
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::{Admission, Outcome, Transition};
 use crate::budget::{self, BudgetVerdict};
 use crate::cache::{CacheKey, Lookup, ResponseCache};
 use crate::clock::Clock;
-use crate::envelope::{self, Envelope};
-use crate::error::{ErrorCode, TransportError};
-use crate::events::{Context, Event, EventSink, FailureReport};
-use crate::exchange::{self, RawResponse};
+use crate::error::TransportError;
+use crate::events::{Event, EventSink};
+use crate::exchange::Exchange;
 use crate::host_state::HostStates;
 use crate::options::{Hook, ResolvedOptions};
 use crate::pacing;
@@ -29,44 +33,24 @@ use crate::policy::{self, FailureClass};
 use crate::pool::Pool;
 use crate::random::RandomSource;
 use crate::rate_limit::RateLimitInfo;
-use crate::request::{RequestSpec, ResultShape};
-use crate::retry_after;
+use crate::request::RequestSpec;
+use outcome::{FailedAnswer, Failure, Settled};
+use report::{FailureExtras, Reporter};
+pub use result::{CallResult, Completed, ResultText};
+
+mod outcome;
+mod report;
+mod result;
+#[cfg(test)]
+mod composition_tests;
+#[cfg(test)]
+mod tests;
 
 /// What a call needs besides its request: the client's per-host state, time and randomness.
 pub struct Shared<'a> {
     pub hosts: &'a HostStates,
     pub clock: &'a dyn Clock,
     pub rng: &'a dyn RandomSource,
-}
-
-/// A successful call: the JSON text of its result (always valid JSON), or None for `undefined`
-/// (an empty REST body).
-pub type CallResult = Option<ResultText>;
-
-/// A call that succeeded: its result and the request id its hooks saw (the binding needs it
-/// should the result fail to cross into JavaScript).
-#[derive(Debug)]
-pub struct Completed {
-    pub result: CallResult,
-    pub request_id: Arc<str>,
-}
-
-/// Result text as read from the network, or shared with the response cache (a hit copies nothing).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ResultText {
-    Fresh(String),
-    Cached(Arc<str>),
-}
-
-impl std::ops::Deref for ResultText {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        match self {
-            ResultText::Fresh(text) => text,
-            ResultText::Cached(text) => text,
-        }
-    }
 }
 
 /// What the response cache does for one call (transport.md 1.12).
@@ -99,19 +83,6 @@ impl<'a> CacheUse<'a> {
     }
 }
 
-/// A failed attempt with what the breaker and the retry policy need to know about it.
-struct Failure {
-    error: TransportError,
-    class: FailureClass,
-    outcome: Outcome,
-    response_reported: bool,
-}
-
-enum Settled {
-    Success { result: CallResult, partial: Option<TransportError>, rate_limit: Option<RateLimitInfo> },
-    Failed(Failure),
-}
-
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
 /// Run one logical request on `pool`, the connection pool chosen when the call started (so a
@@ -124,24 +95,31 @@ pub async fn execute(
     sink: &impl EventSink,
     cancel: &CancellationToken,
 ) -> Result<Completed, TransportError> {
+    execute_on(shared, &pool, spec, options, sink, cancel).await
+}
+
+/// [`execute`] over any [`Exchange`]: the production pool, or a scripted one in tests.
+pub async fn execute_on(
+    shared: &Shared<'_>,
+    exchange: &impl Exchange,
+    spec: &RequestSpec,
+    options: &ResolvedOptions,
+    sink: &impl EventSink,
+    cancel: &CancellationToken,
+) -> Result<Completed, TransportError> {
     let mut call = Call {
         shared,
         spec,
         options,
-        sink,
         cancel,
-        request_id: Arc::from(new_request_id()),
-        url: Arc::from(crate::request::redact_userinfo(&spec.url).as_ref()),
         token: NEXT_REQUEST.fetch_add(1, Ordering::Relaxed),
-        attempt: 0,
-        paced_ms: 0,
-        retry_wait_ms: 0,
         cache: CacheUse::plan(spec, options),
+        events: Reporter::new(sink, options.hooks, Arc::from(new_request_id()), spec),
     };
-    match call.run(&pool).await {
-        Ok(result) => Ok(Completed { result, request_id: call.request_id }),
+    match call.run(exchange).await {
+        Ok(result) => Ok(Completed { result, request_id: call.events.request_id }),
         Err(mut error) => {
-            error.request_id = Some(call.request_id.to_string());
+            error.request_id = Some(call.events.request_id.to_string());
             Err(error)
         }
     }
@@ -151,78 +129,15 @@ struct Call<'a, S: EventSink> {
     shared: &'a Shared<'a>,
     spec: &'a RequestSpec,
     options: &'a ResolvedOptions,
-    sink: &'a S,
     cancel: &'a CancellationToken,
-    request_id: Arc<str>,
-    url: Arc<str>,
     /// Identifies this request to the breaker, so only it can settle a probe it owns (D8).
     token: u64,
-    /// Zero-based index of the current attempt.
-    attempt: u32,
-    paced_ms: u64,
-    retry_wait_ms: u64,
     cache: CacheUse<'a>,
+    /// The call's hooks, and the attempt counters they report.
+    events: Reporter<'a, S>,
 }
 
 impl<S: EventSink> Call<'_, S> {
-    fn context(&self) -> Context {
-        Context {
-            request_id: self.request_id.clone(),
-            url: self.url.clone(),
-            method: method_name(&self.spec.method),
-            attempt: self.attempt + 1,
-        }
-    }
-
-    fn wants(&self, hook: Hook) -> bool {
-        self.options.hooks.has(hook)
-    }
-
-    async fn emit_if(&self, hook: Hook, build: impl FnOnce() -> Event) {
-        if self.wants(hook) {
-            self.sink.emit(build()).await;
-        }
-    }
-
-    async fn report_failure(&self, error: &TransportError, report: FailureExtras) {
-        let via_retry_hook = report.next_delay_ms.is_some() && self.wants(Hook::OnRetry);
-        let hook = if via_retry_hook { Hook::OnRetry } else { Hook::OnError };
-        self.emit_if(hook, || {
-            Event::Failure(Box::new(FailureReport {
-                context: self.context(),
-                error: error.clone(),
-                via_retry_hook,
-                next_delay_ms: report.next_delay_ms,
-                retry_wait_ms: (self.retry_wait_ms > 0).then_some(self.retry_wait_ms),
-                budget_exhausted: report.budget_exhausted,
-                host: report.host,
-                retry_after_ms: report.retry_after_ms,
-            }))
-        })
-        .await;
-    }
-
-    async fn announce(&self, transition: Option<Transition>) {
-        match transition {
-            Some(Transition::Opened { failures }) => {
-                self.emit_if(Hook::OnCircuitOpen, || Event::CircuitOpen {
-                    context: self.context(),
-                    host: self.spec.host.clone(),
-                    failures,
-                })
-                .await
-            }
-            Some(Transition::Closed) => {
-                self.emit_if(Hook::OnCircuitClose, || Event::CircuitClose {
-                    context: self.context(),
-                    host: self.spec.host.clone(),
-                })
-                .await
-            }
-            None => {}
-        }
-    }
-
     fn record_outcome(&self, outcome: Outcome) -> Option<Transition> {
         let config = self.options.circuit_breaker?;
         let now = self.shared.clock.now_ms();
@@ -240,9 +155,9 @@ impl<S: EventSink> Call<'_, S> {
                 None
             }
             Lookup::Hit(text) => {
-                self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
-                self.emit_if(Hook::OnResponse, || Event::Response {
-                    context: self.context(),
+                self.events.request_start().await;
+                self.events.emit_if(Hook::OnResponse, || Event::Response {
+                    context: self.events.context(),
                     duration_ms: 0.0,
                     rate_limit: None,
                     cache_hit: Some(true),
@@ -260,60 +175,63 @@ impl<S: EventSink> Call<'_, S> {
         matches!(self.cache, CacheUse::Read { .. }).then_some(false)
     }
 
-    async fn run(&mut self, pool: &Arc<Pool>) -> Result<CallResult, TransportError> {
+    async fn run(&mut self, exchange: &impl Exchange) -> Result<CallResult, TransportError> {
         if let Some(text) = self.read_cache().await {
             return Ok(Some(ResultText::Cached(text)));
         }
         loop {
             if let Some(operation) = &self.spec.missing_auth {
                 let error = TransportError::auth(Some(operation));
-                self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
-                self.report_failure(&error, FailureExtras::default()).await;
+                self.events.request_start().await;
+                self.events.report_failure(&error, FailureExtras::default()).await;
                 return Err(error);
             }
             let is_probe = match self.admit() {
                 Ok(is_probe) => is_probe,
                 Err((error, retry_after_ms)) => {
-                    self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
+                    self.events.request_start().await;
                     let extras = FailureExtras { host: Some(self.spec.host.clone()), retry_after_ms, ..Default::default() };
-                    self.report_failure(&error, extras).await;
+                    self.events.report_failure(&error, extras).await;
                     return Err(error);
                 }
             };
             self.pace().await?;
-            self.emit_if(Hook::OnRequestStart, || Event::RequestStart(self.context())).await;
+            self.events.request_start().await;
 
             let started = Instant::now();
             let dispatched = tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => Err(TransportError::aborted()),
-                response = self.dispatch(pool) => response,
+                response = exchange.send(self.spec, self.options.max_response_bytes, self.options.timeout) => response,
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
 
-            let failure = match self.settle(dispatched, duration_ms).await {
+            let settled = outcome::settle(dispatched, self.spec, self.options.allow_partial_data, || self.shared.clock.now_ms());
+            let failure = match settled {
                 Settled::Success { result, partial, rate_limit } => {
                     return Ok(self.finish_success(duration_ms, result, partial, rate_limit).await);
                 }
                 Settled::Failed(failure) => failure,
             };
-            if !failure.response_reported {
-                // The failure path reports no quota (transport.md 1.3 step 8.1); the error has it.
-                self.report_response(duration_ms, None, None, false).await;
+            match failure.answer {
+                FailedAnswer::Envelope(rate_limit) => {
+                    self.events.report_response(duration_ms, rate_limit, self.cacheable_miss(), false).await
+                }
+                FailedAnswer::Bare => self.events.report_response(duration_ms, None, None, false).await,
             }
             let transition = self.record_outcome(failure.outcome);
-            self.announce(transition).await;
+            self.events.announce(transition).await;
 
             let (wait, budget_exhausted) = self.decide_retry(&failure, is_probe);
             let Failure { error, .. } = failure;
             let Some(delay_ms) = wait else {
                 self.pace_after_terminal(&error);
-                self.report_failure(&error, FailureExtras { budget_exhausted, ..Default::default() }).await;
+                self.events.report_failure(&error, FailureExtras { budget_exhausted, ..Default::default() }).await;
                 return Err(error);
             };
-            self.report_failure(&error, FailureExtras { next_delay_ms: Some(delay_ms), ..Default::default() }).await;
-            self.retry_wait_ms += delay_ms;
-            self.attempt += 1;
+            self.events.report_failure(&error, FailureExtras { next_delay_ms: Some(delay_ms), ..Default::default() }).await;
+            self.events.retry_wait_ms += delay_ms;
+            self.events.attempt += 1;
             tokio::select! {
                 biased;
                 // An abort during backoff records nothing new (transport.md 1.3 step 8.9).
@@ -360,98 +278,14 @@ impl<S: EventSink> Call<'_, S> {
         };
         if aborted {
             let elapsed = (started.elapsed().as_millis() as u64).min(wait.delay_ms);
-            self.emit_if(Hook::OnPace, || Event::Pace { context: self.context(), delay_ms: elapsed, aborted: true }).await;
+            self.events.emit_if(Hook::OnPace, || Event::Pace { context: self.events.context(), delay_ms: elapsed, aborted: true }).await;
             let transition = self.shared.hosts.with(&self.spec.host, |s| s.breaker.pacing_aborted(self.token));
-            self.announce(transition).await;
+            self.events.announce(transition).await;
             return Err(TransportError::aborted_during_pacing());
         }
-        self.emit_if(Hook::OnPace, || Event::Pace { context: self.context(), delay_ms: wait.delay_ms, aborted: false }).await;
-        self.paced_ms += wait.delay_ms;
+        self.events.emit_if(Hook::OnPace, || Event::Pace { context: self.events.context(), delay_ms: wait.delay_ms, aborted: false }).await;
+        self.events.paced_ms += wait.delay_ms;
         Ok(())
-    }
-
-    async fn dispatch(&self, pool: &Arc<Pool>) -> Result<RawResponse, TransportError> {
-        exchange::send(pool, self.spec, self.options.max_response_bytes, self.options.timeout).await
-    }
-
-    async fn report_response(
-        &self,
-        duration_ms: f64,
-        rate_limit: Option<RateLimitInfo>,
-        cache_hit: Option<bool>,
-        cache_write: bool,
-    ) {
-        self.emit_if(Hook::OnResponse, || Event::Response {
-            context: self.context(),
-            duration_ms,
-            rate_limit,
-            cache_hit,
-            cache_write,
-            paced_ms: (self.paced_ms > 0).then_some(self.paced_ms),
-        })
-        .await;
-    }
-
-    /// Classify what the dispatch produced.
-    async fn settle(&self, dispatched: Result<RawResponse, TransportError>, duration_ms: f64) -> Settled {
-        let response = match dispatched {
-            Ok(response) => response,
-            Err(error) => {
-                let (class, outcome) = match error.code {
-                    // Our own limit, not the upstream's health (D28).
-                    ErrorCode::Network if error.response_limit.is_some() => (FailureClass::Fatal, Outcome::Neutral),
-                    ErrorCode::Network => (FailureClass::Network, Outcome::Availability),
-                    ErrorCode::Timeout => (FailureClass::Timeout, Outcome::Availability),
-                    ErrorCode::Aborted => (FailureClass::Aborted, Outcome::Reachability),
-                    _ => (FailureClass::Fatal, Outcome::Reachability),
-                };
-                return Settled::Failed(Failure { error, class, outcome, response_reported: false });
-            }
-        };
-        let rate_limit = read_rate_limit(&response.headers);
-        let content_type = header(&response.headers, "content-type").map(str::to_string);
-        let text = String::from_utf8_lossy(&response.body).into_owned();
-        let status = response.status;
-        if !(200..300).contains(&status) {
-            let now = self.shared.clock.now_ms();
-            let server_wait_ms =
-                retry_after::server_directed_wait_ms(status, header(&response.headers, "retry-after"), rate_limit.as_ref(), now);
-            let error = TransportError::http_status(self.spec.protocol, status, text, rate_limit, content_type);
-            return Settled::Failed(Failure {
-                error,
-                class: FailureClass::Status { status, server_wait_ms },
-                outcome: status_outcome(status),
-                response_reported: false,
-            });
-        }
-        match self.spec.shape {
-            ResultShape::Nothing => return Settled::Success { result: None, partial: None, rate_limit },
-            ResultShape::Rest => {
-                return Settled::Success { result: rest_result(text), partial: None, rate_limit };
-            }
-            ResultShape::GraphQl => {}
-        }
-        match envelope::classify(&text, self.options.allow_partial_data, rate_limit, content_type.clone()) {
-            Some(Envelope::Success(result)) => {
-                Settled::Success { result: Some(ResultText::Fresh(result)), partial: None, rate_limit }
-            }
-            Some(Envelope::Partial { result, error }) => {
-                Settled::Success { result: Some(ResultText::Fresh(result)), partial: Some(error), rate_limit }
-            }
-            Some(Envelope::Failure(error)) => {
-                // A strict envelope failure still reports the response it came in (transport.md 1.3 step 7).
-                self.report_response(duration_ms, rate_limit, self.cacheable_miss(), false).await;
-                let now = self.shared.clock.now_ms();
-                let (class, outcome) = envelope_classes(&error, now);
-                Settled::Failed(Failure { error, class, outcome, response_reported: true })
-            }
-            None => Settled::Failed(Failure {
-                error: TransportError::unparseable_graphql_body(status, text, rate_limit, content_type),
-                class: FailureClass::Fatal,
-                outcome: Outcome::Neutral,
-                response_reported: false,
-            }),
-        }
     }
 
     /// Cache write-back or invalidation, `onResponse`, the partial-data report, breaker
@@ -477,16 +311,16 @@ impl<S: EventSink> Call<'_, S> {
             }
             (_, result) => (result, false),
         };
-        self.report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write).await;
+        self.events.report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write).await;
         let outcome = match &partial {
             None => Outcome::Success,
             Some(error) => {
-                self.report_failure(error, FailureExtras::default()).await;
-                envelope_classes(error, self.shared.clock.now_ms()).1
+                self.events.report_failure(error, FailureExtras::default()).await;
+                outcome::envelope_classes(error, self.shared.clock.now_ms()).1
             }
         };
         let transition = self.record_outcome(outcome);
-        self.announce(transition).await;
+        self.events.announce(transition).await;
         if let Some(info) = rate_limit.filter(|_| self.options.pace_with_rate_limit) {
             let now = self.shared.clock.now_ms();
             if let Some(deadline) = pacing::deadline_after_success(&info, self.options.rate_limit_floor, now) {
@@ -503,7 +337,7 @@ impl<S: EventSink> Call<'_, S> {
         let Some(policy) = self.options.retry.as_ref().filter(|_| !is_probe) else {
             return (None, false);
         };
-        let wanted = policy::retry_wait(policy, failure.class, self.attempt, self.shared.rng);
+        let wanted = policy::retry_wait(policy, failure.class, self.events.attempt, self.shared.rng);
         let Some(config) = self.options.retry_budget else {
             return (wanted.map(|w| w.delay_ms()), false);
         };
@@ -536,73 +370,6 @@ impl<S: EventSink> Call<'_, S> {
     }
 }
 
-#[derive(Default)]
-struct FailureExtras {
-    next_delay_ms: Option<u64>,
-    budget_exhausted: bool,
-    host: Option<String>,
-    retry_after_ms: Option<u64>,
-}
-
-/// Availability failures (429, 5xx) advance the breaker's streak; other answers prove the
-/// upstream is reachable.
-fn status_outcome(status: u16) -> Outcome {
-    if status == 429 || status >= 500 {
-        Outcome::Availability
-    } else {
-        Outcome::Reachability
-    }
-}
-
-/// A GraphQL envelope error: without an upstream status it is a query bug, neutral for the
-/// breaker and never retried; with one it counts like the HTTP status it carries.
-fn envelope_classes(error: &TransportError, now_ms: u64) -> (FailureClass, Outcome) {
-    match error.status {
-        Some(status) if status != 200 => {
-            let server_wait_ms = retry_after::server_directed_wait_ms(status, None, error.rate_limit.as_ref(), now_ms);
-            (FailureClass::Status { status, server_wait_ms }, status_outcome(status))
-        }
-        _ => (FailureClass::StatuslessEnvelope, Outcome::Neutral),
-    }
-}
-
-/// A REST body as the result: JSON as it is, any other text as a JSON string (the body
-/// verbatim, transport.md 1.9), nothing for an empty body (decisions D11).
-fn rest_result(text: String) -> CallResult {
-    if text.trim().is_empty() {
-        return None;
-    }
-    if envelope::is_json(&text) {
-        return Some(ResultText::Fresh(text));
-    }
-    serde_json::to_string(&text).ok().map(ResultText::Fresh)
-}
-
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// `x-ratelimit-*`, in any case (MAL sends `X-RateLimit-*`; header maps are case-insensitive).
-fn read_rate_limit(headers: &HeaderMap) -> Option<RateLimitInfo> {
-    RateLimitInfo::from_headers(
-        header(headers, "x-ratelimit-limit"),
-        header(headers, "x-ratelimit-remaining"),
-        header(headers, "x-ratelimit-reset"),
-    )
-}
-
-fn method_name(method: &http::Method) -> &'static str {
-    match *method {
-        http::Method::GET => "GET",
-        http::Method::POST => "POST",
-        http::Method::PUT => "PUT",
-        http::Method::PATCH => "PATCH",
-        http::Method::DELETE => "DELETE",
-        http::Method::HEAD => "HEAD",
-        _ => "OPTIONS",
-    }
-}
-
 /// A random UUID v4, shared by every hook and stamped on the error.
 fn new_request_id() -> String {
     let bytes = fastrand::u128(..).to_be_bytes();
@@ -613,58 +380,3 @@ fn new_request_id() -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cache_plan_follows_the_pipeline_rules() {
-        use crate::error::Protocol;
-        use crate::options::{OptValue, PartialOptions};
-        use http::HeaderMap;
-
-        let cache = Arc::new(ResponseCache::new(Default::default()));
-        let options = |extra: &[(&str, OptValue)]| {
-            let mut partial = PartialOptions::default();
-            partial.parse_key("responseCache", &OptValue::ResponseCache(cache.clone())).unwrap();
-            for (key, value) in extra {
-                partial.parse_key(key, value).unwrap();
-            }
-            partial.resolve(false)
-        };
-        let get = RequestSpec::new(http::Method::GET, "http://h/anime/1", HeaderMap::new(), Default::default(), Protocol::Rest, ResultShape::Rest).unwrap();
-        let plain = options(&[]);
-        assert!(matches!(CacheUse::plan(&get, &plain), CacheUse::Read { .. }));
-        let bypass = options(&[("bypassResponseCache", OptValue::Bool(true))]);
-        assert!(matches!(CacheUse::plan(&get, &bypass), CacheUse::Off));
-        let mut guarded = get.clone();
-        guarded.missing_auth = Some("mal.user.me".into());
-        assert!(matches!(CacheUse::plan(&guarded, &plain), CacheUse::Off), "a failing auth guard skips the cache");
-        let patch = RequestSpec::new(http::Method::PATCH, "http://h/anime/1/my_list_status", HeaderMap::new(), Default::default(), Protocol::Rest, ResultShape::Rest).unwrap();
-        assert!(matches!(CacheUse::plan(&patch, &bypass), CacheUse::InvalidateOnSuccess(_)), "a bypassed write still invalidates");
-        assert!(matches!(CacheUse::plan(&get, &PartialOptions::default().resolve(false)), CacheUse::Off));
-    }
-
-    #[test]
-    fn request_ids_are_uuid_v4() {
-        let id = new_request_id();
-        assert_eq!(id.len(), 36);
-        assert_eq!(&id[14..15], "4");
-        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"));
-        assert_ne!(id, new_request_id());
-    }
-
-    #[test]
-    fn rest_bodies_become_json_text() {
-        assert_eq!(rest_result(r#"{"a":1}"#.into()).as_deref(), Some(r#"{"a":1}"#));
-        assert_eq!(rest_result("plain text".into()).as_deref(), Some(r#""plain text""#));
-        assert_eq!(rest_result("  \n".into()), None);
-    }
-
-    #[test]
-    fn statuses_split_into_availability_and_reachability() {
-        assert_eq!(status_outcome(429), Outcome::Availability);
-        assert_eq!(status_outcome(503), Outcome::Availability);
-        assert_eq!(status_outcome(404), Outcome::Reachability);
-    }
-}

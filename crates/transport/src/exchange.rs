@@ -7,6 +7,7 @@
 //! is a read (query or GET) and the connection died before a single response byte (the server
 //! closed it as idle just as the request arrived, which its kernel answers with a reset).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,32 @@ pub struct RawResponse {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Bytes,
+}
+
+/// One HTTP round trip as the attempt loop sees it: the seam between the loop and the network,
+/// so the loop's composition is tested with a scripted exchange, without sockets. The loop is
+/// generic over it (static dispatch): production pays no box or vtable per attempt.
+pub trait Exchange: Sync {
+    /// Send `spec` and read the whole response, refusing a body larger than `max_body_bytes`;
+    /// `timeout` bounds the round trip (the implementation decides where it starts, D32).
+    fn send(
+        &self,
+        spec: &RequestSpec,
+        max_body_bytes: u64,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<RawResponse, TransportError>> + Send;
+}
+
+/// The production exchange: a pooled connection, with the stale keep-alive resend below the seam.
+impl Exchange for Arc<Pool> {
+    fn send(
+        &self,
+        spec: &RequestSpec,
+        max_body_bytes: u64,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<RawResponse, TransportError>> + Send {
+        send(self, spec, max_body_bytes, timeout)
+    }
 }
 
 /// Send `spec` and read the whole response, refusing a body larger than `max_body_bytes`.

@@ -1,0 +1,74 @@
+//! Unit tests of the loop's helpers; its composition is tested in `composition_tests`.
+
+use super::*;
+use crate::request::ResultShape;
+
+#[test]
+fn the_cache_plan_follows_the_pipeline_rules() {
+    use crate::error::Protocol;
+    use crate::options::{OptValue, PartialOptions};
+    use http::HeaderMap;
+
+    let cache = Arc::new(ResponseCache::new(Default::default()));
+    let options = |extra: &[(&str, OptValue)]| {
+        let mut partial = PartialOptions::default();
+        partial
+            .parse_key("responseCache", &OptValue::ResponseCache(cache.clone()))
+            .unwrap();
+        for (key, value) in extra {
+            partial.parse_key(key, value).unwrap();
+        }
+        partial.resolve(false)
+    };
+    let get = RequestSpec::new(
+        http::Method::GET,
+        "http://h/anime/1",
+        HeaderMap::new(),
+        Default::default(),
+        Protocol::Rest,
+        ResultShape::Rest,
+    )
+    .unwrap();
+    let plain = options(&[]);
+    assert!(matches!(
+        CacheUse::plan(&get, &plain),
+        CacheUse::Read { .. }
+    ));
+    let bypass = options(&[("bypassResponseCache", OptValue::Bool(true))]);
+    assert!(matches!(CacheUse::plan(&get, &bypass), CacheUse::Off));
+    let mut guarded = get.clone();
+    guarded.missing_auth = Some("mal.user.me".into());
+    assert!(
+        matches!(CacheUse::plan(&guarded, &plain), CacheUse::Off),
+        "a failing auth guard skips the cache"
+    );
+    let patch = RequestSpec::new(
+        http::Method::PATCH,
+        "http://h/anime/1/my_list_status",
+        HeaderMap::new(),
+        Default::default(),
+        Protocol::Rest,
+        ResultShape::Rest,
+    )
+    .unwrap();
+    assert!(
+        matches!(
+            CacheUse::plan(&patch, &bypass),
+            CacheUse::InvalidateOnSuccess(_)
+        ),
+        "a bypassed write still invalidates"
+    );
+    assert!(matches!(
+        CacheUse::plan(&get, &PartialOptions::default().resolve(false)),
+        CacheUse::Off
+    ));
+}
+
+#[test]
+fn request_ids_are_uuid_v4() {
+    let id = new_request_id();
+    assert_eq!(id.len(), 36);
+    assert_eq!(&id[14..15], "4");
+    assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"));
+    assert_ne!(id, new_request_id());
+}
