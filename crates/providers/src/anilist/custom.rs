@@ -1,8 +1,11 @@
 //! Caller-written documents (`anilist.custom`, `anilist.customPage`): a light local parse that
 //! catches malformed documents before they cost a request, and tells the transport what it needs
-//! (mutation or not, D1; the top-level response keys, to unwrap a single root).
+//! (mutation or not, D1; the top-level response keys, to unwrap a single root; the cache hint).
+//! Its tokenizer is the crate's one GraphQL lexer.
 
 use std::collections::HashSet;
+
+use anilink_transport::cache::CacheHint;
 
 /// What the transport needs to know about a caller-written document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,6 +14,8 @@ pub struct CustomDocument {
     pub is_mutation: bool,
     /// The top-level response keys (alias or field name), fragments resolved, in order.
     pub root_keys: Vec<String>,
+    /// What the response cache may do with the request (see [`super::cache_hint`]).
+    pub cache_hint: CacheHint,
 }
 
 /// Checks the shape of a caller-written document (not empty, balanced braces, exactly one
@@ -20,10 +25,24 @@ pub fn analyze_custom_document(document: &str) -> Result<CustomDocument, Vec<Str
     let root_keys = parsed
         .response_keys(&parsed.operation.selection)
         .map_err(|problem| vec![problem])?;
+    let is_mutation = parsed.operation.kind == OperationType::Mutation;
+    let query_shaped = parsed.operation_first && !is_mutation;
+    let root_fields = parsed.root_field_names();
     Ok(CustomDocument {
-        is_mutation: parsed.operation.kind == OperationType::Mutation,
+        is_mutation,
         root_keys,
+        cache_hint: super::cache_hint::for_document(
+            query_shaped,
+            is_mutation,
+            root_fields.as_deref(),
+        ),
     })
+}
+
+/// The root field names of a document's operation (aliases resolved), or None when it does not
+/// parse or its root selects a fragment: such a document cannot be attributed to a field.
+pub(super) fn root_field_names(document: &str) -> Option<Vec<&str>> {
+    parse(document).ok()?.root_field_names()
 }
 
 /// `anilist.customPage`: the document must be a query whose single root is `Page`, declaring
@@ -265,6 +284,8 @@ struct OperationDefinition<'a> {
 struct ParsedDocument<'a> {
     operation: OperationDefinition<'a>,
     fragments: Vec<(&'a str, Vec<Selection<'a>>)>,
+    /// No fragment is defined before the operation (the document opens with it).
+    operation_first: bool,
 }
 
 /// State of one fragment-resolving walk over a selection set.
@@ -276,6 +297,15 @@ struct FragmentWalk<'s, 'a> {
 }
 
 impl<'a> ParsedDocument<'a> {
+    /// The operation's root fields by name, or None when its root selects a fragment.
+    fn root_field_names(&self) -> Option<Vec<&'a str>> {
+        let field_name = |item: &Selection<'a>| match item {
+            Selection::Field(field) => Some(field.name),
+            Selection::FragmentSpread(_) | Selection::InlineFragment(_) => None,
+        };
+        self.operation.selection.iter().map(field_name).collect()
+    }
+
     /// The fields of a selection set, fragments resolved. A fragment spread twice contributes
     /// its fields once, which keeps documents whose fragments fan out from blowing up.
     fn fields<'s>(&'s self, selection: &'s [Selection<'a>]) -> Result<Vec<&'s Field<'a>>, String> {
@@ -350,9 +380,13 @@ fn parse(document: &str) -> Result<ParsedDocument<'_>, Vec<String>> {
     };
     let mut operations = Vec::new();
     let mut fragments = Vec::new();
+    let mut operation_first = false;
     while parser.peek().is_some() {
         match parser.definition().map_err(|problem| vec![problem])? {
-            Definition::Operation(operation) => operations.push(operation),
+            Definition::Operation(operation) => {
+                operation_first |= fragments.is_empty() && operations.is_empty();
+                operations.push(operation);
+            }
             Definition::Fragment(name, selection) => fragments.push((name, selection)),
         }
     }
@@ -361,6 +395,7 @@ fn parse(document: &str) -> Result<ParsedDocument<'_>, Vec<String>> {
         Some(operation) if count == 1 => Ok(ParsedDocument {
             operation,
             fragments,
+            operation_first,
         }),
         Some(_) => Err(vec![format!(
             "The GraphQL document contains {count} operations; send exactly one."
@@ -619,7 +654,10 @@ mod tests {
             doc,
             CustomDocument {
                 is_mutation: false,
-                root_keys: vec!["Media".to_owned()]
+                root_keys: vec!["Media".to_owned()],
+                cache_hint: CacheHint::Read {
+                    scope: Some("Media".into())
+                },
             }
         );
         assert_eq!(keys("{ Viewer { id } }"), ["Viewer"]);
