@@ -101,7 +101,7 @@ impl AniListEndpoint {
         }
         let mut spec = self.graphql(document_prefix(document)?, variables)?;
         spec.is_write = analysis.is_mutation;
-        spec.cache_hint = analysis.cache_hint;
+        spec.cache_hint = anilist::custom_cache_hint(&analysis);
         Ok(spec)
     }
 

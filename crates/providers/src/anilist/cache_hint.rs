@@ -8,7 +8,7 @@ use anilink_transport::cache::{CacheHint, Invalidates, Scope};
 use serde_json::Value;
 
 use super::custom::root_field_names;
-use super::{Operation, OperationKind};
+use super::{CustomDocument, Operation, OperationKind};
 
 /// The cached root fields an AniList mutation can change; None for a mutation the table does
 /// not know, which drops every entry at the endpoint.
@@ -75,7 +75,7 @@ fn invalidated_by(root_fields: &[&str]) -> Invalidates {
 }
 
 /// The hint of a catalog operation: its document has the operation's single root field.
-pub(crate) fn for_operation(operation: &'static Operation) -> CacheHint {
+pub fn for_operation(operation: &'static Operation) -> CacheHint {
     match operation.kind() {
         OperationKind::Mutation => CacheHint::Write(invalidated_by(&[operation.root_field()])),
         OperationKind::Query | OperationKind::Page => CacheHint::Read {
@@ -85,21 +85,20 @@ pub(crate) fn for_operation(operation: &'static Operation) -> CacheHint {
 }
 
 /// The hint of a caller-written document. Only a query that opens the document is a cacheable
-/// read (the `{` or `query …{` shape of transport.md 1.12); `root_fields` is None when the root
-/// selects a fragment.
-pub(super) fn for_document(
-    query_shaped: bool,
-    is_mutation: bool,
-    root_fields: Option<&[&str]>,
-) -> CacheHint {
-    if is_mutation {
-        return CacheHint::Write(invalidated_by(root_fields.unwrap_or_default()));
+/// read (the `{` or `query …{` shape of transport.md 1.12).
+pub fn for_document(document: &CustomDocument) -> CacheHint {
+    let root_fields: Option<Vec<&str>> = document
+        .root_fields
+        .as_ref()
+        .map(|names| names.iter().map(String::as_str).collect());
+    if document.is_mutation {
+        return CacheHint::Write(invalidated_by(root_fields.as_deref().unwrap_or_default()));
     }
-    if !query_shaped {
+    if !document.opens_with_operation {
         return CacheHint::None;
     }
     CacheHint::Read {
-        scope: single(root_fields),
+        scope: single(root_fields.as_deref()),
     }
 }
 
@@ -123,9 +122,7 @@ mod tests {
     use crate::anilist::{analyze_custom_document, operations};
 
     fn document_hint(document: &str) -> CacheHint {
-        analyze_custom_document(document)
-            .expect(document)
-            .cache_hint
+        for_document(&analyze_custom_document(document).expect(document))
     }
 
     fn read(scope: Option<&'static str>) -> CacheHint {

@@ -1,11 +1,10 @@
 //! Caller-written documents (`anilist.custom`, `anilist.customPage`): a light local parse that
 //! catches malformed documents before they cost a request, and tells the transport what it needs
-//! (mutation or not, D1; the top-level response keys, to unwrap a single root; the cache hint).
-//! Its tokenizer is the crate's one GraphQL lexer.
+//! (mutation or not, D1; the top-level response keys, to unwrap a single root; what the response
+//! cache needs to know, turned into its hint by `cache_hint`). Its tokenizer is the crate's one
+//! GraphQL lexer.
 
 use std::collections::HashSet;
-
-use anilink_transport::cache::CacheHint;
 
 /// What the transport needs to know about a caller-written document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,8 +13,11 @@ pub struct CustomDocument {
     pub is_mutation: bool,
     /// The top-level response keys (alias or field name), fragments resolved, in order.
     pub root_keys: Vec<String>,
-    /// What the response cache may do with the request (see [`super::cache_hint`]).
-    pub cache_hint: CacheHint,
+    /// The document opens with its operation (no fragment is defined before it).
+    pub opens_with_operation: bool,
+    /// The operation's root fields by name (aliases resolved), in order; None when its root
+    /// selects a fragment.
+    pub root_fields: Option<Vec<String>>,
 }
 
 /// Checks the shape of a caller-written document (not empty, balanced braces, exactly one
@@ -25,17 +27,14 @@ pub fn analyze_custom_document(document: &str) -> Result<CustomDocument, Vec<Str
     let root_keys = parsed
         .response_keys(&parsed.operation.selection)
         .map_err(|problem| vec![problem])?;
-    let is_mutation = parsed.operation.kind == OperationType::Mutation;
-    let query_shaped = parsed.operation_first && !is_mutation;
-    let root_fields = parsed.root_field_names();
+    let root_fields = parsed
+        .root_field_names()
+        .map(|names| names.into_iter().map(str::to_owned).collect());
     Ok(CustomDocument {
-        is_mutation,
+        is_mutation: parsed.operation.kind == OperationType::Mutation,
         root_keys,
-        cache_hint: super::cache_hint::for_document(
-            query_shaped,
-            is_mutation,
-            root_fields.as_deref(),
-        ),
+        opens_with_operation: parsed.operation_first,
+        root_fields,
     })
 }
 
@@ -655,9 +654,8 @@ mod tests {
             CustomDocument {
                 is_mutation: false,
                 root_keys: vec!["Media".to_owned()],
-                cache_hint: CacheHint::Read {
-                    scope: Some("Media".into())
-                },
+                opens_with_operation: true,
+                root_fields: Some(vec!["Media".to_owned()]),
             }
         );
         assert_eq!(keys("{ Viewer { id } }"), ["Viewer"]);
