@@ -64,7 +64,10 @@ fn key(env: &Env, method: Unknown<'_>, url: Unknown<'_>, data: Option<Unknown<'_
             _ => json_text(env, value)?,
         },
     };
-    Ok(CacheKey::new(method, url, body.as_deref().map(str::as_bytes), auth_key))
+    let body = body.as_deref().map(str::as_bytes);
+    // Scoped like the transport's own AniList queries, so mutations invalidate it the same way.
+    let scope = body.and_then(anilink_providers::anilist::body_scope);
+    Ok(CacheKey::new(method, url, body, auth_key).with_scope(scope))
 }
 
 /// A string argument, or a TypeError naming it and what was given instead (a Symbol, a number…).

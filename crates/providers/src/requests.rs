@@ -84,6 +84,7 @@ impl AniListEndpoint {
         };
         let mut spec = self.graphql(prefix, variables)?;
         spec.is_write = operation.kind() == anilist::OperationKind::Mutation;
+        spec.cache_hint = anilist::operation_cache_hint(operation);
         if operation.requires_auth() && !self.has_token {
             spec.missing_auth = Some(format!("anilist.{key}"));
         }
@@ -100,6 +101,7 @@ impl AniListEndpoint {
         }
         let mut spec = self.graphql(document_prefix(document)?, variables)?;
         spec.is_write = analysis.is_mutation;
+        spec.cache_hint = anilist::custom_cache_hint(&analysis);
         Ok(spec)
     }
 
@@ -195,6 +197,9 @@ impl MalEndpoint {
         let url = format!("{}{}", self.base, request.path_and_query);
         let shape = if request.empty_result { ResultShape::Nothing } else { ResultShape::Rest };
         let mut spec = RequestSpec::new(method, &url, headers, body, Protocol::Rest, shape)?;
+        if spec.is_write {
+            spec.cache_hint = mal::write_cache_hint(&url);
+        }
         // Only a token-only call is refused locally; any other call goes out with whatever
         // credentials the slot has, none included, and MAL's answer decides (decisions D25).
         if request.requires_token && !self.has_token {
@@ -307,6 +312,27 @@ mod tests {
         assert!(public.headers.get(AUTHORIZATION).is_none() && public.headers.get(MAL_CLIENT_ID).is_none());
         let me = endpoint.operation("user.me", &Value::Null, None).unwrap();
         assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
+    }
+
+    #[test]
+    fn requests_carry_the_cache_hint_of_their_catalog_entry() {
+        use anilink_transport::cache::{CacheHint, Invalidates};
+        let anilist = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("t")).unwrap();
+        let media = anilist.operation("query.media", &serde_json::json!({"id": 1}), None).unwrap();
+        assert_eq!(media.cache_hint, CacheHint::Read { scope: Some("Media".into()) });
+        let page = anilist.operation("query.page.medias", &Value::Null, Some(&["id".to_string()])).unwrap();
+        assert_eq!(page.cache_hint, CacheHint::Read { scope: Some("Page".into()) });
+        let save = anilist.operation("mutation.saveMediaListEntry", &serde_json::json!({"mediaId": 1}), None).unwrap();
+        assert!(matches!(save.cache_hint, CacheHint::Write(Invalidates::Scopes(ref scopes)) if scopes.contains(&"MediaList".into())));
+        let custom = anilist.custom("mutation { DeleteActivity(id: 1) { deleted } }", &Value::Null).unwrap();
+        assert_eq!(custom.cache_hint, CacheHint::Write(Invalidates::Url));
+        let mal = MalEndpoint::new("http://h/v2", Some("m"), None).unwrap();
+        let get = mal.operation("anime.get", &serde_json::json!({"id": 21}), None).unwrap();
+        assert_eq!(get.cache_hint, CacheHint::Read { scope: None });
+        let patch = mal.operation("anime.updateMyListStatus", &serde_json::json!({"id": 21, "status": "watching"}), None).unwrap();
+        assert_eq!(patch.cache_hint, CacheHint::Write(Invalidates::GetsUnder("http://h/v2/anime/21".into())));
+        let token = token_request("https://h/oauth/token", "application/json", "{}".into()).unwrap();
+        assert_eq!(token.cache_hint, CacheHint::None);
     }
 
     #[test]

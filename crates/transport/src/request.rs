@@ -3,6 +3,7 @@
 use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 
+use crate::cache::hint::CacheHint;
 use crate::error::{Protocol, TransportError};
 
 /// A request body as a few shared chunks, so a large constant part (an AniList document) is
@@ -78,6 +79,9 @@ pub struct RequestSpec {
     /// Set when the operation needs a token the caller did not give: the attempt fails with
     /// `AUTH_ERROR` before the breaker can mask it (transport.md 1.3 step 2).
     pub missing_auth: Option<String>,
+    /// What the response cache may do with it, said by the provider (a `GET` is a read until
+    /// its provider says otherwise; anything else is neither read nor invalidating).
+    pub cache_hint: CacheHint,
 }
 
 impl RequestSpec {
@@ -93,6 +97,7 @@ impl RequestSpec {
         let (uri, origin, host) =
             parse_target(url).ok_or_else(|| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
         let is_write = method != Method::GET && method != Method::HEAD;
+        let cache_hint = if method == Method::GET { CacheHint::Read { scope: None } } else { CacheHint::None };
         Ok(Self {
             method,
             origin,
@@ -105,6 +110,7 @@ impl RequestSpec {
             shape,
             is_write,
             missing_auth: None,
+            cache_hint,
         })
     }
 }

@@ -1,6 +1,8 @@
 //! Caller-written documents (`anilist.custom`, `anilist.customPage`): a light local parse that
 //! catches malformed documents before they cost a request, and tells the transport what it needs
-//! (mutation or not, D1; the top-level response keys, to unwrap a single root).
+//! (mutation or not, D1; the top-level response keys, to unwrap a single root; what the response
+//! cache needs to know, turned into its hint by `cache_hint`). Its tokenizer is the crate's one
+//! GraphQL lexer.
 
 use std::collections::HashSet;
 
@@ -11,6 +13,11 @@ pub struct CustomDocument {
     pub is_mutation: bool,
     /// The top-level response keys (alias or field name), fragments resolved, in order.
     pub root_keys: Vec<String>,
+    /// The document opens with its operation (no fragment is defined before it).
+    pub opens_with_operation: bool,
+    /// The operation's root fields by name (aliases resolved), in order; None when its root
+    /// selects a fragment.
+    pub root_fields: Option<Vec<String>>,
 }
 
 /// Checks the shape of a caller-written document (not empty, balanced braces, exactly one
@@ -20,10 +27,21 @@ pub fn analyze_custom_document(document: &str) -> Result<CustomDocument, Vec<Str
     let root_keys = parsed
         .response_keys(&parsed.operation.selection)
         .map_err(|problem| vec![problem])?;
+    let root_fields = parsed
+        .root_field_names()
+        .map(|names| names.into_iter().map(str::to_owned).collect());
     Ok(CustomDocument {
         is_mutation: parsed.operation.kind == OperationType::Mutation,
         root_keys,
+        opens_with_operation: parsed.operation_first,
+        root_fields,
     })
+}
+
+/// The root field names of a document's operation (aliases resolved), or None when it does not
+/// parse or its root selects a fragment: such a document cannot be attributed to a field.
+pub(super) fn root_field_names(document: &str) -> Option<Vec<&str>> {
+    parse(document).ok()?.root_field_names()
 }
 
 /// `anilist.customPage`: the document must be a query whose single root is `Page`, declaring
@@ -265,6 +283,8 @@ struct OperationDefinition<'a> {
 struct ParsedDocument<'a> {
     operation: OperationDefinition<'a>,
     fragments: Vec<(&'a str, Vec<Selection<'a>>)>,
+    /// No fragment is defined before the operation (the document opens with it).
+    operation_first: bool,
 }
 
 /// State of one fragment-resolving walk over a selection set.
@@ -276,6 +296,15 @@ struct FragmentWalk<'s, 'a> {
 }
 
 impl<'a> ParsedDocument<'a> {
+    /// The operation's root fields by name, or None when its root selects a fragment.
+    fn root_field_names(&self) -> Option<Vec<&'a str>> {
+        let field_name = |item: &Selection<'a>| match item {
+            Selection::Field(field) => Some(field.name),
+            Selection::FragmentSpread(_) | Selection::InlineFragment(_) => None,
+        };
+        self.operation.selection.iter().map(field_name).collect()
+    }
+
     /// The fields of a selection set, fragments resolved. A fragment spread twice contributes
     /// its fields once, which keeps documents whose fragments fan out from blowing up.
     fn fields<'s>(&'s self, selection: &'s [Selection<'a>]) -> Result<Vec<&'s Field<'a>>, String> {
@@ -350,9 +379,13 @@ fn parse(document: &str) -> Result<ParsedDocument<'_>, Vec<String>> {
     };
     let mut operations = Vec::new();
     let mut fragments = Vec::new();
+    let mut operation_first = false;
     while parser.peek().is_some() {
         match parser.definition().map_err(|problem| vec![problem])? {
-            Definition::Operation(operation) => operations.push(operation),
+            Definition::Operation(operation) => {
+                operation_first |= fragments.is_empty() && operations.is_empty();
+                operations.push(operation);
+            }
             Definition::Fragment(name, selection) => fragments.push((name, selection)),
         }
     }
@@ -361,6 +394,7 @@ fn parse(document: &str) -> Result<ParsedDocument<'_>, Vec<String>> {
         Some(operation) if count == 1 => Ok(ParsedDocument {
             operation,
             fragments,
+            operation_first,
         }),
         Some(_) => Err(vec![format!(
             "The GraphQL document contains {count} operations; send exactly one."
@@ -619,7 +653,9 @@ mod tests {
             doc,
             CustomDocument {
                 is_mutation: false,
-                root_keys: vec!["Media".to_owned()]
+                root_keys: vec!["Media".to_owned()],
+                opens_with_operation: true,
+                root_fields: Some(vec!["Media".to_owned()]),
             }
         );
         assert_eq!(keys("{ Viewer { id } }"), ["Viewer"]);

@@ -6,11 +6,13 @@
 //! from `data/anilist-schema.json`; this module only interprets it. The selection rules behind
 //! the default documents, and the query budget they respect, are in `LIMITS.md`.
 
+mod cache_hint;
 mod catalog;
 mod custom;
 mod fields;
 mod validate;
 
+pub use cache_hint::{body_scope, for_document as custom_cache_hint, for_operation as operation_cache_hint};
 pub use catalog::{operation, operations, Operation, OperationKind};
 pub use custom::{analyze_custom_document, check_custom_page_document, CustomDocument};
 pub use fields::document_for;

@@ -7,6 +7,7 @@
 //! a caller learns about every mistake at once instead of one per round trip. Nothing here
 //! performs I/O.
 
+mod cache_hint;
 mod catalog;
 mod encoding;
 mod params;
@@ -15,6 +16,7 @@ mod tests;
 
 use serde_json::{Map, Value};
 
+pub use cache_hint::write_cache_hint;
 pub use catalog::{operation, operations, LegacyArguments, Operation};
 use params::{describe, Placement, Rule};
 
