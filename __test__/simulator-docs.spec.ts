@@ -43,6 +43,21 @@ describe('getting started and querying', () => {
     expect(genres.length).toBeGreaterThan(0);
   });
 
+  it("a character with its media connection sorted and paged (the original's nested-connection variables)", async () => {
+    const aniLink = new AniLink();
+    const character = await aniLink.anilist.query.character({
+      id: 1,
+      mediaSort: ['POPULARITY_DESC'],
+      mediaPage: 1,
+      mediaPerPage: 5,
+    });
+    const fullName: string = character.name.full;
+    expect(character.id).toBe(1);
+    expect(fullName).toEqual(expect.any(String));
+    expect(character.media.nodes.length).toBeGreaterThan(0);
+    expect(character.media.nodes.length).toBeLessThanOrEqual(5);
+  });
+
   it('the viewer needs a token; with one it resolves', async () => {
     await expect(new AniLink().anilist.query.viewer()).rejects.toBeInstanceOf(AniLinkAuthError);
     const viewer = await new AniLink('anilist-token').anilist.query.viewer();
