@@ -13,15 +13,11 @@ const { bindMapExternalIds } = require('./map-external-ids.cjs');
 const { getMalAccessToken } = require('./oauth.cjs');
 const { createStateOwner, bindStateOwner, snapshotTransportState } = require('./transport-state.cjs');
 
-const { isObject } = helpers;
+// What a value is, never what it says: a misplaced argument may be a token (decisions D31).
+const { isObject, describeKind: describeValue } = helpers;
 
 const CREDENTIAL_KEYS = ['anilist', 'mal', 'onHookError', 'diagnostics'];
 const CLIENT_LEVEL_KEYS = ['onHookError', 'diagnostics'];
-
-/** What a value is, never what it says: a misplaced argument may be a token (decisions D31). */
-function describeValue(value) {
-  return helpers.describeKind(value);
-}
 
 /** Slot objects for both providers from the constructor's arguments. */
 function slotsFromArguments(first, second) {

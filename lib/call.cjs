@@ -5,20 +5,16 @@
 //
 // The native side answers through one outbox per provider client: batches of
 // `[callId, kind, payload?]` messages, parsed with a single JSON.parse (see src/outbox.rs).
+// A call that fails before dispatch throws its error description instead; that is the only
+// other way a failure comes back. The message kinds and call flags are the binding's
+// (src/contract.rs), read once here.
 
 const native = require('./native.cjs');
-const { AniLinkErrorCodes, fromDescription } = require('./errors.cjs');
-const { callHook, describeThrown, reportDiagnostic } = require('./diagnostics.cjs');
+const { fromDescription, unknownFailure } = require('./errors.cjs');
+const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
 const { reportHttpMockOnce } = require('./http-mock-detection.cjs');
 
-const EVENT_HOOKS = ['onRequestStart', 'onResponse', 'onError', 'onRetry', 'onPace', 'onCircuitOpen', 'onCircuitClose'];
-const WITH_EVENTS = 1;
-const CANCELLABLE = 2;
-const ALREADY_ABORTED = 4;
-const KIND_VALUE = 0;
-const KIND_NOTHING = 1;
-const KIND_FAILURE = 2;
-const KIND_EVENT = 3;
+const { kinds: KIND, flags: FLAG } = native.contract();
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /** Per-request keys the facade reads besides the transport options. */
@@ -62,9 +58,9 @@ class PendingCall {
     return pick(this.slot.options, this.requestOptions, key);
   }
 
+  /** A hook event: the native side sends one only for a hook the call has (its resolved options decide). */
   event({ hook: name, ctx, error }) {
     const hook = this.option(name);
-    if (typeof hook !== 'function') return;
     const route = { onHookError: this.option('onHookError'), diagnostics: this.option('diagnostics') };
     if (error === undefined) {
       callHook(name, hook, [ctx], route);
@@ -93,14 +89,14 @@ function deliver(batch) {
   for (const [callId, kind, payload] of JSON.parse(batch)) {
     const call = pending.get(callId);
     if (call === undefined) continue;
-    if (kind === KIND_EVENT) {
+    if (kind === KIND.event) {
       settleOnThrow(call, callId, () => call.event(payload));
       continue;
     }
     pending.delete(callId);
     call.settled();
-    if (kind === KIND_VALUE) call.resolve(payload);
-    else if (kind === KIND_NOTHING) call.resolve(undefined);
+    if (kind === KIND.value) call.resolve(payload);
+    else if (kind === KIND.nothing) call.resolve(undefined);
     else settleOnThrow(call, callId, () => call.reject(call.failure(payload)));
   }
 }
@@ -115,7 +111,7 @@ function settleOnThrow(call, callId, handle) {
   } catch (thrown) {
     pending.delete(callId);
     call.settled();
-    call.reject(fromDescription({ code: AniLinkErrorCodes.UNKNOWN, message: 'The request failed.', reason: describeThrown(thrown) }));
+    call.reject(unknownFailure(thrown));
   }
 }
 
@@ -123,8 +119,8 @@ function settleOnThrow(call, callId, handle) {
  * Run one call.
  * @param {{ options: object }} slot the provider slot: its own options object (hooks live there)
  * @param {object | undefined} requestOptions the caller's per-request options
- * @param {(options: object | undefined, callId: number, flags: number) => string | null} start
- *   starts the native call; returns an error description (JSON text) when it fails before I/O
+ * @param {(options: object | undefined, callId: number, flags: number) => void} start
+ *   starts the native call; throws an error description when it fails before I/O
  * @returns {Promise<unknown>}
  */
 function runCall(slot, givenOptions, start) {
@@ -138,20 +134,15 @@ function runCall(slot, givenOptions, start) {
   const cancellable = signal instanceof AbortSignal;
   const call = new PendingCall(slot, requestOptions, signal);
   reportHttpMockOnce(call);
-  let flags = cancellable ? CANCELLABLE : 0;
+  let flags = cancellable ? FLAG.cancellable : 0;
   // Already aborted (D22): the call starts cancelled, runs its hooks and settles natively,
   // sending nothing (or as a pacing abort while its host has a pacing deadline).
-  if (cancellable && signal.aborted) flags |= ALREADY_ABORTED;
-  if (EVENT_HOOKS.some((name) => typeof call.option(name) === 'function')) flags |= WITH_EVENTS;
+  if (cancellable && signal.aborted) flags |= FLAG.alreadyAborted;
   const callId = nextCallId();
-  let failedBeforeDispatch;
   try {
-    failedBeforeDispatch = start(requestOptions, callId, flags);
-  } catch (error) {
-    return Promise.reject(fromDescription(error, call.exposeRaw));
-  }
-  if (failedBeforeDispatch !== null) {
-    return Promise.reject(fromDescription(JSON.parse(failedBeforeDispatch), call.exposeRaw));
+    start(requestOptions, callId, flags);
+  } catch (description) {
+    return Promise.reject(fromDescription(description, call.exposeRaw));
   }
   return new Promise((resolve, reject) => {
     call.resolve = resolve;

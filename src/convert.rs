@@ -7,6 +7,7 @@ use serde_json::{Map, Number, Value};
 
 use anilink_transport::options::OptValue;
 
+use crate::failure::TYPE_ERROR;
 use crate::response_cache::ResponseCache;
 
 /// Deeper than any option or variables object; a cycle would otherwise recurse forever.
@@ -14,7 +15,7 @@ const MAX_DEPTH: u32 = 32;
 
 /// An option value; `path` (`options.retry`) names it should reading it throw (decisions D33).
 pub fn option_value(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
-    option_value_at(env, value, path, depth).map_err(|error| thrown_while_reading(env.raw(), error, "TYPE_ERROR", path))
+    option_value_at(env, value, path, depth).map_err(|error| thrown_while_reading(env.raw(), error, TYPE_ERROR, path))
 }
 
 fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
@@ -35,7 +36,7 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
                 let mut items = Vec::with_capacity(length as usize);
                 for i in 0..length {
                     let item_path = format!("{path}[{i}]");
-                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env.raw(), e, "TYPE_ERROR", &item_path))?;
+                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env.raw(), e, TYPE_ERROR, &item_path))?;
                     items.push(option_value(env, item, &item_path, depth + 1)?);
                 }
                 OptValue::Array(items)
@@ -54,7 +55,7 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
                     let field_path = format!("{path}.{key}");
                     let field = object
                         .get_named_property::<Unknown>(&key)
-                        .map_err(|e| thrown_while_reading(env.raw(), e, "TYPE_ERROR", &field_path))?;
+                        .map_err(|e| thrown_while_reading(env.raw(), e, TYPE_ERROR, &field_path))?;
                     fields.push((key, option_value(env, field, &field_path, depth + 1)?));
                 }
                 OptValue::Object(fields)
@@ -64,6 +65,23 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
         ValueType::BigInt => OptValue::Other("bigint"),
         _ => OptValue::Other("external"),
     })
+}
+
+/// What a value is, without its content: the binding's one describer for messages about a
+/// value, since a misplaced argument may be a credential (decisions D31).
+pub fn kind_of(value: &OptValue) -> &'static str {
+    match value {
+        OptValue::Undefined => "undefined",
+        OptValue::Null => "null",
+        OptValue::Bool(_) => "a boolean",
+        OptValue::Number(_) => "a number",
+        OptValue::String(_) => "a string",
+        OptValue::Array(_) => "an array",
+        OptValue::Function => "a function",
+        OptValue::Other("symbol") => "a symbol",
+        OptValue::Other("bigint") => "a bigint",
+        _ => "an object",
+    }
 }
 
 /// The object's own enumerable string keys, in order.

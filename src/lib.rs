@@ -7,6 +7,7 @@
 
 mod calls;
 mod catalog;
+mod contract;
 mod convert;
 mod failure;
 mod native_client;

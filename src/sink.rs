@@ -4,11 +4,11 @@
 //! so its hooks run in order and before its promise settles, and a slow hook never holds up
 //! the network. Calls without hooks get [`NoEvents`](anilink_transport::events::NoEvents).
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 
-use anilink_transport::events::{Context, Event, EventSink};
+use anilink_transport::events::{Context, Event, EventSink, FailureReport};
 
-use crate::failure::{describe, rate_limit_json};
+use crate::failure::{ErrorDescription, RateLimit};
 use crate::outbox::{Kind, Outbox, Payload};
 
 pub struct HookEvents {
@@ -18,97 +18,256 @@ pub struct HookEvents {
 
 impl EventSink for HookEvents {
     async fn emit(&self, event: Event) {
-        self.outbox.send(self.call_id, Kind::Event, Payload::Json(&payload(&event)));
+        self.outbox.send(
+            self.call_id,
+            Kind::Event,
+            Payload::Event(&HookMessage::of(&event)),
+        );
     }
 }
 
-fn context(ctx: &Context) -> Map<String, Value> {
-    let mut map = Map::new();
-    map.insert("requestId".into(), ctx.request_id.as_ref().into());
-    map.insert("url".into(), ctx.url.as_ref().into());
-    map.insert("method".into(), ctx.method.into());
-    map.insert("attempt".into(), ctx.attempt.into());
-    map
+/// `{ hook, ctx, error? }`: the hook to call, its context argument, and for `onError` and
+/// `onRetry` the failure (its first argument).
+#[derive(Serialize)]
+pub struct HookMessage<'a> {
+    pub hook: &'static str,
+    pub ctx: HookContext<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorDescription<'a>>,
 }
 
-/// `{ hook, ctx, error? }`: the hook to call and its payload, optional keys absent.
-fn payload(event: &Event) -> Value {
-    let (hook, ctx, error) = match event {
-        Event::RequestStart(ctx) => ("onRequestStart", context(ctx), None),
-        Event::Response { context: ctx, duration_ms, rate_limit, cache_hit, cache_write, paced_ms } => {
-            let mut map = context(ctx);
-            map.insert("durationMs".into(), json!(duration_ms));
-            if let Some(info) = rate_limit {
-                map.insert("rateLimit".into(), rate_limit_json(info));
-            }
-            if let Some(hit) = cache_hit {
-                map.insert("cacheHit".into(), (*hit).into());
-            }
-            if *cache_write {
-                map.insert("cacheWrite".into(), true.into());
-            }
-            if let Some(paced) = paced_ms {
-                map.insert("pacedMs".into(), (*paced).into());
-            }
-            ("onResponse", map, None)
-        }
-        Event::Pace { context: ctx, delay_ms, aborted } => {
-            let mut map = context(ctx);
-            map.insert("delayMs".into(), (*delay_ms).into());
-            if *aborted {
-                map.insert("aborted".into(), true.into());
-            }
-            ("onPace", map, None)
-        }
-        Event::Failure(report) => {
-            let mut map = context(&report.context);
-            map.insert("code".into(), report.error.code.as_str().into());
-            if let Some(status) = report.error.status {
-                map.insert("status".into(), status.into());
-            }
-            if let Some(info) = &report.error.rate_limit {
-                map.insert("rateLimit".into(), rate_limit_json(info));
-            }
-            let optional = [
-                ("nextDelayMs", report.next_delay_ms),
-                ("retryWaitMs", report.retry_wait_ms),
-                ("retryAfterMs", report.retry_after_ms),
-            ];
-            for (key, value) in optional {
-                if let Some(value) = value {
-                    map.insert(key.into(), value.into());
-                }
-            }
-            if report.budget_exhausted {
-                map.insert("budgetExhausted".into(), true.into());
-            }
-            if let Some(host) = &report.host {
-                map.insert("host".into(), host.clone().into());
-            }
-            let mut error = describe(&report.error);
-            if let Value::Object(fields) = &mut error {
-                fields.insert("requestId".into(), report.context.request_id.as_ref().into());
-            }
-            let hook = if report.via_retry_hook { "onRetry" } else { "onError" };
-            (hook, map, Some(error))
-        }
-        Event::CircuitOpen { context: ctx, host, failures } => {
-            let mut map = context(ctx);
-            map.insert("host".into(), host.clone().into());
-            map.insert("failures".into(), (*failures).into());
-            ("onCircuitOpen", map, None)
-        }
-        Event::CircuitClose { context: ctx, host } => {
-            let mut map = context(ctx);
-            map.insert("host".into(), host.clone().into());
-            ("onCircuitClose", map, None)
-        }
-    };
-    let mut out = Map::new();
-    out.insert("hook".into(), hook.into());
-    out.insert("ctx".into(), Value::Object(ctx));
-    if let Some(error) = error {
-        out.insert("error".into(), error);
+/// What every hook's context carries.
+#[derive(Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Common<'a> {
+    request_id: &'a str,
+    url: &'a str,
+    method: &'static str,
+    attempt: u32,
+}
+
+/// The context of each hook: the common fields, then the hook's own (absent ones left out).
+#[derive(Clone, Serialize)]
+#[serde(untagged, rename_all_fields = "camelCase")]
+pub enum HookContext<'a> {
+    RequestStart(Common<'a>),
+    Response {
+        #[serde(flatten)]
+        common: Common<'a>,
+        duration_ms: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rate_limit: Option<RateLimit>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_hit: Option<bool>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        cache_write: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        paced_ms: Option<u64>,
+    },
+    Pace {
+        #[serde(flatten)]
+        common: Common<'a>,
+        delay_ms: u64,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        aborted: bool,
+    },
+    Failure {
+        #[serde(flatten)]
+        common: Common<'a>,
+        code: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rate_limit: Option<RateLimit>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next_delay_ms: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_wait_ms: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        budget_exhausted: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host: Option<&'a str>,
+    },
+    CircuitOpen {
+        #[serde(flatten)]
+        common: Common<'a>,
+        host: &'a str,
+        failures: u32,
+    },
+    CircuitClose {
+        #[serde(flatten)]
+        common: Common<'a>,
+        host: &'a str,
+    },
+}
+
+fn common(ctx: &Context) -> Common<'_> {
+    Common {
+        request_id: &ctx.request_id,
+        url: &ctx.url,
+        method: ctx.method,
+        attempt: ctx.attempt,
     }
-    Value::Object(out)
+}
+
+impl<'a> HookMessage<'a> {
+    pub fn of(event: &'a Event) -> Self {
+        let (hook, ctx) = match event {
+            Event::RequestStart(ctx) => ("onRequestStart", HookContext::RequestStart(common(ctx))),
+            Event::Response {
+                context,
+                duration_ms,
+                rate_limit,
+                cache_hit,
+                cache_write,
+                paced_ms,
+            } => (
+                "onResponse",
+                HookContext::Response {
+                    common: common(context),
+                    duration_ms: *duration_ms,
+                    rate_limit: rate_limit.as_ref().map(RateLimit::from),
+                    cache_hit: *cache_hit,
+                    cache_write: *cache_write,
+                    paced_ms: *paced_ms,
+                },
+            ),
+            Event::Pace {
+                context,
+                delay_ms,
+                aborted,
+            } => (
+                "onPace",
+                HookContext::Pace {
+                    common: common(context),
+                    delay_ms: *delay_ms,
+                    aborted: *aborted,
+                },
+            ),
+            Event::Failure(report) => return Self::failure(report),
+            Event::CircuitOpen {
+                context,
+                host,
+                failures,
+            } => (
+                "onCircuitOpen",
+                HookContext::CircuitOpen {
+                    common: common(context),
+                    host,
+                    failures: *failures,
+                },
+            ),
+            Event::CircuitClose { context, host } => (
+                "onCircuitClose",
+                HookContext::CircuitClose {
+                    common: common(context),
+                    host,
+                },
+            ),
+        };
+        Self {
+            hook,
+            ctx,
+            error: None,
+        }
+    }
+
+    fn failure(report: &'a FailureReport) -> Self {
+        let error = &report.error;
+        let ctx = HookContext::Failure {
+            common: common(&report.context),
+            code: error.code.as_str(),
+            status: error.status,
+            rate_limit: error.rate_limit.as_ref().map(RateLimit::from),
+            next_delay_ms: report.next_delay_ms,
+            retry_wait_ms: report.retry_wait_ms,
+            retry_after_ms: report.retry_after_ms,
+            budget_exhausted: report.budget_exhausted,
+            host: report.host.as_deref(),
+        };
+        // The hook's error names the request of the event it comes with.
+        let description = ErrorDescription {
+            request_id: Some(&report.context.request_id),
+            ..ErrorDescription::of(error)
+        };
+        Self {
+            hook: if report.via_retry_hook {
+                "onRetry"
+            } else {
+                "onError"
+            },
+            ctx,
+            error: Some(description),
+        }
+    }
+
+    /// The request this message is about (the id a substitute failure must carry).
+    pub fn request_id(&self) -> &'a str {
+        match &self.ctx {
+            HookContext::RequestStart(common)
+            | HookContext::Response { common, .. }
+            | HookContext::Pace { common, .. }
+            | HookContext::Failure { common, .. }
+            | HookContext::CircuitOpen { common, .. }
+            | HookContext::CircuitClose { common, .. } => common.request_id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use anilink_transport::error::TransportError;
+
+    use super::*;
+
+    fn context() -> Context {
+        Context {
+            request_id: Arc::from("r-1"),
+            url: Arc::from("http://127.0.0.1/x"),
+            method: "POST",
+            attempt: 2,
+        }
+    }
+
+    fn json(event: &Event) -> String {
+        serde_json::to_string(&HookMessage::of(event)).expect("serializable")
+    }
+
+    #[test]
+    fn a_response_lists_the_common_fields_then_its_own_and_leaves_absent_ones_out() {
+        let event = Event::Response {
+            context: context(),
+            duration_ms: 1.5,
+            rate_limit: None,
+            cache_hit: Some(false),
+            cache_write: false,
+            paced_ms: None,
+        };
+        assert_eq!(
+            json(&event),
+            r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5,"cacheHit":false}}"#
+        );
+    }
+
+    #[test]
+    fn a_failure_goes_to_on_retry_with_the_error_named_after_its_request() {
+        let event = Event::Failure(Box::new(FailureReport {
+            context: context(),
+            error: TransportError::timeout(30),
+            via_retry_hook: true,
+            next_delay_ms: Some(100),
+            retry_wait_ms: None,
+            budget_exhausted: false,
+            host: None,
+            retry_after_ms: None,
+        }));
+        assert_eq!(
+            json(&event),
+            r#"{"hook":"onRetry","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"code":"TIMEOUT_ERROR","nextDelayMs":100},"error":{"code":"TIMEOUT_ERROR","message":"The request timed out.","timeoutMs":30,"requestId":"r-1"}}"#
+        );
+    }
 }
