@@ -35,18 +35,18 @@ function nextCallId() {
   return lastCallId;
 }
 
-/** A per-request option over the slot's, per key (`{...slot, ...request}`). */
-function pick(slotOptions, requestOptions, key) {
+/** A per-request option over the client's, per key (`{...client.options, ...request}`). */
+function pick(clientOptions, requestOptions, key) {
   if (requestOptions !== undefined && hasOwn.call(requestOptions, key)) return requestOptions[key];
-  return slotOptions[key];
+  return clientOptions[key];
 }
 
 class PendingCall {
-  constructor(slot, requestOptions, signal) {
-    this.slot = slot;
+  constructor(client, requestOptions, signal) {
+    this.client = client;
     this.requestOptions = requestOptions;
     this.signal = signal;
-    this.exposeRaw = pick(slot.options, requestOptions, 'exposeRawAxiosError') === true;
+    this.exposeRaw = pick(client.options, requestOptions, 'exposeRawAxiosError') === true;
     /** The error of the last report without a scheduled retry: the one the call rejects with. */
     this.terminal = undefined;
     this.resolve = undefined;
@@ -55,7 +55,7 @@ class PendingCall {
   }
 
   option(key) {
-    return pick(this.slot.options, this.requestOptions, key);
+    return pick(this.client.options, this.requestOptions, key);
   }
 
   /** A hook event: the native side sends one only for a hook the call has (its resolved options decide). */
@@ -117,22 +117,22 @@ function settleOnThrow(call, callId, handle) {
 
 /**
  * Run one call.
- * @param {{ options: object }} slot the provider slot: its own options object (hooks live there)
+ * @param {{ options: object }} client a provider client (or an external one): its options (hooks live there)
  * @param {object | undefined} requestOptions the caller's per-request options
  * @param {(options: object | undefined, callId: number, flags: number) => void} start
  *   starts the native call; throws an error description when it fails before I/O
  * @returns {Promise<unknown>}
  */
-function runCall(slot, givenOptions, start) {
+function runCall(client, givenOptions, start) {
   let requestOptions;
   try {
-    requestOptions = readRequestOptions(slot, givenOptions);
+    requestOptions = readRequestOptions(client, givenOptions);
   } catch (error) {
     return Promise.reject(error);
   }
-  const signal = pick(slot.options, requestOptions, 'signal');
+  const signal = pick(client.options, requestOptions, 'signal');
   const cancellable = signal instanceof AbortSignal;
-  const call = new PendingCall(slot, requestOptions, signal);
+  const call = new PendingCall(client, requestOptions, signal);
   reportHttpMockOnce(call);
   let flags = cancellable ? FLAG.cancellable : 0;
   // Already aborted (D22): the call starts cancelled, runs its hooks and settles natively,
@@ -161,7 +161,7 @@ function runCall(slot, givenOptions, start) {
  * that throws is a TypeError naming the key, with the thrown value as `cause`; an unknown key is
  * reported once through the diagnostics channel and ignored (decisions D33).
  */
-function readRequestOptions(slot, given) {
+function readRequestOptions(client, given) {
   if (given === undefined || given === null) return undefined;
   if (typeof given !== 'object') throw new TypeError(`options must be an object (received ${typeof given}).`);
   let keys;
@@ -179,13 +179,13 @@ function readRequestOptions(slot, given) {
     }
     if (!validRequestKeys.has(key) && !reportedUnknownKeys.has(key)) {
       reportedUnknownKeys.add(key);
-      reportUnknownKey(slot, copy, key);
+      reportUnknownKey(client, copy, key);
     }
   }
   return copy;
 }
 
-function reportUnknownKey(slot, requestOptions, key) {
+function reportUnknownKey(client, requestOptions, key) {
   const record = {
     source: 'anilink',
     kind: 'unknown-option',
@@ -193,7 +193,7 @@ function reportUnknownKey(slot, requestOptions, key) {
     option: key,
     message: `Unknown request option "${key}" was ignored. Valid keys are: ${VALID_REQUEST_KEYS.join(', ')}.`,
   };
-  const route = { onHookError: pick(slot.options, requestOptions, 'onHookError'), diagnostics: pick(slot.options, requestOptions, 'diagnostics') };
+  const route = { onHookError: pick(client.options, requestOptions, 'onHookError'), diagnostics: pick(client.options, requestOptions, 'diagnostics') };
   reportDiagnostic(record, undefined, route);
 }
 

@@ -75,7 +75,7 @@ function envelopeStatus(errors) {
 /** An entry's message; anything but a string (which could nest without end) reads generically. */
 function entryMessage(entry) {
   const message = entry !== null && typeof entry === 'object' ? entry.message : undefined;
-  return typeof message === 'string' ? message : 'Unknown GraphQL error';
+  return typeof message === 'string' ? message : MESSAGES.graphqlEntry;
 }
 
 class AniLinkGraphQLError extends AniLinkApiError {

@@ -52,6 +52,8 @@ pub struct FailureMessages {
     pub http_status: String,
     /// `{messages}`.
     pub graphql: String,
+    /// An entry of `errors` without a string message.
+    pub graphql_entry: String,
     /// `{details}`.
     pub validation: String,
 }
@@ -114,6 +116,7 @@ pub fn contract() -> Contract {
             auth_for_operation: messages::AUTH_FOR_OPERATION.to_string(),
             http_status: messages::HTTP_STATUS.to_string(),
             graphql: messages::GRAPHQL.to_string(),
+            graphql_entry: messages::GRAPHQL_ENTRY.to_string(),
             validation: messages::VALIDATION.to_string(),
         },
     }

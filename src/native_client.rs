@@ -109,8 +109,7 @@ impl NativeClient {
     /// kinds are in `contract().kinds`), on the JavaScript thread.
     #[napi(factory, catch_unwind)]
     pub fn create(env: Env, provider: Provider, slot: Object<'_>, on_batch: Function<'_, String, ()>) -> Result<Self> {
-        // An external client names no token field: every auth field is unknown to it.
-        let token_field = provider.token_field().unwrap_or("accessToken");
+
         let mut options = PartialOptions::default();
         let mut strings: Vec<(String, String)> = Vec::new();
         for key in own_keys(&slot)? {
@@ -119,6 +118,13 @@ impl NativeClient {
                 continue;
             }
             let is_callback = key == "onTokenRefresh" || key == "onTokenRefreshError";
+            // An external client takes transport options only: no credentials, no endpoint.
+            let Some(token_field) = provider.token_field() else {
+                return Err(invalid_arg(format!(
+                    "Unknown option key \"{key}\" for an external client. Valid transport options are: {}.",
+                    TRANSPORT_OPTION_KEYS.join(", ")
+                )));
+            };
             let known = key == token_field || key == "baseUrl" || AUTH_FIELDS_TAIL.contains(&key.as_str());
             if !known {
                 return Err(invalid_arg(format!(
@@ -391,7 +397,7 @@ impl NativeClient {
         let outbox = self.outbox.clone();
         let registration = calls::register(call_id, flags & CANCELLABLE != 0);
         if flags & ALREADY_ABORTED != 0 {
-            registration.token.cancel();
+            registration.cancellation.cancel();
         }
         // Only a call with hooks sends events: the resolved options are the one place that
         // decides which hooks a call has.
@@ -401,8 +407,8 @@ impl NativeClient {
         napi::bindgen_prelude::spawn(async move {
             let outcome = contained(async {
                 match &events {
-                    Some(sink) => inner.client.execute(pool, &spec, &options, sink, &registration.token).await,
-                    None => inner.client.execute(pool, &spec, &options, &NoEvents, &registration.token).await,
+                    Some(sink) => inner.client.execute(pool, &spec, &options, sink, &registration.cancellation).await,
+                    None => inner.client.execute(pool, &spec, &options, &NoEvents, &registration.cancellation).await,
                 }
             })
             .await;

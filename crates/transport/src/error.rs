@@ -35,7 +35,7 @@ impl ErrorCode {
         ErrorCode::Unknown,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ErrorCode::Api => "API_ERROR",
             ErrorCode::GraphQl => "GRAPHQL_ERROR",
@@ -104,6 +104,8 @@ pub mod messages {
     /// [`AUTH`] naming the operation that needs the token.
     pub const AUTH_FOR_OPERATION: &str = "{auth} (operation: {operation})";
     pub const HTTP_STATUS: &str = "API request failed with status {status}.";
+    /// An entry of a GraphQL `errors` list without a string `message`.
+    pub const GRAPHQL_ENTRY: &str = "Unknown GraphQL error";
     /// `{messages}`: the entries' messages joined with "; ".
     pub const GRAPHQL: &str = "The request failed with GraphQL errors: {messages}";
     /// `{details}`: one problem per line.
