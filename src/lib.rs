@@ -10,6 +10,7 @@ mod catalog;
 mod contract;
 mod convert;
 mod failure;
+mod hook_message;
 mod native_client;
 mod outbox;
 mod response_cache;

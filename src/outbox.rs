@@ -20,7 +20,7 @@ use serde::Serialize;
 use anilink_transport::error::TransportError;
 
 use crate::failure::ErrorDescription;
-use crate::sink::HookMessage;
+use crate::hook_message::HookMessage;
 
 /// What a message says about its call (the second element of `[callId, kind, payload]`).
 /// The facade reads these numbers from [`crate::contract`], never copies them.
