@@ -13,15 +13,11 @@ const { bindMapExternalIds } = require('./map-external-ids.cjs');
 const { getMalAccessToken } = require('./oauth.cjs');
 const { createStateOwner, bindStateOwner, snapshotTransportState } = require('./transport-state.cjs');
 
-const { isObject } = helpers;
+// What a value is, never what it says: a misplaced argument may be a token (decisions D31).
+const { isObject, describeKind: describeValue } = helpers;
 
 const CREDENTIAL_KEYS = ['anilist', 'mal', 'onHookError', 'diagnostics'];
 const CLIENT_LEVEL_KEYS = ['onHookError', 'diagnostics'];
-
-/** What a value is, never what it says: a misplaced argument may be a token (decisions D31). */
-function describeValue(value) {
-  return helpers.describeKind(value);
-}
 
 /** Slot objects for both providers from the constructor's arguments. */
 function slotsFromArguments(first, second) {
@@ -74,13 +70,13 @@ function createNative(provider, options) {
   }
 }
 
-/** A call of a slot, through its token refresher when it has one. */
-function slotCall(slot, options, start) {
-  if (slot.refresher === undefined) return runCall(slot, options, start);
-  return slot.refresher.run(() => runCall(slot, options, start));
+/** A call of a provider client, through its token refresher when it has one. */
+function clientCall(client, options, start) {
+  if (client.refresher === undefined) return runCall(client, options, start);
+  return client.refresher.run(() => runCall(client, options, start));
 }
 
-function createAniListApi(slot) {
+function createAniListApi(client) {
   const query = {};
   const page = {};
   const mutation = {};
@@ -89,15 +85,15 @@ function createAniListApi(slot) {
     const group = path[0] === 'mutation' ? mutation : path[1] === 'page' ? page : query;
     const key = operation.key;
     group[path[path.length - 1]] = (variables, options) =>
-      slotCall(slot, options, (callOptions, callId, flags) =>
-        slot.native.operation(key, variables, callOptions?.fields, callOptions, callId, flags),
+      clientCall(client, options, (callOptions, callId, flags) =>
+        client.native.operation(key, variables, callOptions?.fields, callOptions, callId, flags),
       );
   }
   Object.defineProperty(query, 'page', { value: page, enumerable: true, writable: false, configurable: false });
 
   const custom = (document, variables, options) =>
-    slotCall(slot, options, (callOptions, callId, flags) =>
-      slot.native.custom(String(document), variables, callOptions, callId, flags),
+    clientCall(client, options, (callOptions, callId, flags) =>
+      client.native.custom(String(document), variables, callOptions, callId, flags),
     );
 
   /** A caller-written `Page` query, walked page by page (api.md §8). */
@@ -127,7 +123,7 @@ function createAniListApi(slot) {
     fuzzyDateInt: helpers.fuzzyDateInt,
     flattenMediaListCollection: helpers.flattenMediaListCollection,
     crossLink: helpers.crossLink,
-    mapExternalIds: bindMapExternalIds(slot.options),
+    mapExternalIds: bindMapExternalIds(client.options),
     watch: createWatch(page),
   };
 }
@@ -146,14 +142,14 @@ function fromLegacyArguments(legacy, args) {
   return { params: { ...second, id }, options: third };
 }
 
-function createMalApi(slot) {
+function createMalApi(client) {
   const api = { anime: {}, manga: {}, user: {}, forum: {} };
   for (const operation of native.malOperations()) {
     const [group, name] = operation.key.split('.');
     const key = operation.key;
     const call = (params, options) =>
-      slotCall(slot, options, (callOptions, callId, flags) =>
-        slot.native.operation(key, params, callOptions?.fields, callOptions, callId, flags),
+      clientCall(client, options, (callOptions, callId, flags) =>
+        client.native.operation(key, params, callOptions?.fields, callOptions, callId, flags),
       );
     const legacy = operation.legacyArguments;
     let member = call;
@@ -177,17 +173,17 @@ function createMalApi(slot) {
   return api;
 }
 
-/** The native client, token refresher and options of one provider slot. */
-function createSlot(provider, options) {
-  const slot = { options, native: createNative(provider, options) };
-  slot.refresher = createRefresher(provider, slot);
-  return slot;
+/** A provider client: the native client, token refresher and options of one slot. */
+function createProviderClient(provider, options) {
+  const client = { options, native: createNative(provider, options) };
+  client.refresher = createRefresher(provider, client);
+  return client;
 }
 
 /** Both provider clients from their slots, with their state owners (api.md §11). */
 function clientsFromSlots(slotOptions) {
-  const anilist = createSlot('anilist', slotOptions.anilist);
-  const mal = createSlot('mal', slotOptions.mal);
+  const anilist = createProviderClient('anilist', slotOptions.anilist);
+  const mal = createProviderClient('mal', slotOptions.mal);
   const clients = {
     anilist: createAniListApi(anilist),
     mal: createMalApi(mal),
@@ -231,9 +227,9 @@ function buildMyAnimeListApi(credentials, stateOwner) {
   if (credentials !== undefined && !isObject(credentials)) {
     throw new TypeError('buildMyAnimeListApi: credentials must be an object (a MyAnimeList credentials slot).');
   }
-  const slot = createSlot('mal', { ...(credentials ?? {}) });
-  if (stateOwner !== undefined) bindStateOwner(stateOwner, slot.native);
-  return createMalApi(slot);
+  const client = createProviderClient('mal', { ...(credentials ?? {}) });
+  if (stateOwner !== undefined) bindStateOwner(stateOwner, client.native);
+  return createMalApi(client);
 }
 
 class AniLink {

@@ -5,20 +5,16 @@
 //
 // The native side answers through one outbox per provider client: batches of
 // `[callId, kind, payload?]` messages, parsed with a single JSON.parse (see src/outbox.rs).
+// A call that fails before dispatch throws its error description instead; that is the only
+// other way a failure comes back. The message kinds and call flags are the binding's
+// (src/contract.rs), read once here.
 
 const native = require('./native.cjs');
-const { AniLinkErrorCodes, fromDescription } = require('./errors.cjs');
-const { callHook, describeThrown, reportDiagnostic } = require('./diagnostics.cjs');
+const { fromDescription, unknownFailure } = require('./errors.cjs');
+const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
 const { reportHttpMockOnce } = require('./http-mock-detection.cjs');
 
-const EVENT_HOOKS = ['onRequestStart', 'onResponse', 'onError', 'onRetry', 'onPace', 'onCircuitOpen', 'onCircuitClose'];
-const WITH_EVENTS = 1;
-const CANCELLABLE = 2;
-const ALREADY_ABORTED = 4;
-const KIND_VALUE = 0;
-const KIND_NOTHING = 1;
-const KIND_FAILURE = 2;
-const KIND_EVENT = 3;
+const { kinds: KIND, flags: FLAG } = native.contract();
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /** Per-request keys the facade reads besides the transport options. */
@@ -39,18 +35,18 @@ function nextCallId() {
   return lastCallId;
 }
 
-/** A per-request option over the slot's, per key (`{...slot, ...request}`). */
-function pick(slotOptions, requestOptions, key) {
+/** A per-request option over the client's, per key (`{...client.options, ...request}`). */
+function pick(clientOptions, requestOptions, key) {
   if (requestOptions !== undefined && hasOwn.call(requestOptions, key)) return requestOptions[key];
-  return slotOptions[key];
+  return clientOptions[key];
 }
 
 class PendingCall {
-  constructor(slot, requestOptions, signal) {
-    this.slot = slot;
+  constructor(client, requestOptions, signal) {
+    this.client = client;
     this.requestOptions = requestOptions;
     this.signal = signal;
-    this.exposeRaw = pick(slot.options, requestOptions, 'exposeRawAxiosError') === true;
+    this.exposeRaw = pick(client.options, requestOptions, 'exposeRawAxiosError') === true;
     /** The error of the last report without a scheduled retry: the one the call rejects with. */
     this.terminal = undefined;
     this.resolve = undefined;
@@ -59,12 +55,12 @@ class PendingCall {
   }
 
   option(key) {
-    return pick(this.slot.options, this.requestOptions, key);
+    return pick(this.client.options, this.requestOptions, key);
   }
 
+  /** A hook event: the native side sends one only for a hook the call has (its resolved options decide). */
   event({ hook: name, ctx, error }) {
     const hook = this.option(name);
-    if (typeof hook !== 'function') return;
     const route = { onHookError: this.option('onHookError'), diagnostics: this.option('diagnostics') };
     if (error === undefined) {
       callHook(name, hook, [ctx], route);
@@ -93,14 +89,14 @@ function deliver(batch) {
   for (const [callId, kind, payload] of JSON.parse(batch)) {
     const call = pending.get(callId);
     if (call === undefined) continue;
-    if (kind === KIND_EVENT) {
+    if (kind === KIND.event) {
       settleOnThrow(call, callId, () => call.event(payload));
       continue;
     }
     pending.delete(callId);
     call.settled();
-    if (kind === KIND_VALUE) call.resolve(payload);
-    else if (kind === KIND_NOTHING) call.resolve(undefined);
+    if (kind === KIND.value) call.resolve(payload);
+    else if (kind === KIND.nothing) call.resolve(undefined);
     else settleOnThrow(call, callId, () => call.reject(call.failure(payload)));
   }
 }
@@ -115,43 +111,38 @@ function settleOnThrow(call, callId, handle) {
   } catch (thrown) {
     pending.delete(callId);
     call.settled();
-    call.reject(fromDescription({ code: AniLinkErrorCodes.UNKNOWN, message: 'The request failed.', reason: describeThrown(thrown) }));
+    call.reject(unknownFailure(thrown));
   }
 }
 
 /**
  * Run one call.
- * @param {{ options: object }} slot the provider slot: its own options object (hooks live there)
+ * @param {{ options: object }} client a provider client (or an external one): its options (hooks live there)
  * @param {object | undefined} requestOptions the caller's per-request options
- * @param {(options: object | undefined, callId: number, flags: number) => string | null} start
- *   starts the native call; returns an error description (JSON text) when it fails before I/O
+ * @param {(options: object | undefined, callId: number, flags: number) => void} start
+ *   starts the native call; throws an error description when it fails before I/O
  * @returns {Promise<unknown>}
  */
-function runCall(slot, givenOptions, start) {
+function runCall(client, givenOptions, start) {
   let requestOptions;
   try {
-    requestOptions = readRequestOptions(slot, givenOptions);
+    requestOptions = readRequestOptions(client, givenOptions);
   } catch (error) {
     return Promise.reject(error);
   }
-  const signal = pick(slot.options, requestOptions, 'signal');
+  const signal = pick(client.options, requestOptions, 'signal');
   const cancellable = signal instanceof AbortSignal;
-  const call = new PendingCall(slot, requestOptions, signal);
+  const call = new PendingCall(client, requestOptions, signal);
   reportHttpMockOnce(call);
-  let flags = cancellable ? CANCELLABLE : 0;
+  let flags = cancellable ? FLAG.cancellable : 0;
   // Already aborted (D22): the call starts cancelled, runs its hooks and settles natively,
   // sending nothing (or as a pacing abort while its host has a pacing deadline).
-  if (cancellable && signal.aborted) flags |= ALREADY_ABORTED;
-  if (EVENT_HOOKS.some((name) => typeof call.option(name) === 'function')) flags |= WITH_EVENTS;
+  if (cancellable && signal.aborted) flags |= FLAG.alreadyAborted;
   const callId = nextCallId();
-  let failedBeforeDispatch;
   try {
-    failedBeforeDispatch = start(requestOptions, callId, flags);
-  } catch (error) {
-    return Promise.reject(fromDescription(error, call.exposeRaw));
-  }
-  if (failedBeforeDispatch !== null) {
-    return Promise.reject(fromDescription(JSON.parse(failedBeforeDispatch), call.exposeRaw));
+    start(requestOptions, callId, flags);
+  } catch (description) {
+    return Promise.reject(fromDescription(description, call.exposeRaw));
   }
   return new Promise((resolve, reject) => {
     call.resolve = resolve;
@@ -170,7 +161,7 @@ function runCall(slot, givenOptions, start) {
  * that throws is a TypeError naming the key, with the thrown value as `cause`; an unknown key is
  * reported once through the diagnostics channel and ignored (decisions D33).
  */
-function readRequestOptions(slot, given) {
+function readRequestOptions(client, given) {
   if (given === undefined || given === null) return undefined;
   if (typeof given !== 'object') throw new TypeError(`options must be an object (received ${typeof given}).`);
   let keys;
@@ -188,13 +179,13 @@ function readRequestOptions(slot, given) {
     }
     if (!validRequestKeys.has(key) && !reportedUnknownKeys.has(key)) {
       reportedUnknownKeys.add(key);
-      reportUnknownKey(slot, copy, key);
+      reportUnknownKey(client, copy, key);
     }
   }
   return copy;
 }
 
-function reportUnknownKey(slot, requestOptions, key) {
+function reportUnknownKey(client, requestOptions, key) {
   const record = {
     source: 'anilink',
     kind: 'unknown-option',
@@ -202,7 +193,7 @@ function reportUnknownKey(slot, requestOptions, key) {
     option: key,
     message: `Unknown request option "${key}" was ignored. Valid keys are: ${VALID_REQUEST_KEYS.join(', ')}.`,
   };
-  const route = { onHookError: pick(slot.options, requestOptions, 'onHookError'), diagnostics: pick(slot.options, requestOptions, 'diagnostics') };
+  const route = { onHookError: pick(client.options, requestOptions, 'onHookError'), diagnostics: pick(client.options, requestOptions, 'diagnostics') };
   reportDiagnostic(record, undefined, route);
 }
 

@@ -1,30 +1,28 @@
 'use strict';
 // The public error classes (api.md §5, decisions D16) and the adapter that turns the native
 // layer's failure descriptions into them. Real subclasses, so `instanceof` works across every
-// entry point (they all load this one module).
+// entry point (they all load this one module). The codes and messages are the binding's
+// (src/contract.rs), read once here: a caller's `new AniLinkApiError(503, …)` says what a
+// transport failure says.
 
 const native = require('./native.cjs');
 const { describeThrown } = require('./diagnostics.cjs');
 
+const { errorCodes, typeErrorCode: TYPE_ERROR, messages: MESSAGES } = native.contract();
+
 /** Every code an AniLinkError can carry. */
-const AniLinkErrorCodes = Object.freeze({
-  API: 'API_ERROR',
-  GRAPHQL: 'GRAPHQL_ERROR',
-  REST: 'REST_ERROR',
-  NETWORK: 'NETWORK_ERROR',
-  TIMEOUT: 'TIMEOUT_ERROR',
-  ABORTED: 'ABORTED_ERROR',
-  CIRCUIT: 'CIRCUIT_OPEN_ERROR',
-  AUTH: 'AUTH_ERROR',
-  VALIDATION: 'VALIDATION_ERROR',
-  UNKNOWN: 'UNKNOWN_ERROR',
-});
+const AniLinkErrorCodes = Object.freeze(Object.fromEntries(errorCodes.map(({ key, code }) => [key, code])));
 
 const NETWORK_MESSAGES = {
-  NETWORK_ERROR: 'The request failed due to a network error.',
-  TIMEOUT_ERROR: 'The request timed out.',
-  ABORTED_ERROR: 'The request was cancelled.',
+  [AniLinkErrorCodes.NETWORK]: MESSAGES.network,
+  [AniLinkErrorCodes.TIMEOUT]: MESSAGES.timeout,
+  [AniLinkErrorCodes.ABORTED]: MESSAGES.aborted,
 };
+
+/** A message template of the binding with each `{name}` replaced, in one pass (as Rust's `fill`). */
+function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (placeholder, name) => (Object.hasOwn(values, name) ? String(values[name]) : placeholder));
+}
 
 function defineReadOnly(target, key, value) {
   Object.defineProperty(target, key, { value, enumerable: true, writable: false, configurable: false });
@@ -55,7 +53,7 @@ class AniLinkApiError extends AniLinkError {
    * @param {{ rateLimit?: object, contentType?: string, requestId?: string, code?: string }} [options]
    */
   constructor(status, data, rawAxiosError, options = {}) {
-    super(`API request failed with status ${status}.`, options.code ?? AniLinkErrorCodes.API, rawAxiosError, options);
+    super(fill(MESSAGES.httpStatus, { status }), options.code ?? AniLinkErrorCodes.API, rawAxiosError, options);
     this.status = status;
     this.data = data;
     if (options.rateLimit !== undefined) this.rateLimit = options.rateLimit;
@@ -77,7 +75,7 @@ function envelopeStatus(errors) {
 /** An entry's message; anything but a string (which could nest without end) reads generically. */
 function entryMessage(entry) {
   const message = entry !== null && typeof entry === 'object' ? entry.message : undefined;
-  return typeof message === 'string' ? message : 'Unknown GraphQL error';
+  return typeof message === 'string' ? message : MESSAGES.graphqlEntry;
 }
 
 class AniLinkGraphQLError extends AniLinkApiError {
@@ -90,7 +88,7 @@ class AniLinkGraphQLError extends AniLinkApiError {
   constructor(errors, data, rawAxiosError, options = {}) {
     const list = Array.isArray(errors) ? errors : [];
     super(options.status ?? envelopeStatus(list), data ?? null, rawAxiosError, { ...options, code: AniLinkErrorCodes.GRAPHQL });
-    this.message = `The request failed with GraphQL errors: ${list.map(entryMessage).join('; ')}`;
+    this.message = fill(MESSAGES.graphql, { messages: list.map(entryMessage).join('; ') });
     this.graphqlErrors = list;
     this.partialData = data ?? null;
   }
@@ -110,19 +108,17 @@ class AniLinkNetworkError extends AniLinkError {
    * @param {{ timeoutMs?: number, abortedDuringPacing?: boolean, requestId?: string }} [options]
    */
   constructor(code, message, rawAxiosError, options = {}) {
-    super(message ?? NETWORK_MESSAGES[code] ?? NETWORK_MESSAGES.NETWORK_ERROR, code, rawAxiosError, options);
+    super(message ?? NETWORK_MESSAGES[code] ?? MESSAGES.network, code, rawAxiosError, options);
     if (options.timeoutMs !== undefined) this.timeoutMs = options.timeoutMs;
     if (options.abortedDuringPacing) this.abortedDuringPacing = true;
   }
 }
 
-const AUTH_MESSAGE =
-  'This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.';
-
 class AniLinkAuthError extends AniLinkError {
   /** @param {string} [operation] @param {{ requestId?: string }} [options] */
   constructor(operation, options) {
-    super(operation ? `${AUTH_MESSAGE} (operation: ${operation})` : AUTH_MESSAGE, AniLinkErrorCodes.AUTH, undefined, options);
+    const message = operation ? fill(MESSAGES.authForOperation, { auth: MESSAGES.auth, operation }) : MESSAGES.auth;
+    super(message, AniLinkErrorCodes.AUTH, undefined, options);
   }
 }
 
@@ -130,7 +126,7 @@ class AniLinkValidationError extends AniLinkError {
   /** @param {readonly string[]} details @param {{ requestId?: string }} [options] */
   constructor(details, options) {
     const list = Array.isArray(details) ? [...details] : [String(details)];
-    super(`Request variables are invalid:\n${list.join('\n')}`, AniLinkErrorCodes.VALIDATION, undefined, options);
+    super(fill(MESSAGES.validation, { details: list.join('\n') }), AniLinkErrorCodes.VALIDATION, undefined, options);
     this.details = Object.freeze(list);
   }
 }
@@ -155,6 +151,11 @@ function rawDescription(description) {
   return raw;
 }
 
+/** An UNKNOWN_ERROR for a failure the facade itself caught, `thrown` as its reason. */
+function unknownFailure(thrown) {
+  return fromDescription({ code: AniLinkErrorCodes.UNKNOWN, message: MESSAGES.unknown, reason: describeThrown(thrown) });
+}
+
 /**
  * Build the public error for a description from the native layer.
  * @param {any} description `{ code, message, status?, body?, rateLimit?, … }`
@@ -162,7 +163,7 @@ function rawDescription(description) {
  */
 function fromDescription(description, exposeRaw) {
   if (!description || typeof description !== 'object' || typeof description.code !== 'string') {
-    const error = new AniLinkError('The request failed.', AniLinkErrorCodes.UNKNOWN);
+    const error = new AniLinkError(MESSAGES.unknown, AniLinkErrorCodes.UNKNOWN);
     let text = description;
     try {
       text = description?.message ?? description;
@@ -173,11 +174,11 @@ function fromDescription(description, exposeRaw) {
     return error;
   }
   const d = description;
-  const raw = exposeRaw && d.code !== 'TYPE_ERROR' ? rawDescription(d) : undefined;
+  const raw = exposeRaw && d.code !== TYPE_ERROR ? rawDescription(d) : undefined;
   const common = { requestId: d.requestId, rateLimit: d.rateLimit, contentType: d.contentType };
   let error;
   switch (d.code) {
-    case 'TYPE_ERROR':
+    case TYPE_ERROR:
       return 'cause' in d ? new TypeError(d.message, { cause: d.cause }) : new TypeError(d.message);
     case AniLinkErrorCodes.API:
       error = new AniLinkApiError(d.status, parseBody(d.body), raw, common);
@@ -228,4 +229,5 @@ module.exports = {
   AniLinkAuthError,
   AniLinkValidationError,
   fromDescription,
+  unknownFailure,
 };

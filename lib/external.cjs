@@ -27,7 +27,7 @@ const PROVIDER_FIELDS = new Set([
 function createExternalClient(options) {
   const transport = {};
   for (const [key, value] of Object.entries(options)) if (!PROVIDER_FIELDS.has(key)) transport[key] = value;
-  return { options: transport, native: native.NativeClient.create('token', transport, deliver) };
+  return { options: transport, native: native.NativeClient.create('external', transport, deliver) };
 }
 
 /**
@@ -37,7 +37,7 @@ function createExternalClient(options) {
  */
 function postTo(client, url, contentType, body, requestOptions) {
   return runCall(client, requestOptions, (callOptions, callId, flags) =>
-    client.native.token(url, contentType, body, callOptions, callId, flags),
+    client.native.post(url, contentType, body, callOptions, callId, flags),
   );
 }
 

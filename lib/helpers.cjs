@@ -12,16 +12,28 @@ const MAL_TOKEN_URL = 'https://myanimelist.net/v1/oauth2/token';
 const FUZZY_DATE_LIMITS = { year: 9999, month: 12, day: 31 };
 
 /**
- * What a rejected argument was, without echoing its value: OAuth arguments can be secrets
- * (a plain PKCE challenge is the verifier itself).
+ * What a rejected value was, for error messages: the facade's one describer. By default it
+ * never echoes the value (decisions D31): OAuth arguments and misplaced constructor arguments
+ * can be secrets (a plain PKCE challenge is the verifier itself). `{ literal: true }` shows a
+ * string or number itself, for settings no secret goes in (the pagination options).
+ * @param {unknown} value
+ * @param {{ literal?: boolean }} [style]
  */
-function describeKind(value) {
+function describeKind(value, style) {
+  if (style?.literal) return describeLiteral(value);
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : 'a Date';
   if (typeof value === 'string') return value === '' ? 'an empty string' : value.trim() === '' ? 'a blank string' : 'a string';
   if (typeof value === 'number') return Number.isFinite(value) ? `the number ${value}` : `${value}`;
   return `a value of type ${typeof value}`;
+}
+
+function describeLiteral(value) {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
 }
 
 function isObject(value) {

@@ -12,7 +12,8 @@
  * settle, so nothing it started is still running once it returns.
  */
 
-const { reportDiagnostic } = require("./diagnostics.cjs");
+const { callHook, reportDiagnostic } = require("./diagnostics.cjs");
+const { describeKind } = require("./helpers.cjs");
 
 const DIAGNOSTICS_MODES = ["warn", "hook", "silent"];
 
@@ -185,7 +186,7 @@ async function* walk(helper, fetchPage, run, family) {
       run.signal?.throwIfAborted();
       const hasNext = family.hasNext(page, head.pageNumber, helper, run.size);
       const isLast = !hasNext || head.pageNumber >= bound;
-      callHook(run, page, head.pageNumber);
+      runPageHook(run, page, head.pageNumber);
       yield { pageNumber: head.pageNumber, page, truncated: hasNext && isLast };
       if (isLast) return;
     }
@@ -256,8 +257,7 @@ function resolveRun(helper, fetchPage, options, family) {
     signal: given.signal,
     hookName: family.hookOption,
     hook: optionalFunction(helper, family.hookOption, given[family.hookOption]),
-    onHookError,
-    diagnostics,
+    route,
   };
 }
 
@@ -318,53 +318,14 @@ function itemsUnder(helper, page, itemsKey, pageNumber) {
  * Run the caller's onPage/onChunk observer. Its failures, thrown or as a rejected promise, must
  * never end the run: they go to onHookError, or to the console in "warn" mode without one.
  */
-function callHook(run, page, pageNumber) {
+function runPageHook(run, page, pageNumber) {
   if (run.hook === undefined) return;
-  try {
-    const returned = run.hook(page, pageNumber);
-    if (typeof returned?.then === "function") {
-      returned.then(undefined, (error) => reportHookFailure(run, error));
-    }
-  } catch (error) {
-    reportHookFailure(run, error);
-  }
+  callHook(run.hookName, run.hook, [page, pageNumber], run.route);
 }
 
-function reportHookFailure(run, thrown) {
-  const diagnostic = {
-    source: "anilink",
-    kind: "hook-failure",
-    hookName: run.hookName,
-    message: `The ${run.hookName} hook threw and was ignored: ${messageOf(thrown)}`,
-  };
-  if (run.onHookError !== undefined) {
-    const error = new Error(diagnostic.message, { cause: thrown });
-    error.diagnostic = diagnostic;
-    try {
-      run.onHookError(run.hookName, error);
-    } catch {
-      // The observer of hook failures failing itself has nowhere left to be reported.
-    }
-  } else if (run.diagnostics === "warn") {
-    console.warn(JSON.stringify(diagnostic));
-  }
-}
-
-function messageOf(thrown) {
-  if (thrown instanceof Error) return thrown.message;
-  try {
-    return String(thrown);
-  } catch {
-    return "a value that cannot be printed";
-  }
-}
-
-/** A value as it appears in error messages. */
+/** A value as the pagination messages show it (these options hold no secrets). */
 function describe(value) {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "function") return "a function";
-  if (value === null || typeof value !== "object") return String(value);
-  return Array.isArray(value) ? "an array" : "an object";
+  return describeKind(value, { literal: true });
 }
 
 module.exports = { paginate, paginatePages, paginateChunks, malPaginate, malPaginatePages };

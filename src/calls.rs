@@ -14,7 +14,7 @@ fn registry() -> &'static Mutex<HashMap<u32, CancellationToken>> {
 /// for calls that can be cancelled: the others skip the registry).
 pub struct Registration {
     id: Option<u32>,
-    pub token: CancellationToken,
+    pub cancellation: CancellationToken,
 }
 
 pub fn register(id: u32, cancellable: bool) -> Registration {
@@ -22,7 +22,7 @@ pub fn register(id: u32, cancellable: bool) -> Registration {
     if cancellable {
         registry().lock().unwrap_or_else(|e| e.into_inner()).insert(id, token.clone());
     }
-    Registration { id: cancellable.then_some(id), token }
+    Registration { id: cancellable.then_some(id), cancellation: token }
 }
 
 pub fn cancel(id: u32) {

@@ -5,8 +5,13 @@ use napi::bindgen_prelude::*;
 use napi::{sys, Env, JsString, JsValue, Status, ValueType};
 use serde_json::{Map, Number, Value};
 
+use anilink_transport::error::ErrorCode;
 use anilink_transport::options::OptValue;
 
+use crate::failure::TYPE_ERROR;
+
+/// The code of a variables read that threw: the facade's `AniLinkValidationError`.
+const VALIDATION_ERROR: &str = ErrorCode::Validation.as_str();
 use crate::response_cache::ResponseCache;
 
 /// Deeper than any option or variables object; a cycle would otherwise recurse forever.
@@ -14,7 +19,7 @@ const MAX_DEPTH: u32 = 32;
 
 /// An option value; `path` (`options.retry`) names it should reading it throw (decisions D33).
 pub fn option_value(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
-    option_value_at(env, value, path, depth).map_err(|error| thrown_while_reading(env.raw(), error, "TYPE_ERROR", path))
+    option_value_at(env, value, path, depth).map_err(|error| thrown_while_reading(env.raw(), error, TYPE_ERROR, path))
 }
 
 fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
@@ -35,7 +40,7 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
                 let mut items = Vec::with_capacity(length as usize);
                 for i in 0..length {
                     let item_path = format!("{path}[{i}]");
-                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env.raw(), e, "TYPE_ERROR", &item_path))?;
+                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env.raw(), e, TYPE_ERROR, &item_path))?;
                     items.push(option_value(env, item, &item_path, depth + 1)?);
                 }
                 OptValue::Array(items)
@@ -54,7 +59,7 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
                     let field_path = format!("{path}.{key}");
                     let field = object
                         .get_named_property::<Unknown>(&key)
-                        .map_err(|e| thrown_while_reading(env.raw(), e, "TYPE_ERROR", &field_path))?;
+                        .map_err(|e| thrown_while_reading(env.raw(), e, TYPE_ERROR, &field_path))?;
                     fields.push((key, option_value(env, field, &field_path, depth + 1)?));
                 }
                 OptValue::Object(fields)
@@ -64,6 +69,23 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
         ValueType::BigInt => OptValue::Other("bigint"),
         _ => OptValue::Other("external"),
     })
+}
+
+/// What a value is, without its content: the binding's one describer for messages about a
+/// value, since a misplaced argument may be a credential (decisions D31).
+pub fn kind_of(value: &OptValue) -> &'static str {
+    match value {
+        OptValue::Undefined => "undefined",
+        OptValue::Null => "null",
+        OptValue::Bool(_) => "a boolean",
+        OptValue::Number(_) => "a number",
+        OptValue::String(_) => "a string",
+        OptValue::Array(_) => "an array",
+        OptValue::Function => "a function",
+        OptValue::Other("symbol") => "a symbol",
+        OptValue::Other("bigint") => "a bigint",
+        _ => "an object",
+    }
 }
 
 /// The object's own enumerable string keys, in order.
@@ -92,7 +114,7 @@ fn is_abort_signal(env: &Env, object: &Object<'_>) -> Result<bool> {
 /// its path, so the caller gets a validation error instead of a silently altered value.
 pub fn json_value(value: Unknown, path: &str, problems: &mut Vec<String>, depth: u32) -> Result<Option<Value>> {
     let env = value.value().env;
-    json_value_at(value, path, problems, depth).map_err(|error| thrown_while_reading(env, error, "VALIDATION_ERROR", path))
+    json_value_at(value, path, problems, depth).map_err(|error| thrown_while_reading(env, error, VALIDATION_ERROR, path))
 }
 
 fn json_value_at(value: Unknown, path: &str, problems: &mut Vec<String>, depth: u32) -> Result<Option<Value>> {
@@ -140,7 +162,7 @@ fn json_value_at(value: Unknown, path: &str, problems: &mut Vec<String>, depth: 
                 let mut items = Vec::with_capacity(length as usize);
                 for i in 0..length {
                     let item_path = format!("{path}[{i}]");
-                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env, e, "VALIDATION_ERROR", &item_path))?;
+                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env, e, VALIDATION_ERROR, &item_path))?;
                     items.push(json_value(item, &item_path, problems, depth + 1)?.unwrap_or(Value::Null));
                 }
                 Some(Value::Array(items))
@@ -150,7 +172,7 @@ fn json_value_at(value: Unknown, path: &str, problems: &mut Vec<String>, depth: 
                     let child_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
                     let child = object
                         .get_named_property::<Unknown>(&key)
-                        .map_err(|e| thrown_while_reading(env, e, "VALIDATION_ERROR", &child_path))?;
+                        .map_err(|e| thrown_while_reading(env, e, VALIDATION_ERROR, &child_path))?;
                     if let Some(v) = json_value(child, &child_path, problems, depth + 1)? {
                         map.insert(key, v);
                     }
@@ -206,7 +228,7 @@ pub fn thrown_while_reading(env: sys::napi_env, error: Error, code: &str, path: 
         check(unsafe { sys::napi_create_error(env.raw(), std::ptr::null_mut(), message.raw(), &mut raw) })?;
         let mut description: Object<'_> = unsafe { Unknown::from_raw_unchecked(env.raw(), raw).cast()? };
         description.set_named_property("code", code)?;
-        if code == "VALIDATION_ERROR" {
+        if code == VALIDATION_ERROR {
             description.set_named_property("details", vec![problem.clone()])?;
         }
         description.set_named_property("cause", unsafe { Unknown::from_raw_unchecked(env.raw(), thrown) })?;

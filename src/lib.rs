@@ -7,8 +7,10 @@
 
 mod calls;
 mod catalog;
+mod contract;
 mod convert;
 mod failure;
+mod hook_message;
 mod native_client;
 mod outbox;
 mod response_cache;

@@ -8,7 +8,8 @@ use futures_util::FutureExt;
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use anilink_providers::requests::{token_request, AniListEndpoint, MalEndpoint, ANILIST_DEFAULT_URL, MAL_DEFAULT_URL};
 use anilink_transport::attempt::Completed;
@@ -19,16 +20,55 @@ use anilink_transport::request::{host_of, RequestSpec};
 use anilink_transport::ProviderClient;
 
 use crate::calls;
-use crate::convert::{json_value, option_value, own_keys};
-use crate::failure::{describe, type_error};
+use crate::contract::{ALREADY_ABORTED, CANCELLABLE};
+use crate::convert::{json_value, kind_of, option_value, own_keys};
+use crate::failure::{throw, ErrorDescription};
 use crate::outbox::{Kind, Outbox, Payload};
 use crate::sink::HookEvents;
+
+/// Which client a `NativeClient` is, parsed once at the napi boundary.
+#[napi(string_enum = "lowercase")]
+#[derive(Clone, Copy)]
+pub enum Provider {
+    AniList,
+    Mal,
+    /// No provider: POSTs to absolute URLs given per call (the OAuth token endpoints, the
+    /// id-mapping service), without credentials of its own.
+    External,
+}
+
+impl Provider {
+    /// The slot field that holds the access token.
+    fn token_field(self) -> Option<&'static str> {
+        match self {
+            Provider::AniList => Some("authToken"),
+            Provider::Mal => Some("accessToken"),
+            Provider::External => None,
+        }
+    }
+
+    /// The default endpoint and the environment variable that overrides it (decisions D14).
+    fn default_base_url(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Provider::AniList => Some((ANILIST_DEFAULT_URL, "ANILINK_ANILIST_URL")),
+            Provider::Mal => Some((MAL_DEFAULT_URL, "ANILINK_MAL_URL")),
+            Provider::External => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Provider::AniList => "anilist",
+            Provider::Mal => "mal",
+            Provider::External => "external",
+        }
+    }
+}
 
 enum Endpoint {
     AniList(Box<AniListEndpoint>),
     Mal(MalEndpoint),
-    /// OAuth token endpoints: absolute URLs given per call, no credentials of the slot.
-    Token,
+    External,
 }
 
 struct Inner {
@@ -49,19 +89,9 @@ pub struct NativeClient {
 
 const AUTH_FIELDS_TAIL: [&str; 5] = ["refreshToken", "clientId", "clientSecret", "onTokenRefresh", "onTokenRefreshError"];
 
-/// Call flag: the call has hooks, so the transport's events are sent to JavaScript.
-pub const WITH_EVENTS: u32 = 1;
-/// Call flag: the call has an AbortSignal, so it can be cancelled by its id.
-pub const CANCELLABLE: u32 = 2;
-/// Call flag: its AbortSignal had fired before the call started (decisions D22).
-pub const ALREADY_ABORTED: u32 = 4;
-
-/// The outcome of starting a call: null when it was dispatched (its result arrives through the
-/// outbox), or the JSON text of the error description when it failed before any I/O.
-type Started = Option<String>;
-
-fn failed(description: Value) -> Started {
-    Some(description.to_string())
+/// Fail a call before dispatch: `error` is thrown as its description (see [`throw`]).
+fn fail_before_dispatch<T>(env: &Env, error: &TransportError) -> Result<T> {
+    Err(throw(env, &ErrorDescription::of(error)))
 }
 
 fn invalid_arg(message: String) -> Error {
@@ -70,19 +100,16 @@ fn invalid_arg(message: String) -> Error {
 
 #[napi]
 impl NativeClient {
-    /// Build the client of one provider slot (`"anilist"` or `"mal"`) from its credentials
-    /// object: auth fields, transport options and `baseUrl`. Throws (InvalidArg) with a message
-    /// naming the option and the rule for anything invalid; the facade rethrows it as TypeError.
+    /// Build the client of one provider slot from its credentials object: auth fields,
+    /// transport options and `baseUrl` (an external client takes transport options only).
+    /// Throws (InvalidArg) with a message naming the option and the rule for anything invalid;
+    /// the facade rethrows it as TypeError.
     ///
-    /// `on_batch(text)` receives this client's messages, `[[callId, kind, payload?], …]`
-    /// (kind 0 value, 1 undefined, 2 failure, 3 hook event), on the JavaScript thread.
+    /// `on_batch(text)` receives this client's messages, `[[callId, kind, payload?], …]` (the
+    /// kinds are in `contract().kinds`), on the JavaScript thread.
     #[napi(factory, catch_unwind)]
-    pub fn create(env: Env, provider: String, slot: Object<'_>, on_batch: Function<'_, String, ()>) -> Result<Self> {
-        let token_field = match provider.as_str() {
-            "anilist" => "authToken",
-            "mal" | "token" => "accessToken",
-            other => return Err(invalid_arg(format!("unknown provider {other:?}"))),
-        };
+    pub fn create(env: Env, provider: Provider, slot: Object<'_>, on_batch: Function<'_, String, ()>) -> Result<Self> {
+
         let mut options = PartialOptions::default();
         let mut strings: Vec<(String, String)> = Vec::new();
         for key in own_keys(&slot)? {
@@ -91,6 +118,13 @@ impl NativeClient {
                 continue;
             }
             let is_callback = key == "onTokenRefresh" || key == "onTokenRefreshError";
+            // An external client takes transport options only: no credentials, no endpoint.
+            let Some(token_field) = provider.token_field() else {
+                return Err(invalid_arg(format!(
+                    "Unknown option key \"{key}\" for an external client. Valid transport options are: {}.",
+                    TRANSPORT_OPTION_KEYS.join(", ")
+                )));
+            };
             let known = key == token_field || key == "baseUrl" || AUTH_FIELDS_TAIL.contains(&key.as_str());
             if !known {
                 return Err(invalid_arg(format!(
@@ -110,17 +144,16 @@ impl NativeClient {
         }
         let field = |name: &str| strings.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let environment = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let base_url = match provider.as_str() {
-            "anilist" => field("baseUrl").or_else(|| environment("ANILINK_ANILIST_URL")).unwrap_or_else(|| ANILIST_DEFAULT_URL.into()),
-            "mal" => field("baseUrl").or_else(|| environment("ANILINK_MAL_URL")).unwrap_or_else(|| MAL_DEFAULT_URL.into()),
-            _ => String::new(),
-        };
-        let base_url = match provider.as_str() {
-            "anilist" | "mal" => whatwg_base_url(&env, &base_url, &provider)?,
-            _ => base_url,
+        let base_url = match provider.default_base_url() {
+            Some((default, variable)) => {
+                let url = field("baseUrl").or_else(|| environment(variable)).unwrap_or_else(|| default.into());
+                whatwg_base_url(&env, &url, provider.name())?
+            }
+            None => String::new(),
         };
         let client_id = field("clientId");
-        let endpoint = build_endpoint(&provider, &base_url, field(token_field).as_deref(), client_id.as_deref())?;
+        let token = provider.token_field().and_then(field);
+        let endpoint = build_endpoint(provider, &base_url, token.as_deref(), client_id.as_deref())?;
         Ok(Self {
             inner: Arc::new(Inner { client: ProviderClient::new(options) }),
             endpoint: RefCell::new(endpoint),
@@ -134,9 +167,9 @@ impl NativeClient {
     #[napi(catch_unwind)]
     pub fn set_token(&self, token: String) -> Result<()> {
         let provider = match &*self.endpoint.borrow() {
-            Endpoint::AniList(_) => "anilist",
-            Endpoint::Mal(_) => "mal",
-            Endpoint::Token => return Err(invalid_arg("a token client has no token of its own".into())),
+            Endpoint::AniList(_) => Provider::AniList,
+            Endpoint::Mal(_) => Provider::Mal,
+            Endpoint::External => return Err(invalid_arg("an external client has no token of its own".into())),
         };
         let endpoint = build_endpoint(provider, &self.base_url, Some(&token), self.client_id.as_deref())?;
         *self.endpoint.borrow_mut() = endpoint;
@@ -144,8 +177,8 @@ impl NativeClient {
     }
 
     /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
-    /// (`"anime.get"`, params, fields). Returns null once dispatched, or an error description
-    /// (JSON text) when it fails before any I/O. `flags`: [`WITH_EVENTS`] | [`CANCELLABLE`] | [`ALREADY_ABORTED`].
+    /// (`"anime.get"`, params, fields). Its result arrives through the outbox; a failure before
+    /// any I/O is thrown as an error description instead. `flags`: [`CANCELLABLE`] | [`ALREADY_ABORTED`].
     // One parameter per argument of the JavaScript call; grouping them would only add a
     // conversion on the hottest path.
     #[allow(clippy::too_many_arguments)]
@@ -159,29 +192,29 @@ impl NativeClient {
         options: Option<Object<'_>>,
         call_id: u32,
         flags: u32,
-    ) -> Result<Started> {
+    ) -> Result<()> {
         let mut problems = Vec::new();
         let input = json_value(input, "", &mut problems, 0)?.unwrap_or(Value::Null);
         let spec = match &*self.endpoint.borrow() {
             Endpoint::AniList(endpoint) => {
                 let fields = anilist_fields(fields, &mut problems)?;
                 if !problems.is_empty() {
-                    return Ok(failed(describe(&TransportError::validation(problems))));
+                    return fail_before_dispatch(&env, &TransportError::validation(problems));
                 }
                 endpoint.operation(&operation, &input, fields.as_deref())
             }
             Endpoint::Mal(endpoint) => {
                 let fields = json_value(fields, "fields", &mut problems, 0)?;
                 if !problems.is_empty() {
-                    return Ok(failed(describe(&TransportError::validation(problems))));
+                    return fail_before_dispatch(&env, &TransportError::validation(problems));
                 }
                 endpoint.operation(&operation, &input, fields.as_ref())
             }
-            Endpoint::Token => return Err(invalid_arg("a token client has no catalog operations".into())),
+            Endpoint::External => return Err(invalid_arg("an external client has no catalog operations".into())),
         };
         match spec {
             Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
-            Err(error) => Ok(failed(describe(&error))),
+            Err(error) => fail_before_dispatch(&env, &error),
         }
     }
 
@@ -195,13 +228,13 @@ impl NativeClient {
         options: Option<Object<'_>>,
         call_id: u32,
         flags: u32,
-    ) -> Result<Started> {
+    ) -> Result<()> {
         let spec = match &*self.endpoint.borrow() {
             Endpoint::AniList(endpoint) => {
                 let mut problems = Vec::new();
                 let variables = json_value(variables, "variables", &mut problems, 0)?.unwrap_or(Value::Null);
                 if !problems.is_empty() {
-                    return Ok(failed(describe(&TransportError::validation(problems))));
+                    return fail_before_dispatch(&env, &TransportError::validation(problems));
                 }
                 endpoint.custom(&document, &variables)
             }
@@ -209,15 +242,15 @@ impl NativeClient {
         };
         match spec {
             Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
-            Err(error) => Ok(failed(describe(&error))),
+            Err(error) => fail_before_dispatch(&env, &error),
         }
     }
 
-    /// Start a POST to an OAuth token endpoint (`url`): `body` is sent as `content_type`, the
+    /// Start a POST of an external client to `url`: `body` is sent as `content_type`, the
     /// answer resolves as JSON (or text). Returns as [`NativeClient::operation`].
     #[allow(clippy::too_many_arguments)]
     #[napi(catch_unwind)]
-    pub fn token(
+    pub fn post(
         &self,
         env: Env,
         url: String,
@@ -226,59 +259,124 @@ impl NativeClient {
         options: Option<Object<'_>>,
         call_id: u32,
         flags: u32,
-    ) -> Result<Started> {
-        let Endpoint::Token = &*self.endpoint.borrow() else {
-            return Err(invalid_arg("token requests need a token client".into()));
+    ) -> Result<()> {
+        let Endpoint::External = &*self.endpoint.borrow() else {
+            return Err(invalid_arg("posts to absolute URLs need an external client".into()));
         };
         match token_request(&url, &content_type, body) {
             Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
-            Err(error) => Ok(failed(describe(&error))),
+            Err(error) => fail_before_dispatch(&env, &error),
         }
     }
 
     /// A frozen-by-the-facade copy of the slot's cross-request state (api.md §6, decisions D20),
     /// with the stats of the slot's response cache when it has one.
     #[napi(catch_unwind)]
-    pub fn snapshot(&self) -> Value {
+    pub fn snapshot(&self) -> Result<Value> {
         let hosts = self.inner.client.snapshot();
         let own_host = match &*self.endpoint.borrow() {
             Endpoint::AniList(e) => host_of(e.url()),
             Endpoint::Mal(e) => host_of(e.url()),
-            Endpoint::Token => None,
+            Endpoint::External => None,
         };
-        let circuit: Vec<Value> = hosts
-            .iter()
-            .filter_map(|h| {
-                h.breaker.map(|b| {
-                    json!({ "host": h.host, "consecutiveFailures": b.consecutive_failures, "openedAt": b.opened_at,
-                            "probeInFlight": b.probe_in_flight, "failedProbes": b.failed_probes })
+        let snapshot = Snapshot {
+            captured_at: self.inner.client.now_ms(),
+            circuit: hosts
+                .iter()
+                .filter_map(|h| {
+                    h.breaker.map(|b| CircuitState {
+                        host: &h.host,
+                        consecutive_failures: b.consecutive_failures,
+                        opened_at: b.opened_at,
+                        probe_in_flight: b.probe_in_flight,
+                        failed_probes: b.failed_probes,
+                    })
                 })
-            })
-            .collect();
-        let budgets: Vec<Value> = hosts
-            .iter()
-            .filter_map(|h| h.budget.map(|w| json!({ "host": h.host, "retriesUsed": w.retries_used, "windowEndsAt": w.window_ends_at })))
-            .collect();
-        let deadlines: Vec<Value> = hosts
-            .iter()
-            .filter_map(|h| h.pace_deadline.map(|d| json!({ "host": h.host, "deadlineMs": d })))
-            .collect();
-        let mut snapshot = json!({
-            "capturedAt": self.inner.client.now_ms(),
-            "circuit": circuit,
-            "paceDeadlines": deadlines,
-            "retryBudgets": budgets,
-        });
-        if let Some(own) = hosts.iter().find(|h| Some(&h.host) == own_host.as_ref()).and_then(|h| h.budget) {
-            snapshot["retryBudget"] = json!({ "retriesUsed": own.retries_used, "windowEndsAt": own.window_ends_at });
-        }
-        if let Some(cache) = self.inner.client.response_cache() {
-            let stats = cache.stats();
-            snapshot["responseCache"] = json!({ "entries": stats.entries, "hits": stats.hits, "misses": stats.misses,
-                                                "expirations": stats.expirations, "evictions": stats.evictions });
-        }
-        snapshot
+                .collect(),
+            pace_deadlines: hosts
+                .iter()
+                .filter_map(|h| h.pace_deadline.map(|deadline_ms| PaceDeadline { host: &h.host, deadline_ms }))
+                .collect(),
+            retry_budgets: hosts
+                .iter()
+                .filter_map(|h| h.budget.map(|w| HostBudget { host: &h.host, budget: Budget::from(w) }))
+                .collect(),
+            retry_budget: hosts.iter().find(|h| Some(&h.host) == own_host.as_ref()).and_then(|h| h.budget).map(Budget::from),
+            response_cache: self.inner.client.response_cache().map(|cache| {
+                let stats = cache.stats();
+                CacheCounters {
+                    entries: stats.entries,
+                    hits: stats.hits,
+                    misses: stats.misses,
+                    expirations: stats.expirations,
+                    evictions: stats.evictions,
+                }
+            }),
+        };
+        // Through JSON's value model: napi's own serializer would make large integers BigInts.
+        serde_json::to_value(&snapshot).map_err(|error| Error::from_reason(error.to_string()))
     }
+}
+
+/// `getTransportState()`'s view of one provider client (api.md §6).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Snapshot<'a> {
+    captured_at: u64,
+    circuit: Vec<CircuitState<'a>>,
+    pace_deadlines: Vec<PaceDeadline<'a>>,
+    retry_budgets: Vec<HostBudget<'a>>,
+    /// The budget of the slot's own host, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_budget: Option<Budget>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_cache: Option<CacheCounters>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CircuitState<'a> {
+    host: &'a str,
+    consecutive_failures: u32,
+    opened_at: Option<u64>,
+    probe_in_flight: bool,
+    failed_probes: u32,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PaceDeadline<'a> {
+    host: &'a str,
+    deadline_ms: u64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Budget {
+    retries_used: u32,
+    window_ends_at: u64,
+}
+
+impl From<anilink_transport::budget::BudgetWindow> for Budget {
+    fn from(window: anilink_transport::budget::BudgetWindow) -> Self {
+        Self { retries_used: window.retries_used, window_ends_at: window.window_ends_at }
+    }
+}
+
+#[derive(Serialize)]
+struct HostBudget<'a> {
+    host: &'a str,
+    #[serde(flatten)]
+    budget: Budget,
+}
+
+#[derive(Serialize)]
+struct CacheCounters {
+    entries: u64,
+    hits: u64,
+    misses: u64,
+    expirations: u64,
+    evictions: u64,
 }
 
 impl NativeClient {
@@ -289,12 +387,9 @@ impl NativeClient {
         options: Option<Object<'_>>,
         call_id: u32,
         flags: u32,
-    ) -> Result<Started> {
+    ) -> Result<()> {
         let request_options = match options {
-            Some(object) => match request_options(env, &object)? {
-                Ok(parsed) => Some(parsed),
-                Err(description) => return Ok(failed(description)),
-            },
+            Some(object) => Some(request_options(env, &object)?),
             None => None,
         };
         let options = self.inner.client.options(request_options.as_ref(), spec.is_write);
@@ -302,17 +397,18 @@ impl NativeClient {
         let outbox = self.outbox.clone();
         let registration = calls::register(call_id, flags & CANCELLABLE != 0);
         if flags & ALREADY_ABORTED != 0 {
-            registration.token.cancel();
+            registration.cancellation.cancel();
         }
-        // Only a call whose hooks exist sends events.
-        let events = (flags & WITH_EVENTS != 0 && !options.hooks.is_empty()).then(|| HookEvents { outbox: outbox.clone(), call_id });
+        // Only a call with hooks sends events: the resolved options are the one place that
+        // decides which hooks a call has.
+        let events = (!options.hooks.is_empty()).then(|| HookEvents { outbox: outbox.clone(), call_id });
         let pool = inner.client.pool(&options);
         outbox.call_started(env);
         napi::bindgen_prelude::spawn(async move {
             let outcome = contained(async {
                 match &events {
-                    Some(sink) => inner.client.execute(pool, &spec, &options, sink, &registration.token).await,
-                    None => inner.client.execute(pool, &spec, &options, &NoEvents, &registration.token).await,
+                    Some(sink) => inner.client.execute(pool, &spec, &options, sink, &registration.cancellation).await,
+                    None => inner.client.execute(pool, &spec, &options, &NoEvents, &registration.cancellation).await,
                 }
             })
             .await;
@@ -322,10 +418,10 @@ impl NativeClient {
                     outbox.send(call_id, Kind::Value, Payload::Result { json: &result, request_id: &request_id })
                 }
                 Ok(Completed { result: None, .. }) => outbox.send(call_id, Kind::Nothing, Payload::None),
-                Err(error) => outbox.send(call_id, Kind::Failure, Payload::Json(&describe(&error))),
+                Err(error) => outbox.send(call_id, Kind::Failure, Payload::Failure(&ErrorDescription::of(&error))),
             }
         });
-        Ok(None)
+        Ok(())
     }
 }
 
@@ -338,20 +434,6 @@ async fn contained<T>(
         .catch_unwind()
         .await
         .unwrap_or_else(|_| Err(TransportError::unknown("internal error (a panic was caught)")))
-}
-
-/// What a credential or URL value is, without its content (decisions D31).
-fn kind_of(value: &OptValue) -> &'static str {
-    match value {
-        OptValue::Undefined => "undefined",
-        OptValue::Null => "null",
-        OptValue::Bool(_) => "a boolean",
-        OptValue::Number(_) => "a number",
-        OptValue::String(_) => "a string",
-        OptValue::Array(_) => "an array",
-        OptValue::Function => "a function",
-        _ => "an object",
-    }
 }
 
 /// `baseUrl` parsed by the WHATWG rules, with Node's own `URL` (decisions D30): what `new URL`
@@ -371,26 +453,26 @@ fn whatwg_base_url(env: &Env, url: &str, provider: &str) -> Result<String> {
     parsed.get_named_property("href")
 }
 
-/// The endpoint of a provider slot with its credentials (a token client has none).
-fn build_endpoint(provider: &str, base_url: &str, token: Option<&str>, client_id: Option<&str>) -> Result<Endpoint> {
+/// The endpoint of a provider slot with its credentials (an external client has none).
+fn build_endpoint(provider: Provider, base_url: &str, token: Option<&str>, client_id: Option<&str>) -> Result<Endpoint> {
     Ok(match provider {
-        "anilist" => Endpoint::AniList(Box::new(AniListEndpoint::new(base_url, token).map_err(invalid_arg)?)),
-        "mal" => Endpoint::Mal(MalEndpoint::new(base_url, token, client_id).map_err(invalid_arg)?),
-        _ => Endpoint::Token,
+        Provider::AniList => Endpoint::AniList(Box::new(AniListEndpoint::new(base_url, token).map_err(invalid_arg)?)),
+        Provider::Mal => Endpoint::Mal(MalEndpoint::new(base_url, token, client_id).map_err(invalid_arg)?),
+        Provider::External => Endpoint::External,
     })
 }
 
 /// Per-request transport options. Keys the transport does not know (the facade's `fields`)
 /// are ignored here; invalid values are a TypeError before any I/O or hook (decisions D10).
-fn request_options(env: &Env, object: &Object<'_>) -> Result<std::result::Result<PartialOptions, Value>> {
+fn request_options(env: &Env, object: &Object<'_>) -> Result<PartialOptions> {
     let mut options = PartialOptions::default();
     for key in own_keys(object)? {
         let value = option_value(env, object.get_named_property::<Unknown>(&key)?, &format!("options.{key}"), 0)?;
         if let Err(error) = options.parse_key(&key, &value) {
-            return Ok(Err(type_error(error.0)));
+            return Err(throw(env, &ErrorDescription::type_error(&error.0)));
         }
     }
-    Ok(Ok(options))
+    Ok(options)
 }
 
 /// AniList `fields`: absent, or an array of dot-path strings.

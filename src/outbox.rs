@@ -15,13 +15,15 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status};
-use serde_json::Value;
+use serde::Serialize;
 
 use anilink_transport::error::TransportError;
 
-use crate::failure::describe;
+use crate::failure::ErrorDescription;
+use crate::hook_message::HookMessage;
 
 /// What a message says about its call (the second element of `[callId, kind, payload]`).
+/// The facade reads these numbers from [`crate::contract`], never copies them.
 #[derive(Clone, Copy)]
 #[repr(u8)]
 pub enum Kind {
@@ -124,10 +126,12 @@ impl Outbox {
             let written = write_message(&mut batch.text, open, call_id, kind, &payload);
             if let Err(size) = written {
                 batch.text.truncate(start);
-                let (kind, substitute) = payload.too_large(kind, size);
-                // The substitute is a few hundred bytes: it always fits.
-                let _ = write_message(&mut batch.text, open, call_id, kind, &Payload::Json(&substitute));
+                payload.send_too_large(kind, size, |kind, substitute| {
+                    // The substitute is a few hundred bytes: it always fits.
+                    let _ = write_message(&mut batch.text, open, call_id, kind, substitute);
+                });
             }
+            // A substitute settles exactly when the message it replaces would have.
             if !matches!(kind, Kind::Event) {
                 batch.settlements += 1;
             }
@@ -147,37 +151,31 @@ pub enum Payload<'a> {
     None,
     /// A call's result: JSON text as the transport produced it, and the call's request id.
     Result { json: &'a str, request_id: &'a str },
-    /// A failure description or a hook event (`{ hook, ctx, error? }`).
-    Json(&'a Value),
+    Failure(&'a ErrorDescription<'a>),
+    Event(&'a HookMessage<'a>),
 }
 
 impl Payload<'_> {
-    /// The message to send instead of one whose payload (`size` bytes or more of JSON) is too
-    /// large for JavaScript: a failure of the call, or the event with that failure as its error.
-    fn too_large(&self, kind: Kind, size: usize) -> (Kind, Value) {
+    /// Send instead of a message whose payload (`size` bytes or more of JSON) is too large for
+    /// JavaScript: a failure of the call, or the event with that failure as its error.
+    fn send_too_large(&self, kind: Kind, size: usize, send: impl FnOnce(Kind, &Payload<'_>)) {
         let request_id = match self {
-            Payload::Result { request_id, .. } => Some(request_id.to_string()),
-            Payload::Json(value) => value
-                .get("requestId")
-                .or_else(|| value.get("error").and_then(|e| e.get("requestId")))
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            Payload::Result { request_id, .. } => Some(*request_id),
+            Payload::Failure(description) => description.request_id,
+            Payload::Event(message) => Some(message.request_id()),
             Payload::None => None,
         };
         let mut error = TransportError::network(format!(
             "the response is too large to become a JavaScript value ({size} bytes or more of JSON text; a JavaScript string holds at most {JS_STRING_LIMIT} characters); lower maxResponseBytes to fail earlier"
         ));
-        error.request_id = request_id;
-        let failure = describe(&error);
+        error.request_id = request_id.map(str::to_string);
+        let failure = ErrorDescription::of(&error);
         match (kind, self) {
-            (Kind::Event, Payload::Json(event)) => {
-                let mut event = (*event).clone();
-                if let Some(fields) = event.as_object_mut() {
-                    fields.insert("error".into(), failure);
-                }
-                (Kind::Event, event)
+            (Kind::Event, Payload::Event(event)) => {
+                let event = HookMessage { hook: event.hook, ctx: event.ctx.clone(), error: Some(failure) };
+                send(Kind::Event, &Payload::Event(&event))
             }
-            _ => (Kind::Failure, failure),
+            _ => send(Kind::Failure, &Payload::Failure(&failure)),
         }
     }
 }
@@ -207,17 +205,18 @@ fn write_message(out: &mut Vec<u8>, open: bool, call_id: u32, kind: Kind, payloa
             out.push(b',');
             out.extend_from_slice(json.as_bytes());
         }
-        Payload::Json(value) => {
-            out.push(b',');
-            let start = out.len();
-            let mut capped = Capped { out, limit: start + MESSAGE_LIMIT };
-            if serde_json::to_writer(&mut capped, value).is_err() {
-                return Err(MESSAGE_LIMIT);
-            }
-        }
+        Payload::Failure(description) => write_capped(out, description)?,
+        Payload::Event(message) => write_capped(out, message)?,
     }
     out.push(b']');
     Ok(())
+}
+
+/// `,` and `value` as JSON, within [`MESSAGE_LIMIT`].
+fn write_capped(out: &mut Vec<u8>, value: &impl Serialize) -> Result<(), usize> {
+    out.push(b',');
+    let limit = out.len() + MESSAGE_LIMIT;
+    serde_json::to_writer(&mut Capped { out, limit }, value).map_err(|_| MESSAGE_LIMIT)
 }
 
 /// A writer that refuses to grow `out` past `limit`, so an oversized payload is never built whole.

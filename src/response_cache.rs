@@ -12,8 +12,9 @@ use napi::Env;
 use napi_derive::napi;
 
 use anilink_transport::cache::{CacheConfig, CacheKey, Lookup, ResponseCache as Cache};
+use anilink_transport::options::OptValue;
 
-use crate::convert::option_value;
+use crate::convert::{kind_of, option_value};
 
 #[napi]
 pub struct ResponseCache {
@@ -72,17 +73,18 @@ fn key(env: &Env, method: Unknown<'_>, url: Unknown<'_>, data: Option<Unknown<'_
 
 /// A string argument, or a TypeError naming it and what was given instead (a Symbol, a number…).
 fn string_argument(env: &Env, name: &str, value: Unknown<'_>) -> Result<String> {
-    let kind = match value.get_type()? {
+    // The value's type is enough to describe it; its content is never read.
+    let kind = kind_of(&match value.get_type()? {
         ValueType::String => return unsafe { value.cast::<String>() },
-        ValueType::Undefined => "undefined",
-        ValueType::Null => "null",
-        ValueType::Boolean => "a boolean",
-        ValueType::Number => "a number",
-        ValueType::Symbol => "a symbol",
-        ValueType::BigInt => "a bigint",
-        ValueType::Function => "a function",
-        _ => "an object",
-    };
+        ValueType::Undefined => OptValue::Undefined,
+        ValueType::Null => OptValue::Null,
+        ValueType::Boolean => OptValue::Bool(false),
+        ValueType::Number => OptValue::Number(0.0),
+        ValueType::Symbol => OptValue::Other("symbol"),
+        ValueType::BigInt => OptValue::Other("bigint"),
+        ValueType::Function => OptValue::Function,
+        _ => OptValue::Other("object"),
+    });
     Err(throw_type_error(env, format!("ResponseCache: {name} must be a string (received {kind}).")))
 }
 
@@ -98,7 +100,7 @@ impl ResponseCache {
     pub fn new(env: Env, options: Option<Unknown<'_>>) -> Result<Self> {
         let options = match options {
             Some(value) => option_value(&env, value, "options", 0)?,
-            None => anilink_transport::options::OptValue::Undefined,
+            None => OptValue::Undefined,
         };
         let config = CacheConfig::parse(&options).map_err(|e| throw_type_error(&env, e.0))?;
         Ok(Self { cache: Arc::new(Cache::new(config)) })

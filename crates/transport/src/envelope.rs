@@ -21,7 +21,7 @@ pub enum Envelope {
 }
 
 /// The message of an entry that has no string `message` (or is not an object at all).
-const GENERIC_MESSAGE: &str = "Unknown GraphQL error";
+const GENERIC_MESSAGE: &str = crate::error::messages::GRAPHQL_ENTRY;
 
 /// Classify a 2xx body. `None` when it is not JSON at all (decisions D11 makes that an API error).
 pub fn classify(

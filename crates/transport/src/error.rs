@@ -21,7 +21,21 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
+    /// Every code, in the order the JavaScript `AniLinkErrorCodes` lists them.
+    pub const ALL: [ErrorCode; 10] = [
+        ErrorCode::Api,
+        ErrorCode::GraphQl,
+        ErrorCode::Rest,
+        ErrorCode::Network,
+        ErrorCode::Timeout,
+        ErrorCode::Aborted,
+        ErrorCode::CircuitOpen,
+        ErrorCode::Auth,
+        ErrorCode::Validation,
+        ErrorCode::Unknown,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
         match self {
             ErrorCode::Api => "API_ERROR",
             ErrorCode::GraphQl => "GRAPHQL_ERROR",
@@ -76,10 +90,53 @@ pub struct ErrorDetail {
     pub request_id: Option<String>,
 }
 
-const ABORTED_MESSAGE: &str = "The request was cancelled.";
-const ABORTED_PACING_MESSAGE: &str =
-    "The request was cancelled while waiting for the rate-limit window to reset.";
-const AUTH_MESSAGE: &str = "This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.";
+/// The fixed messages and message templates of the failures, written here only: the binding
+/// exports them, and the JavaScript error classes build the same texts from them when a caller
+/// constructs an error itself. A template's `{name}` is replaced by [`fill`].
+pub mod messages {
+    pub const NETWORK: &str = "The request failed due to a network error.";
+    pub const TIMEOUT: &str = "The request timed out.";
+    pub const ABORTED: &str = "The request was cancelled.";
+    pub const ABORTED_PACING: &str =
+        "The request was cancelled while waiting for the rate-limit window to reset.";
+    pub const UNKNOWN: &str = "The request failed.";
+    pub const AUTH: &str = "This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.";
+    /// [`AUTH`] naming the operation that needs the token.
+    pub const AUTH_FOR_OPERATION: &str = "{auth} (operation: {operation})";
+    pub const HTTP_STATUS: &str = "API request failed with status {status}.";
+    /// An entry of a GraphQL `errors` list without a string `message`.
+    pub const GRAPHQL_ENTRY: &str = "Unknown GraphQL error";
+    /// `{messages}`: the entries' messages joined with "; ".
+    pub const GRAPHQL: &str = "The request failed with GraphQL errors: {messages}";
+    /// `{details}`: one problem per line.
+    pub const VALIDATION: &str = "Request variables are invalid:\n{details}";
+}
+
+/// `template` with each `{name}` replaced by its value, in one pass (an inserted value is never
+/// searched again); an unknown `{name}` stays as it is. `lib/errors.cjs` fills them the same way.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut text = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        text.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after
+            .find('}')
+            .and_then(|close| values.iter().find(|(name, _)| *name == &after[..close]).map(|(_, value)| (close, value)));
+        match value {
+            Some((close, value)) => {
+                text.push_str(value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                text.push('{');
+                rest = after;
+            }
+        }
+    }
+    text.push_str(rest);
+    text
+}
 
 impl std::ops::Deref for TransportError {
     type Target = ErrorDetail;
@@ -140,7 +197,7 @@ impl TransportError {
             body: Some(body),
             rate_limit,
             content_type,
-            ..ErrorDetail::new(code, format!("API request failed with status {status}."))
+            ..ErrorDetail::new(code, fill(messages::HTTP_STATUS, &[("status", &status.to_string())]))
         }
         .into()
     }
@@ -157,7 +214,7 @@ impl TransportError {
 
     pub fn graphql(
         status: u16,
-        messages: &[String],
+        entries: &[String],
         errors_json: String,
         data_json: String,
         rate_limit: Option<RateLimitInfo>,
@@ -169,10 +226,7 @@ impl TransportError {
             graphql_data: Some(data_json),
             rate_limit,
             content_type,
-            ..ErrorDetail::new(
-                ErrorCode::GraphQl,
-                format!("The request failed with GraphQL errors: {}", messages.join("; ")),
-            )
+            ..ErrorDetail::new(ErrorCode::GraphQl, fill(messages::GRAPHQL, &[("messages", &entries.join("; "))]))
         }
         .into()
     }
@@ -180,7 +234,7 @@ impl TransportError {
     pub fn network(reason: String) -> Self {
         ErrorDetail {
             reason: Some(reason),
-            ..ErrorDetail::new(ErrorCode::Network, "The request failed due to a network error.")
+            ..ErrorDetail::new(ErrorCode::Network, messages::NETWORK)
         }
         .into()
     }
@@ -197,19 +251,19 @@ impl TransportError {
     pub fn timeout(timeout_ms: u64) -> Self {
         ErrorDetail {
             timeout_ms: (timeout_ms > 0).then_some(timeout_ms),
-            ..ErrorDetail::new(ErrorCode::Timeout, "The request timed out.")
+            ..ErrorDetail::new(ErrorCode::Timeout, messages::TIMEOUT)
         }
         .into()
     }
 
     pub fn aborted() -> Self {
-        ErrorDetail::new(ErrorCode::Aborted, ABORTED_MESSAGE).into()
+        ErrorDetail::new(ErrorCode::Aborted, messages::ABORTED).into()
     }
 
     pub fn aborted_during_pacing() -> Self {
         ErrorDetail {
             aborted_during_pacing: true,
-            ..ErrorDetail::new(ErrorCode::Aborted, ABORTED_PACING_MESSAGE)
+            ..ErrorDetail::new(ErrorCode::Aborted, messages::ABORTED_PACING)
         }
         .into()
     }
@@ -225,15 +279,15 @@ impl TransportError {
 
     pub fn auth(operation: Option<&str>) -> Self {
         let message = match operation {
-            Some(name) => format!("{AUTH_MESSAGE} (operation: {name})"),
-            None => AUTH_MESSAGE.to_string(),
+            Some(name) => fill(messages::AUTH_FOR_OPERATION, &[("auth", messages::AUTH), ("operation", name)]),
+            None => messages::AUTH.to_string(),
         };
         ErrorDetail::new(ErrorCode::Auth, message).into()
     }
 
     pub fn validation(details: Vec<String>) -> Self {
         ErrorDetail {
-            message: format!("Request variables are invalid:\n{}", details.join("\n")),
+            message: fill(messages::VALIDATION, &[("details", &details.join("\n"))]),
             details,
             ..ErrorDetail::new(ErrorCode::Validation, String::new())
         }
@@ -244,7 +298,7 @@ impl TransportError {
     pub fn unknown(reason: impl Into<String>) -> Self {
         ErrorDetail {
             reason: Some(reason.into()),
-            ..ErrorDetail::new(ErrorCode::Unknown, "The request failed.")
+            ..ErrorDetail::new(ErrorCode::Unknown, messages::UNKNOWN)
         }
         .into()
     }
@@ -300,6 +354,18 @@ mod tests {
     fn circuit_messages_differ_between_open_and_probing() {
         assert!(TransportError::circuit_open(5, false).message.contains("after the cooldown elapses"));
         assert!(TransportError::circuit_open(5, true).message.contains("once the probe settles"));
+    }
+
+    #[test]
+    fn auth_message_names_the_operation() {
+        assert_eq!(TransportError::auth(None).message, messages::AUTH);
+        assert_eq!(TransportError::auth(Some("query.viewer")).message, format!("{} (operation: query.viewer)", messages::AUTH));
+    }
+
+    #[test]
+    fn fill_replaces_every_placeholder_and_leaves_other_braces() {
+        assert_eq!(fill("{a}-{b}-{a} {c} {", &[("a", "1"), ("b", "2")]), "1-2-1 {c} {");
+        assert_eq!(fill("{a}", &[("a", "{b}"), ("b", "no")]), "{b}");
     }
 
     #[test]

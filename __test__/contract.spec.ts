@@ -1,0 +1,162 @@
+// The contract between the binding and the facade (src/contract.rs, README "Architecture"):
+// the binding owns the outbox message kinds, the call flags, the error codes and the failure
+// messages, and the facade reads them; a call that fails before dispatch throws its error
+// description (the outbox carries every other failure); the provider is an enum parsed at the
+// napi boundary; pagination hooks are isolated by the one `callHook` of lib/diagnostics.cjs.
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import {
+  AniLinkApiError,
+  AniLinkAuthError,
+  AniLinkErrorCodes,
+  AniLinkGraphQLError,
+  AniLinkNetworkError,
+  AniLinkValidationError,
+} from 'anilink-api-wrapper';
+import { aniListClient, closedPort, rejectionOf, useTestServer } from './support/helpers';
+import type { TestServer } from './support/test-server';
+
+const require = createRequire(import.meta.url);
+const native = require('../lib/native.cjs');
+const { paginate } = require('../lib/paginate.cjs');
+
+interface Contract {
+  kinds: Record<'value' | 'nothing' | 'failure' | 'event', number>;
+  flags: Record<'cancellable' | 'alreadyAborted', number>;
+  errorCodes: { key: string; code: string }[];
+  typeErrorCode: string;
+  messages: Record<string, string>;
+}
+const contract = native.contract() as Contract;
+
+let server: TestServer;
+useTestServer((started) => {
+  server = started;
+});
+
+/** What a native call threw, or a failure of the test when it threw nothing. */
+function thrownBy(start: () => unknown): Record<string, unknown> {
+  try {
+    start();
+  } catch (thrown) {
+    return thrown as Record<string, unknown>;
+  }
+  throw new Error('the call threw nothing');
+}
+
+describe('what the binding exports', () => {
+  it('AniLinkErrorCodes is the binding list of codes, in its order', () => {
+    expect(Object.entries(AniLinkErrorCodes)).toEqual(contract.errorCodes.map(({ key, code }) => [key, code]));
+    expect(Object.isFrozen(AniLinkErrorCodes)).toBe(true);
+    expect(Object.values(AniLinkErrorCodes)).not.toContain(contract.typeErrorCode);
+  });
+
+  it('message kinds are distinct, and call flags are distinct single bits', () => {
+    expect(new Set(Object.values(contract.kinds)).size).toBe(4);
+    const flags = Object.values(contract.flags);
+    expect(flags.every((flag) => flag > 0 && (flag & (flag - 1)) === 0)).toBe(true);
+    expect(new Set(flags).size).toBe(flags.length);
+  });
+});
+
+describe('failure messages are written once, in Rust', () => {
+  it('an error a caller builds says what the transport says for the same failure', async () => {
+    server.enqueue({ status: 503, body: 'down' });
+    const http = await rejectionOf<AniLinkApiError>(aniListClient(server, { retry: false }).anilist.query.media({ id: 1 }));
+    expect(new AniLinkApiError(503, null).message).toBe(http.message);
+
+    const auth = await rejectionOf(aniListClient(server).anilist.query.viewer());
+    const operation = /\(operation: (.+)\)$/.exec(auth.message)?.[1];
+    expect(operation).toBeDefined();
+    expect(new AniLinkAuthError(operation).message).toBe(auth.message);
+    expect(new AniLinkAuthError().message).toBe(contract.messages.auth);
+
+    const invalid = await rejectionOf<AniLinkValidationError>(aniListClient(server).anilist.query.media({ id: 'one' } as never));
+    expect(new AniLinkValidationError(invalid.details).message).toBe(invalid.message);
+
+    const errors = [{ message: 'Not Found.', status: 404 }, { status: 400 }];
+    server.enqueue({ body: { data: null, errors } });
+    const graphql = await rejectionOf<AniLinkGraphQLError>(aniListClient(server).anilist.query.media({ id: 1 }));
+    expect(new AniLinkGraphQLError(errors).message).toBe(graphql.message);
+
+    const network = await rejectionOf(
+      aniListClient({ url: `http://127.0.0.1:${await closedPort()}` }, { retry: false }).anilist.query.media({ id: 1 }),
+    );
+    expect(new AniLinkNetworkError(AniLinkErrorCodes.NETWORK).message).toBe(network.message);
+  });
+});
+
+describe('one path for failures before dispatch', () => {
+  const client = () => native.NativeClient.create('anilist', { baseUrl: server.url }, () => {});
+
+  it('invalid variables are thrown as their error description, nothing is sent', () => {
+    const description = thrownBy(() => client().operation('query.media', { id: 'one' }, undefined, undefined, 1, 0));
+    expect(description).toMatchObject({ code: AniLinkErrorCodes.VALIDATION, details: [expect.stringContaining('id')] });
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('an invalid per-request option is thrown as a TYPE_ERROR description', () => {
+    const description = thrownBy(() => client().operation('query.media', { id: 1 }, undefined, { timeout: -1 }, 1, 0));
+    expect(description).toMatchObject({ code: contract.typeErrorCode, message: expect.stringContaining('timeout') });
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('hook presence is decided natively, from the resolved options', () => {
+  it('a per-request undefined hook silences the client one; a per-request hook alone gets events', async () => {
+    const fromClient: string[] = [];
+    const aniLink = aniListClient(server, { onResponse: () => fromClient.push('client') });
+    server.enqueue({ body: { data: { Media: { id: 1 } } } });
+    await aniLink.anilist.query.media({ id: 1 }, { onResponse: undefined });
+    expect(fromClient).toEqual([]);
+
+    const fromRequest: number[] = [];
+    const plain = aniListClient(server);
+    server.enqueue({ body: { data: { Media: { id: 1 } } } });
+    await plain.anilist.query.media({ id: 1 }, { onResponse: (ctx: { attempt: number }) => fromRequest.push(ctx.attempt) });
+    expect(fromRequest).toEqual([1]);
+  });
+});
+
+describe('the provider is an enum', () => {
+  it('accepts anilist, mal and external, and refuses any other name (the old hidden "token" included)', () => {
+    for (const provider of ['anilist', 'mal', 'external']) {
+      expect(native.NativeClient.create(provider, {}, () => {})).toBeInstanceOf(native.NativeClient);
+    }
+    for (const provider of ['token', 'AniList', '']) {
+      expect(() => native.NativeClient.create(provider, {}, () => {})).toThrow();
+    }
+  });
+
+  it('an external client takes no credentials and has no catalog', () => {
+    expect(() => native.NativeClient.create('external', { accessToken: 'secret-value' }, () => {})).toThrow(/Unknown option key "accessToken" for an external client/);
+    const external = native.NativeClient.create('external', {}, () => {});
+    expect(() => external.operation('query.media', { id: 1 }, undefined, undefined, 1, 0)).toThrow(/no catalog operations/);
+  });
+});
+
+describe('pagination hooks are isolated like every other hook', () => {
+  it('an onHookError that rejects is swallowed, never an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const observed: string[] = [];
+      const result = await paginate(async () => ({ pageInfo: { hasNextPage: false }, media: [1] }), 'media', {
+        onPage: () => {
+          throw new Error('metrics down');
+        },
+        onHookError: async (hookName: string, error: Error) => {
+          observed.push(`${hookName}: ${error.message}`);
+          throw new Error('the observer failed too');
+        },
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(result.items).toEqual([1]);
+      expect(observed).toEqual(['onPage: The onPage hook threw and was ignored: metrics down']);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+});

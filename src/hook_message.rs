@@ -1,0 +1,254 @@
+//! A transport event as the facade receives it: the hook to call and its arguments, in the
+//! shape the hooks of transport.md 1.10 document.
+
+use serde::Serialize;
+
+use anilink_transport::events::{Context, Event, FailureReport};
+
+use crate::failure::{ErrorDescription, RateLimit};
+
+/// `{ hook, ctx, error? }`: the hook to call, its context argument, and for `onError` and
+/// `onRetry` the failure (its first argument).
+#[derive(Serialize)]
+pub struct HookMessage<'a> {
+    pub hook: &'static str,
+    pub ctx: HookContext<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorDescription<'a>>,
+}
+
+/// What every hook's context carries.
+#[derive(Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Common<'a> {
+    request_id: &'a str,
+    url: &'a str,
+    method: &'static str,
+    attempt: u32,
+}
+
+/// The context of each hook: the common fields, then the hook's own (absent ones left out).
+#[derive(Clone, Serialize)]
+#[serde(untagged, rename_all_fields = "camelCase")]
+pub enum HookContext<'a> {
+    RequestStart(Common<'a>),
+    Response {
+        #[serde(flatten)]
+        common: Common<'a>,
+        duration_ms: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rate_limit: Option<RateLimit>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_hit: Option<bool>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        cache_write: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        paced_ms: Option<u64>,
+    },
+    Pace {
+        #[serde(flatten)]
+        common: Common<'a>,
+        delay_ms: u64,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        aborted: bool,
+    },
+    Failure {
+        #[serde(flatten)]
+        common: Common<'a>,
+        code: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rate_limit: Option<RateLimit>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next_delay_ms: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_wait_ms: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        budget_exhausted: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host: Option<&'a str>,
+    },
+    CircuitOpen {
+        #[serde(flatten)]
+        common: Common<'a>,
+        host: &'a str,
+        failures: u32,
+    },
+    CircuitClose {
+        #[serde(flatten)]
+        common: Common<'a>,
+        host: &'a str,
+    },
+}
+
+fn common(ctx: &Context) -> Common<'_> {
+    Common {
+        request_id: &ctx.request_id,
+        url: &ctx.url,
+        method: ctx.method,
+        attempt: ctx.attempt,
+    }
+}
+
+impl<'a> HookMessage<'a> {
+    pub fn of(event: &'a Event) -> Self {
+        let (hook, ctx) = match event {
+            Event::RequestStart(ctx) => ("onRequestStart", HookContext::RequestStart(common(ctx))),
+            Event::Response {
+                context,
+                duration_ms,
+                rate_limit,
+                cache_hit,
+                cache_write,
+                paced_ms,
+            } => (
+                "onResponse",
+                HookContext::Response {
+                    common: common(context),
+                    duration_ms: *duration_ms,
+                    rate_limit: rate_limit.as_ref().map(RateLimit::from),
+                    cache_hit: *cache_hit,
+                    cache_write: *cache_write,
+                    paced_ms: *paced_ms,
+                },
+            ),
+            Event::Pace {
+                context,
+                delay_ms,
+                aborted,
+            } => (
+                "onPace",
+                HookContext::Pace {
+                    common: common(context),
+                    delay_ms: *delay_ms,
+                    aborted: *aborted,
+                },
+            ),
+            Event::Failure(report) => return Self::failure(report),
+            Event::CircuitOpen {
+                context,
+                host,
+                failures,
+            } => (
+                "onCircuitOpen",
+                HookContext::CircuitOpen {
+                    common: common(context),
+                    host,
+                    failures: *failures,
+                },
+            ),
+            Event::CircuitClose { context, host } => (
+                "onCircuitClose",
+                HookContext::CircuitClose {
+                    common: common(context),
+                    host,
+                },
+            ),
+        };
+        Self {
+            hook,
+            ctx,
+            error: None,
+        }
+    }
+
+    fn failure(report: &'a FailureReport) -> Self {
+        let error = &report.error;
+        let ctx = HookContext::Failure {
+            common: common(&report.context),
+            code: error.code.as_str(),
+            status: error.status,
+            rate_limit: error.rate_limit.as_ref().map(RateLimit::from),
+            next_delay_ms: report.next_delay_ms,
+            retry_wait_ms: report.retry_wait_ms,
+            retry_after_ms: report.retry_after_ms,
+            budget_exhausted: report.budget_exhausted,
+            host: report.host.as_deref(),
+        };
+        // The hook's error names the request of the event it comes with.
+        let description = ErrorDescription {
+            request_id: Some(&report.context.request_id),
+            ..ErrorDescription::of(error)
+        };
+        Self {
+            hook: if report.via_retry_hook {
+                "onRetry"
+            } else {
+                "onError"
+            },
+            ctx,
+            error: Some(description),
+        }
+    }
+
+    /// The request this message is about (the id a substitute failure must carry).
+    pub fn request_id(&self) -> &'a str {
+        match &self.ctx {
+            HookContext::RequestStart(common)
+            | HookContext::Response { common, .. }
+            | HookContext::Pace { common, .. }
+            | HookContext::Failure { common, .. }
+            | HookContext::CircuitOpen { common, .. }
+            | HookContext::CircuitClose { common, .. } => common.request_id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use anilink_transport::error::TransportError;
+
+    use super::*;
+
+    fn context() -> Context {
+        Context {
+            request_id: Arc::from("r-1"),
+            url: Arc::from("http://127.0.0.1/x"),
+            method: "POST",
+            attempt: 2,
+        }
+    }
+
+    fn json(event: &Event) -> String {
+        serde_json::to_string(&HookMessage::of(event)).expect("serializable")
+    }
+
+    #[test]
+    fn a_response_lists_the_common_fields_then_its_own_and_leaves_absent_ones_out() {
+        let event = Event::Response {
+            context: context(),
+            duration_ms: 1.5,
+            rate_limit: None,
+            cache_hit: Some(false),
+            cache_write: false,
+            paced_ms: None,
+        };
+        assert_eq!(
+            json(&event),
+            r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5,"cacheHit":false}}"#
+        );
+    }
+
+    #[test]
+    fn a_failure_goes_to_on_retry_with_the_error_named_after_its_request() {
+        let event = Event::Failure(Box::new(FailureReport {
+            context: context(),
+            error: TransportError::timeout(30),
+            via_retry_hook: true,
+            next_delay_ms: Some(100),
+            retry_wait_ms: None,
+            budget_exhausted: false,
+            host: None,
+            retry_after_ms: None,
+        }));
+        assert_eq!(
+            json(&event),
+            r#"{"hook":"onRetry","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"code":"TIMEOUT_ERROR","nextDelayMs":100},"error":{"code":"TIMEOUT_ERROR","message":"The request timed out.","timeoutMs":30,"requestId":"r-1"}}"#
+        );
+    }
+}
