@@ -12,15 +12,23 @@ export {
   type RequestAuthInput,
   type AniListTokenRefreshCallback,
   type AniListTokenRefreshErrorCallback,
-} from "./types/anilink";
-export * from "./types/errors";
-export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
-export { paginate, paginatePages, paginateChunks } from "./types/paginate";
-export type { PaginateOptions, PaginateResult, ChunkPaginateOptions, ChunkPaginateResult } from "./types/paginate";
-export { fuzzyDate, fuzzyDateInt, crossLink, buildAuthorizationUrl, getTokenExpiry, getAccessToken, refreshAccessToken } from "./types/helpers";
-export type { TokenRequestOptions } from "./types/helpers";
-export { mapExternalIds } from "./types/helpers";
-export type { MapExternalIdsOptions, MapExternalIdsResult, MapExternalIdsSource } from "./types/helpers";
+} from './types/anilink';
+export * from './types/errors';
+export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from './types/transport';
+export { paginate, paginatePages, paginateChunks } from './types/paginate';
+export type { PaginateOptions, PaginateResult, ChunkPaginateOptions, ChunkPaginateResult } from './types/paginate';
+export {
+  fuzzyDate,
+  fuzzyDateInt,
+  crossLink,
+  buildAuthorizationUrl,
+  getTokenExpiry,
+  getAccessToken,
+  refreshAccessToken,
+} from './types/helpers';
+export type { TokenRequestOptions } from './types/helpers';
+export { mapExternalIds } from './types/helpers';
+export type { MapExternalIdsOptions, MapExternalIdsResult, MapExternalIdsSource } from './types/helpers';
 export type {
   FuzzyDateOptions,
   CrossLinkMedia,
@@ -28,7 +36,7 @@ export type {
   FlattenedMediaListEntry,
   MediaListCollectionLike,
   MediaListCollectionEntryLike,
-} from "./types/helpers";
-export * from "./types/anilist.generated";
+} from './types/helpers';
+export * from './types/anilist.generated';
 /** The schema-exact AniList result types (AniList's own nullability), opt-in: `AniListStrict.Media`. */
-export * as AniListStrict from "./types/anilist.strict.generated";
+export * as AniListStrict from './types/anilist.strict.generated';

@@ -14,11 +14,11 @@ export {
   type RequestAuthInput,
   type MalTokenRefreshCallback,
   type MalTokenRefreshErrorCallback,
-} from "./types/anilink";
-export * from "./types/errors";
-export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from "./types/transport";
-export { malPaginate, malPaginatePages } from "./types/paginate";
-export type { MalPaginateOptions, MalPaginateResult } from "./types/paginate";
-export { buildMalAuthorizationUrl, getMalTokenExpiry, getMalAccessToken, refreshMalAccessToken } from "./types/helpers";
-export type { TokenRequestOptions, MalAuthorizationCodeRequest, MalRefreshTokenRequest } from "./types/helpers";
-export * from "./types/mal";
+} from './types/anilink';
+export * from './types/errors';
+export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from './types/transport';
+export { malPaginate, malPaginatePages } from './types/paginate';
+export type { MalPaginateOptions, MalPaginateResult } from './types/paginate';
+export { buildMalAuthorizationUrl, getMalTokenExpiry, getMalAccessToken, refreshMalAccessToken } from './types/helpers';
+export type { TokenRequestOptions, MalAuthorizationCodeRequest, MalRefreshTokenRequest } from './types/helpers';
+export * from './types/mal';

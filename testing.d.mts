@@ -1,2 +1,2 @@
 // ESM typings of the "./testing" entry: the same declarations as testing.d.ts.
-export * from "./testing.js";
+export * from './testing.js';

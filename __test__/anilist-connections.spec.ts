@@ -23,7 +23,11 @@ const PAST_THE_END = 99;
 
 describe('nested connections against the simulator', () => {
   it('character: its media appearances, paged by mediaPage', async () => {
-    const character = await aniLink.anilist.query.character({ id: 5, mediaSort: ['POPULARITY_DESC'], mediaOnList: false });
+    const character = await aniLink.anilist.query.character({
+      id: 5,
+      mediaSort: ['POPULARITY_DESC'],
+      mediaOnList: false,
+    });
     expect(character.media.nodes.length).toBeGreaterThan(0);
     expect(typeof character.media.nodes[0]?.title.romaji).toBe('string');
 
@@ -32,10 +36,20 @@ describe('nested connections against the simulator', () => {
   });
 
   it('staff: staffMedia, characters and characterMedia, each paged by its own variables', async () => {
-    const staff = await aniLink.anilist.query.staff({ id: 7, staffMediaType: 'ANIME', charactersSort: ['FAVOURITES_DESC'] });
-    expect(staff.staffMedia.nodes.length * staff.characters.nodes.length * staff.characterMedia.nodes.length).toBeGreaterThan(0);
+    const staff = await aniLink.anilist.query.staff({
+      id: 7,
+      staffMediaType: 'ANIME',
+      charactersSort: ['FAVOURITES_DESC'],
+    });
+    expect(
+      staff.staffMedia.nodes.length * staff.characters.nodes.length * staff.characterMedia.nodes.length,
+    ).toBeGreaterThan(0);
 
-    const paged = await aniLink.anilist.query.staff({ id: 7, staffMediaPage: PAST_THE_END, characterMediaPage: PAST_THE_END });
+    const paged = await aniLink.anilist.query.staff({
+      id: 7,
+      staffMediaPage: PAST_THE_END,
+      characterMediaPage: PAST_THE_END,
+    });
     expect(paged.staffMedia.nodes).toEqual([]);
     expect(paged.characterMedia.nodes).toEqual([]);
     expect(paged.characters.nodes.length).toBeGreaterThan(0);
@@ -56,7 +70,10 @@ describe('nested connections against the simulator', () => {
   });
 
   it('siteStatistics: the trend connections, paged by usersPage', async () => {
-    const statistics = await aniLink.anilist.query.siteStatistics({ usersSort: ['DATE_DESC'], usersPage: PAST_THE_END });
+    const statistics = await aniLink.anilist.query.siteStatistics({
+      usersSort: ['DATE_DESC'],
+      usersPage: PAST_THE_END,
+    });
     expect(statistics.users.nodes).toEqual([]);
     expect(statistics.anime.nodes.length).toBeGreaterThan(0);
   });

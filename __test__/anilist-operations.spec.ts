@@ -48,35 +48,87 @@ interface Catalog {
 }
 
 const root = join(__dirname, '..');
-const catalog = JSON.parse(
-  readFileSync(join(root, 'crates/providers/src/anilist/catalog.json'), 'utf8'),
-) as Catalog;
+const catalog = JSON.parse(readFileSync(join(root, 'crates/providers/src/anilist/catalog.json'), 'utf8')) as Catalog;
 
 /** The operation keys of api.md §9.1, written out so the facade is checked against the spec, not against itself. */
 const SPEC_QUERY_KEYS = [
-  'user', 'media', 'mediaTrend', 'airingSchedule', 'character', 'staff', 'mediaList',
-  'mediaListCollection', 'genreCollection', 'mediaTagCollection', 'viewer', 'notification',
-  'studio', 'review', 'activity', 'activityReply', 'following', 'follower', 'thread',
-  'threadComment', 'recommendation', 'markdown', 'aniChartUser', 'siteStatistics',
+  'user',
+  'media',
+  'mediaTrend',
+  'airingSchedule',
+  'character',
+  'staff',
+  'mediaList',
+  'mediaListCollection',
+  'genreCollection',
+  'mediaTagCollection',
+  'viewer',
+  'notification',
+  'studio',
+  'review',
+  'activity',
+  'activityReply',
+  'following',
+  'follower',
+  'thread',
+  'threadComment',
+  'recommendation',
+  'markdown',
+  'aniChartUser',
+  'siteStatistics',
   'externalLinkSourceCollection',
 ];
 /** api.md §9.1 page operations and the `Page` field each one lists. */
 const SPEC_PAGE_ITEMS: Record<string, string> = {
-  users: 'users', medias: 'media', characters: 'characters', staffs: 'staff', studios: 'studios',
-  mediaLists: 'mediaList', airingSchedules: 'airingSchedules', mediaTrends: 'mediaTrends',
-  notifications: 'notifications', followers: 'followers', following: 'following',
-  activities: 'activities', activityReplies: 'activityReplies', threads: 'threads',
-  threadComments: 'threadComments', reviews: 'reviews', recommendations: 'recommendations',
+  users: 'users',
+  medias: 'media',
+  characters: 'characters',
+  staffs: 'staff',
+  studios: 'studios',
+  mediaLists: 'mediaList',
+  airingSchedules: 'airingSchedules',
+  mediaTrends: 'mediaTrends',
+  notifications: 'notifications',
+  followers: 'followers',
+  following: 'following',
+  activities: 'activities',
+  activityReplies: 'activityReplies',
+  threads: 'threads',
+  threadComments: 'threadComments',
+  reviews: 'reviews',
+  recommendations: 'recommendations',
   likes: 'likes',
 };
 const SPEC_MUTATION_KEYS = [
-  'updateUser', 'saveMediaListEntry', 'updateMediaListEntries', 'deleteMediaListEntry',
-  'deleteCustomList', 'saveTextActivity', 'saveMessageActivity', 'saveListActivity',
-  'deleteActivity', 'toggleActivityPin', 'toggleActivitySubscription', 'saveActivityReply',
-  'deleteActivityReply', 'toggleLike', 'toggleLikeV2', 'toggleFollow', 'toggleFavourite',
-  'updateFavouriteOrder', 'saveReview', 'rateReview', 'deleteReview', 'saveRecommendation',
-  'saveThread', 'deleteThread', 'toggleThreadSubscription', 'saveThreadComment',
-  'deleteThreadComment', 'updateAniChartSettings', 'updateAniChartHighlights',
+  'updateUser',
+  'saveMediaListEntry',
+  'updateMediaListEntries',
+  'deleteMediaListEntry',
+  'deleteCustomList',
+  'saveTextActivity',
+  'saveMessageActivity',
+  'saveListActivity',
+  'deleteActivity',
+  'toggleActivityPin',
+  'toggleActivitySubscription',
+  'saveActivityReply',
+  'deleteActivityReply',
+  'toggleLike',
+  'toggleLikeV2',
+  'toggleFollow',
+  'toggleFavourite',
+  'updateFavouriteOrder',
+  'saveReview',
+  'rateReview',
+  'deleteReview',
+  'saveRecommendation',
+  'saveThread',
+  'deleteThread',
+  'toggleThreadSubscription',
+  'saveThreadComment',
+  'deleteThreadComment',
+  'updateAniChartSettings',
+  'updateAniChartHighlights',
 ];
 /** api.md §12 open points: the operations known to need a token. */
 const SPEC_AUTH_KEYS = [
@@ -93,39 +145,150 @@ const SPEC_AUTH_KEYS = [
  */
 const SPEC_VARIABLE_NAMES: Record<string, string[]> = {
   'query.media': [
-    'id', 'idMal', 'id_not', 'id_in', 'id_not_in', 'idMal_not', 'idMal_in', 'idMal_not_in', 'type',
-    'format', 'format_in', 'format_not', 'format_not_in', 'status', 'status_in', 'status_not',
-    'status_not_in', 'episodes', 'episodes_greater', 'episodes_lesser', 'duration',
-    'duration_greater', 'duration_lesser', 'chapters', 'chapters_greater', 'chapters_lesser',
-    'volumes', 'volumes_greater', 'volumes_lesser', 'season', 'seasonYear', 'startDate',
-    'startDate_greater', 'startDate_lesser', 'startDate_like', 'endDate', 'endDate_greater',
-    'endDate_lesser', 'endDate_like', 'isAdult', 'genre', 'genre_in', 'genre_not_in', 'tag',
-    'tag_in', 'tag_not_in', 'minimumTagRank', 'tagCategory', 'tagCategory_in',
-    'tagCategory_not_in', 'onList', 'licensedBy', 'licensedBy_in', 'licensedById',
-    'licensedById_in', 'isLicensed', 'averageScore', 'averageScore_not', 'averageScore_greater',
-    'averageScore_lesser', 'popularity', 'popularity_not', 'popularity_greater',
-    'popularity_lesser', 'source', 'source_in', 'countryOfOrigin', 'search', 'sort', 'asHtml',
+    'id',
+    'idMal',
+    'id_not',
+    'id_in',
+    'id_not_in',
+    'idMal_not',
+    'idMal_in',
+    'idMal_not_in',
+    'type',
+    'format',
+    'format_in',
+    'format_not',
+    'format_not_in',
+    'status',
+    'status_in',
+    'status_not',
+    'status_not_in',
+    'episodes',
+    'episodes_greater',
+    'episodes_lesser',
+    'duration',
+    'duration_greater',
+    'duration_lesser',
+    'chapters',
+    'chapters_greater',
+    'chapters_lesser',
+    'volumes',
+    'volumes_greater',
+    'volumes_lesser',
+    'season',
+    'seasonYear',
+    'startDate',
+    'startDate_greater',
+    'startDate_lesser',
+    'startDate_like',
+    'endDate',
+    'endDate_greater',
+    'endDate_lesser',
+    'endDate_like',
+    'isAdult',
+    'genre',
+    'genre_in',
+    'genre_not_in',
+    'tag',
+    'tag_in',
+    'tag_not_in',
+    'minimumTagRank',
+    'tagCategory',
+    'tagCategory_in',
+    'tagCategory_not_in',
+    'onList',
+    'licensedBy',
+    'licensedBy_in',
+    'licensedById',
+    'licensedById_in',
+    'isLicensed',
+    'averageScore',
+    'averageScore_not',
+    'averageScore_greater',
+    'averageScore_lesser',
+    'popularity',
+    'popularity_not',
+    'popularity_greater',
+    'popularity_lesser',
+    'source',
+    'source_in',
+    'countryOfOrigin',
+    'search',
+    'sort',
+    'asHtml',
   ],
   'query.mediaListCollection': [
-    'userId', 'userName', 'type', 'status', 'status_in', 'status_not', 'status_not_in', 'notes',
-    'notes_like', 'startedAt', 'startedAt_greater', 'startedAt_lesser', 'startedAt_like',
-    'completedAt', 'completedAt_greater', 'completedAt_lesser', 'completedAt_like',
-    'forceSingleCompletedList', 'chunk', 'perChunk', 'sort', 'scoreFormat', 'asArray', 'asHtml',
+    'userId',
+    'userName',
+    'type',
+    'status',
+    'status_in',
+    'status_not',
+    'status_not_in',
+    'notes',
+    'notes_like',
+    'startedAt',
+    'startedAt_greater',
+    'startedAt_lesser',
+    'startedAt_like',
+    'completedAt',
+    'completedAt_greater',
+    'completedAt_lesser',
+    'completedAt_like',
+    'forceSingleCompletedList',
+    'chunk',
+    'perChunk',
+    'sort',
+    'scoreFormat',
+    'asArray',
+    'asHtml',
   ],
   'query.user': [
-    'id', 'name', 'isModerator', 'search', 'sort', 'asHtml', 'animeStatLimit', 'mangaStatLimit',
-    'animeStatSort', 'mangaStatSort',
+    'id',
+    'name',
+    'isModerator',
+    'search',
+    'sort',
+    'asHtml',
+    'animeStatLimit',
+    'mangaStatLimit',
+    'animeStatSort',
+    'mangaStatSort',
   ],
   'mutation.saveMediaListEntry': [
-    'id', 'mediaId', 'status', 'score', 'scoreRaw', 'progress', 'progressVolumes', 'repeat',
-    'priority', 'private', 'notes', 'hiddenFromStatusLists', 'customLists', 'advancedScores',
-    'startedAt', 'completedAt',
+    'id',
+    'mediaId',
+    'status',
+    'score',
+    'scoreRaw',
+    'progress',
+    'progressVolumes',
+    'repeat',
+    'priority',
+    'private',
+    'notes',
+    'hiddenFromStatusLists',
+    'customLists',
+    'advancedScores',
+    'startedAt',
+    'completedAt',
   ],
   'mutation.updateUser': [
-    'about', 'titleLanguage', 'displayAdultContent', 'airingNotifications', 'scoreFormat',
-    'rowOrder', 'profileColor', 'donatorBadge', 'notificationOptions', 'timezone',
-    'activityMergeTime', 'animeListOptions', 'mangaListOptions', 'staffNameLanguage',
-    'restrictMessagesToFollowing', 'disabledListActivity',
+    'about',
+    'titleLanguage',
+    'displayAdultContent',
+    'airingNotifications',
+    'scoreFormat',
+    'rowOrder',
+    'profileColor',
+    'donatorBadge',
+    'notificationOptions',
+    'timezone',
+    'activityMergeTime',
+    'animeListOptions',
+    'mangaListOptions',
+    'staffNameLanguage',
+    'restrictMessagesToFollowing',
+    'disabledListActivity',
   ],
   'query.page.likes': ['page', 'perPage', 'likeableId', 'type'],
 };
@@ -260,7 +423,11 @@ useTestServer((started) => {
 describe('the operation surface', () => {
   it('exposes exactly the 25 queries, 18 page queries and 29 mutations of api.md §9.1', () => {
     const { query, mutation } = authed.anilist;
-    expect(Object.keys(query).filter((key) => key !== 'page').sort()).toEqual([...SPEC_QUERY_KEYS].sort());
+    expect(
+      Object.keys(query)
+        .filter((key) => key !== 'page')
+        .sort(),
+    ).toEqual([...SPEC_QUERY_KEYS].sort());
     expect(Object.keys(query.page).sort()).toEqual(Object.keys(SPEC_PAGE_ITEMS).sort());
     expect(Object.keys(mutation).sort()).toEqual([...SPEC_MUTATION_KEYS].sort());
   });
@@ -281,52 +448,58 @@ describe('the operation surface', () => {
   });
 });
 
-describe.each(catalog.operations.map((operation) => [operation.key, operation] as const))('anilist.%s', (key, operation) => {
-  it('POSTs the default document with the minimal variables and resolves the unwrapped result', async () => {
-    const variables = minimalVariables(operation);
-    const given = Object.keys(variables).length === 0 && operation.variablesOptional ? undefined : variables;
-    const result = sampleResult(operation);
-    server.enqueue({ body: graphqlData(operation.rootField, result) });
-
-    await expect(operationOf(authed, key)(given)).resolves.toEqual(result);
-
-    const request = onlyRequest(server);
-    expect(request.method).toBe('POST');
-    expect(request.path).toBe('/');
-    expect(request.headers['content-type']).toMatch(/^application\/json\b/);
-    expect(request.headers.accept).toMatch(/^application\/json\b/);
-    expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
-    expect(sentBody(request)).toEqual({ query: operation.defaultDocument, variables });
-  });
-
-  it('forwards every declared variable verbatim', async () => {
-    const variables = everyVariable(operation);
-    server.enqueue({ body: graphqlData(operation.rootField, sampleResult(operation)) });
-
-    await operationOf(authed, key)(variables);
-
-    const body = sentBody(onlyRequest(server));
-    expect(body.query).toBe(operation.defaultDocument);
-    expect(body.variables).toEqual(variables);
-  });
-
-  if (operation.requiresAuth) {
-    it('rejects with AniLinkAuthError without a token, before any request', async () => {
-      const error = await operationOf(anonymous, key)(minimalVariables(operation)).catch((failure: unknown) => failure);
-      expect(error).toBeInstanceOf(AniLinkAuthError);
-      expect((error as AniLinkAuthError).code).toBe('AUTH_ERROR');
-      expect((error as Error).message).toMatch(/^This operation requires an authentication token\./);
-      expect(server.requests).toHaveLength(0);
-    });
-  } else {
-    it('works without a token and sends no authorization header', async () => {
+describe.each(catalog.operations.map((operation) => [operation.key, operation] as const))(
+  'anilist.%s',
+  (key, operation) => {
+    it('POSTs the default document with the minimal variables and resolves the unwrapped result', async () => {
+      const variables = minimalVariables(operation);
+      const given = Object.keys(variables).length === 0 && operation.variablesOptional ? undefined : variables;
       const result = sampleResult(operation);
       server.enqueue({ body: graphqlData(operation.rootField, result) });
-      await expect(operationOf(anonymous, key)(minimalVariables(operation))).resolves.toEqual(result);
-      expect(onlyRequest(server).headers.authorization).toBeUndefined();
+
+      await expect(operationOf(authed, key)(given)).resolves.toEqual(result);
+
+      const request = onlyRequest(server);
+      expect(request.method).toBe('POST');
+      expect(request.path).toBe('/');
+      expect(request.headers['content-type']).toMatch(/^application\/json\b/);
+      expect(request.headers.accept).toMatch(/^application\/json\b/);
+      expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
+      expect(sentBody(request)).toEqual({ query: operation.defaultDocument, variables });
     });
-  }
-});
+
+    it('forwards every declared variable verbatim', async () => {
+      const variables = everyVariable(operation);
+      server.enqueue({ body: graphqlData(operation.rootField, sampleResult(operation)) });
+
+      await operationOf(authed, key)(variables);
+
+      const body = sentBody(onlyRequest(server));
+      expect(body.query).toBe(operation.defaultDocument);
+      expect(body.variables).toEqual(variables);
+    });
+
+    if (operation.requiresAuth) {
+      it('rejects with AniLinkAuthError without a token, before any request', async () => {
+        const error = await operationOf(
+          anonymous,
+          key,
+        )(minimalVariables(operation)).catch((failure: unknown) => failure);
+        expect(error).toBeInstanceOf(AniLinkAuthError);
+        expect((error as AniLinkAuthError).code).toBe('AUTH_ERROR');
+        expect((error as Error).message).toMatch(/^This operation requires an authentication token\./);
+        expect(server.requests).toHaveLength(0);
+      });
+    } else {
+      it('works without a token and sends no authorization header', async () => {
+        const result = sampleResult(operation);
+        server.enqueue({ body: graphqlData(operation.rootField, result) });
+        await expect(operationOf(anonymous, key)(minimalVariables(operation))).resolves.toEqual(result);
+        expect(onlyRequest(server).headers.authorization).toBeUndefined();
+      });
+    }
+  },
+);
 
 describe('auth rules of the spec', () => {
   it.each(SPEC_AUTH_KEYS)('%s needs a token', async (key) => {
@@ -340,23 +513,26 @@ describe('auth rules of the spec', () => {
 });
 
 describe('variables named by api.md §9.1', () => {
-  it.each(Object.entries(SPEC_VARIABLE_NAMES))('%s accepts every one of them and forwards them verbatim', async (key, names) => {
-    const operation = catalog.operations.find((entry) => entry.key === key);
-    if (!operation) throw new Error(`no catalog entry for ${key}`);
-    const variables = Object.fromEntries(
-      names.map((name) => {
-        const declared = operation.variables.find((variable) => variable.name === name);
-        return [name, declared ? sampleValue(declared.type) : SPEC_ONLY_SAMPLES[name]];
-      }),
-    );
-    server.enqueue({ body: graphqlData(operation.rootField, sampleResult(operation)) });
+  it.each(Object.entries(SPEC_VARIABLE_NAMES))(
+    '%s accepts every one of them and forwards them verbatim',
+    async (key, names) => {
+      const operation = catalog.operations.find((entry) => entry.key === key);
+      if (!operation) throw new Error(`no catalog entry for ${key}`);
+      const variables = Object.fromEntries(
+        names.map((name) => {
+          const declared = operation.variables.find((variable) => variable.name === name);
+          return [name, declared ? sampleValue(declared.type) : SPEC_ONLY_SAMPLES[name]];
+        }),
+      );
+      server.enqueue({ body: graphqlData(operation.rootField, sampleResult(operation)) });
 
-    await expect(operationOf(authed, key)(variables)).resolves.toEqual(sampleResult(operation));
+      await expect(operationOf(authed, key)(variables)).resolves.toEqual(sampleResult(operation));
 
-    const body = sentBody(onlyRequest(server));
-    expect(body.variables).toEqual(variables);
-    expect(schemaErrors(body.query)).toEqual([]);
-  });
+      const body = sentBody(onlyRequest(server));
+      expect(body.variables).toEqual(variables);
+      expect(schemaErrors(body.query)).toEqual([]);
+    },
+  );
 });
 
 /**
@@ -366,16 +542,35 @@ describe('variables named by api.md §9.1', () => {
  * select those connections (the default documents of single results select them already).
  */
 const STAFF_CONNECTION_VARIABLES = [
-  'staffMediaSort', 'staffMediaType', 'staffMediaOnList', 'staffMediaPage', 'staffMediaPerPage',
-  'charactersSort', 'charactersPage', 'charactersPerPage',
-  'characterMediaSort', 'characterMediaOnList', 'characterMediaPage', 'characterMediaPerPage',
+  'staffMediaSort',
+  'staffMediaType',
+  'staffMediaOnList',
+  'staffMediaPage',
+  'staffMediaPerPage',
+  'charactersSort',
+  'charactersPage',
+  'charactersPerPage',
+  'characterMediaSort',
+  'characterMediaOnList',
+  'characterMediaPage',
+  'characterMediaPerPage',
 ];
 const STAFF_CONNECTION_FIELDS = ['staffMedia.nodes.id', 'characters.nodes.id', 'characterMedia.nodes.id'];
 const CHARACTER_CONNECTION_VARIABLES = ['mediaSort', 'mediaOnList', 'mediaPage', 'mediaPerPage'];
-const STUDIO_CONNECTION_VARIABLES = ['mediaSort', 'mediaIsMain', 'mediaOnList', 'mediaPage', 'mediaPerPage', ...STAFF_CONNECTION_VARIABLES];
-const STUDIO_CONNECTION_FIELDS = ['media.nodes.id', ...STAFF_CONNECTION_FIELDS.map((path) => `media.nodes.staff.nodes.${path}`)];
-const SITE_STATISTICS_VARIABLES = ['users', 'anime', 'manga', 'characters', 'staff', 'studios', 'reviews'].flatMap((field) =>
-  ['Sort', 'Page', 'PerPage'].map((argument) => `${field}${argument}`),
+const STUDIO_CONNECTION_VARIABLES = [
+  'mediaSort',
+  'mediaIsMain',
+  'mediaOnList',
+  'mediaPage',
+  'mediaPerPage',
+  ...STAFF_CONNECTION_VARIABLES,
+];
+const STUDIO_CONNECTION_FIELDS = [
+  'media.nodes.id',
+  ...STAFF_CONNECTION_FIELDS.map((path) => `media.nodes.staff.nodes.${path}`),
+];
+const SITE_STATISTICS_VARIABLES = ['users', 'anime', 'manga', 'characters', 'staff', 'studios', 'reviews'].flatMap(
+  (field) => ['Sort', 'Page', 'PerPage'].map((argument) => `${field}${argument}`),
 );
 const ORIGINAL_CONNECTION_VARIABLES: [key: string, names: string[], fields: string[]][] = [
   ['query.character', CHARACTER_CONNECTION_VARIABLES, ['media.nodes.id']],
@@ -384,7 +579,19 @@ const ORIGINAL_CONNECTION_VARIABLES: [key: string, names: string[], fields: stri
   ['query.page.staffs', STAFF_CONNECTION_VARIABLES, STAFF_CONNECTION_FIELDS],
   ['query.studio', STUDIO_CONNECTION_VARIABLES, STUDIO_CONNECTION_FIELDS],
   ['query.page.studios', STUDIO_CONNECTION_VARIABLES, STUDIO_CONNECTION_FIELDS],
-  ['query.siteStatistics', SITE_STATISTICS_VARIABLES, ['users.nodes.date', 'anime.nodes.date', 'manga.nodes.date', 'characters.nodes.date', 'staff.nodes.date', 'studios.nodes.date', 'reviews.nodes.date']],
+  [
+    'query.siteStatistics',
+    SITE_STATISTICS_VARIABLES,
+    [
+      'users.nodes.date',
+      'anime.nodes.date',
+      'manga.nodes.date',
+      'characters.nodes.date',
+      'staff.nodes.date',
+      'studios.nodes.date',
+      'reviews.nodes.date',
+    ],
+  ],
 ];
 
 /** The names of the variables a document declares. */
@@ -393,25 +600,37 @@ function declaredVariables(document: string): string[] {
 }
 
 describe("the original's nested-connection variables", () => {
-  it.each(ORIGINAL_CONNECTION_VARIABLES)('%s accepts them and binds each one in the document', async (key, names, fields) => {
-    const operation = catalog.operations.find((entry) => entry.key === key);
-    if (!operation) throw new Error(`no catalog entry for ${key}`);
-    const variables = Object.fromEntries(names.map((name) => [name, sampleValue(typeOf(operation, name))]));
-    server.enqueue({ body: graphqlData(operation.rootField, sampleResult(operation)) });
+  it.each(ORIGINAL_CONNECTION_VARIABLES)(
+    '%s accepts them and binds each one in the document',
+    async (key, names, fields) => {
+      const operation = catalog.operations.find((entry) => entry.key === key);
+      if (!operation) throw new Error(`no catalog entry for ${key}`);
+      const variables = Object.fromEntries(names.map((name) => [name, sampleValue(typeOf(operation, name))]));
+      server.enqueue({ body: graphqlData(operation.rootField, sampleResult(operation)) });
 
-    await operationOf(authed, key)({ ...minimalVariables(operation), ...variables }, { fields });
+      await operationOf(authed, key)({ ...minimalVariables(operation), ...variables }, { fields });
 
-    const body = sentBody(onlyRequest(server));
-    expect(body.variables).toMatchObject(variables);
-    // Declared, and graphql-js refuses a declared variable no argument uses.
-    expect(declaredVariables(body.query)).toEqual(expect.arrayContaining(names));
-    expect(schemaErrors(body.query)).toEqual([]);
-  });
+      const body = sentBody(onlyRequest(server));
+      expect(body.variables).toMatchObject(variables);
+      // Declared, and graphql-js refuses a declared variable no argument uses.
+      expect(declaredVariables(body.query)).toEqual(expect.arrayContaining(names));
+      expect(schemaErrors(body.query)).toEqual([]);
+    },
+  );
 
   it.each([
-    ['query.character', 'media(sort: $mediaSort, type: $mediaType, onList: $mediaOnList, page: $mediaPage, perPage: $mediaPerPage) { nodes {'],
-    ['query.staff', 'characterMedia(sort: $characterMediaSort, onList: $characterMediaOnList, page: $characterMediaPage, perPage: $characterMediaPerPage) { nodes {'],
-    ['query.studio', 'media(sort: $mediaSort, isMain: $mediaIsMain, onList: $mediaOnList, page: $mediaPage, perPage: $mediaPerPage) { nodes {'],
+    [
+      'query.character',
+      'media(sort: $mediaSort, type: $mediaType, onList: $mediaOnList, page: $mediaPage, perPage: $mediaPerPage) { nodes {',
+    ],
+    [
+      'query.staff',
+      'characterMedia(sort: $characterMediaSort, onList: $characterMediaOnList, page: $characterMediaPage, perPage: $characterMediaPerPage) { nodes {',
+    ],
+    [
+      'query.studio',
+      'media(sort: $mediaSort, isMain: $mediaIsMain, onList: $mediaOnList, page: $mediaPage, perPage: $mediaPerPage) { nodes {',
+    ],
   ])('the default document of %s selects the connection with its variables', async (key, binding) => {
     const operation = catalog.operations.find((entry) => entry.key === key);
     if (!operation) throw new Error(`no catalog entry for ${key}`);
@@ -426,25 +645,33 @@ describe("the original's nested-connection variables", () => {
   });
 
   it('rejects a wrongly typed nested-connection variable before any request', async () => {
-    const details = await expectValidationError(authed.anilist.query.character({ id: 1, mediaSort: ['NOPE'] as never }), server);
+    const details = await expectValidationError(
+      authed.anilist.query.character({ id: 1, mediaSort: ['NOPE'] as never }),
+      server,
+    );
     expect(details[0]).toMatch(/^Invalid mediaSort\[0\]: "NOPE"\. Expected one of: /);
   });
 });
 
 describe('page operations', () => {
-  it.each(Object.entries(SPEC_PAGE_ITEMS))('page.%s selects pageInfo and the Page field %s', async (name, itemsField) => {
-    const operation = catalog.operations.find((entry) => entry.key === `query.page.${name}`);
-    if (!operation) throw new Error(`no catalog entry for query.page.${name}`);
-    const page = { pageInfo: { hasNextPage: true, currentPage: 2 }, [itemsField]: [{ id: 1 }, { id: 2 }] };
-    server.enqueue({ body: graphqlData('Page', page) });
+  it.each(Object.entries(SPEC_PAGE_ITEMS))(
+    'page.%s selects pageInfo and the Page field %s',
+    async (name, itemsField) => {
+      const operation = catalog.operations.find((entry) => entry.key === `query.page.${name}`);
+      if (!operation) throw new Error(`no catalog entry for query.page.${name}`);
+      const page = { pageInfo: { hasNextPage: true, currentPage: 2 }, [itemsField]: [{ id: 1 }, { id: 2 }] };
+      server.enqueue({ body: graphqlData('Page', page) });
 
-    await expect(operationOf(authed, operation.key)({ ...minimalVariables(operation), page: 2, perPage: 2 })).resolves.toEqual(page);
+      await expect(
+        operationOf(authed, operation.key)({ ...minimalVariables(operation), page: 2, perPage: 2 }),
+      ).resolves.toEqual(page);
 
-    const selection = rootSelection(sentBody(onlyRequest(server)).query);
-    expect(Object.keys(selection)).toEqual(['Page']);
-    expect(Object.keys(selection.Page as SelectionTree)).toEqual(['pageInfo', itemsField]);
-    expect((selection.Page as SelectionTree).pageInfo).toMatchObject({ hasNextPage: true });
-  });
+      const selection = rootSelection(sentBody(onlyRequest(server)).query);
+      expect(Object.keys(selection)).toEqual(['Page']);
+      expect(Object.keys(selection.Page as SelectionTree)).toEqual(['pageInfo', itemsField]);
+      expect((selection.Page as SelectionTree).pageInfo).toMatchObject({ hasNextPage: true });
+    },
+  );
 });
 
 describe('validation before dispatch (api.md §5)', () => {
@@ -499,9 +726,14 @@ describe('validation before dispatch (api.md §5)', () => {
       authed.anilist.mutation.saveMediaListEntry({ mediaId: 1, startedAt: { year: '2024', hour: 3 } } as never),
       server,
     );
-    expect([...details].sort()).toEqual(['Invalid startedAt.year: "2024". Expected type: Int', 'Unknown property: startedAt.hour'].sort());
+    expect([...details].sort()).toEqual(
+      ['Invalid startedAt.year: "2024". Expected type: Int', 'Unknown property: startedAt.hour'].sort(),
+    );
     expect(
-      await expectValidationError(authed.anilist.mutation.saveMediaListEntry({ mediaId: 1, completedAt: 5 } as never), server),
+      await expectValidationError(
+        authed.anilist.mutation.saveMediaListEntry({ mediaId: 1, completedAt: 5 } as never),
+        server,
+      ),
     ).toEqual(['Invalid completedAt: 5. Expected an object.']);
   });
 
@@ -511,7 +743,11 @@ describe('validation before dispatch (api.md §5)', () => {
       server,
     );
     expect([...details].sort()).toEqual(
-      ['Invalid id: "x". Expected type: Int', 'Invalid type: "FOO". Expected one of: ANIME, MANGA', 'Unknown variable: bogus'].sort(),
+      [
+        'Invalid id: "x". Expected type: Int',
+        'Invalid type: "FOO". Expected one of: ANIME, MANGA',
+        'Unknown variable: bogus',
+      ].sort(),
     );
   });
 
@@ -525,7 +761,8 @@ describe('validation before dispatch (api.md §5)', () => {
       server,
     );
     expect(details).toHaveLength(3);
-    for (const bad of ['title.nope', 'id.sub', 'zzz']) expect(details.some((detail) => detail.includes(bad))).toBe(true);
+    for (const bad of ['title.nope', 'id.sub', 'zzz'])
+      expect(details.some((detail) => detail.includes(bad))).toBe(true);
     expect(details.some((detail) => detail.includes('title.romaji'))).toBe(false);
   });
 

@@ -28,9 +28,15 @@ const PROBING_MESSAGE = (threshold: number) =>
 
 const UNAVAILABLE: ScriptedResponse = { status: 503, body: 'unavailable' };
 const NOT_FOUND: ScriptedResponse = { status: 404, body: { errors: [{ message: 'Not Found.', status: 404 }] } };
-const STATUSLESS_ENVELOPE: ScriptedResponse = { body: { data: null, errors: [{ message: 'Cannot query field "nope".' }] } };
-const ENVELOPE_503: ScriptedResponse = { body: { data: { Media: null }, errors: [{ message: 'Service Unavailable', status: 503 }] } };
-const PARTIAL_503: ScriptedResponse = { body: { data: { Media: { id: 7 } }, errors: [{ message: 'Service Unavailable', status: 503 }] } };
+const STATUSLESS_ENVELOPE: ScriptedResponse = {
+  body: { data: null, errors: [{ message: 'Cannot query field "nope".' }] },
+};
+const ENVELOPE_503: ScriptedResponse = {
+  body: { data: { Media: null }, errors: [{ message: 'Service Unavailable', status: 503 }] },
+};
+const PARTIAL_503: ScriptedResponse = {
+  body: { data: { Media: { id: 7 } }, errors: [{ message: 'Service Unavailable', status: 503 }] },
+};
 
 let server: TestServer;
 useTestServer((started) => {
@@ -39,7 +45,13 @@ useTestServer((started) => {
 
 /** An AniList client on the test server (retries off), recording every hook it fires. */
 function breakerClient(options: RequestOptions) {
-  const { calls: events, hooks } = recordingHooks(['onRequestStart', 'onResponse', 'onError', 'onCircuitOpen', 'onCircuitClose']);
+  const { calls: events, hooks } = recordingHooks([
+    'onRequestStart',
+    'onResponse',
+    'onError',
+    'onCircuitOpen',
+    'onCircuitClose',
+  ]);
   const aniLink = new AniLink({ anilist: { baseUrl: server.url, retry: false, ...hooks, ...options } });
   return {
     aniLink,
@@ -219,11 +231,20 @@ describe('circuit breaker: tripping and fast-failing', () => {
     expect(client.of('onCircuitOpen').map((event) => event.ctx.failures)).toEqual([3]);
   });
 
-  const availabilityFailures: Array<{ name: string; response: ScriptedResponse; options?: RequestOptions; code: string }> = [
+  const availabilityFailures: Array<{
+    name: string;
+    response: ScriptedResponse;
+    options?: RequestOptions;
+    code: string;
+  }> = [
     { name: 'a 500', response: { status: 500, body: 'boom' }, code: 'API_ERROR' },
     { name: 'a 502', response: { status: 502, body: 'bad gateway' }, code: 'API_ERROR' },
     { name: 'a 429 without quota headers', response: { status: 429, body: 'slow down' }, code: 'API_ERROR' },
-    { name: 'a GraphQL entry with status 429', response: { body: { data: null, errors: [{ message: 'Too Many Requests.', status: 429 }] } }, code: 'GRAPHQL_ERROR' },
+    {
+      name: 'a GraphQL entry with status 429',
+      response: { body: { data: null, errors: [{ message: 'Too Many Requests.', status: 429 }] } },
+      code: 'GRAPHQL_ERROR',
+    },
     // Every answer is a reset, so a call fails whichever connection carries it.
     { name: 'a reset connection', response: { drop: 'before-response' }, code: 'NETWORK_ERROR' },
     { name: 'a timeout', response: { hang: true }, options: { timeout: 50 }, code: 'TIMEOUT_ERROR' },
@@ -302,7 +323,9 @@ describe('circuit breaker: probing after the cooldown', () => {
     expect(server.requests).toHaveLength(3);
     const fulfilled = outcomes.filter((outcome) => outcome.status === 'fulfilled');
     expect(fulfilled).toEqual([{ status: 'fulfilled', value: { id: 1 } }]);
-    const rejected = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as AniLinkError] : []));
+    const rejected = outcomes.flatMap((outcome) =>
+      outcome.status === 'rejected' ? [outcome.reason as AniLinkError] : [],
+    );
     expect(rejected).toHaveLength(49);
     for (const error of rejected) {
       expect(error).toBeInstanceOf(AniLinkNetworkError);
@@ -360,7 +383,12 @@ describe('circuit breaker: probing after the cooldown', () => {
     expect(cooldownMs).toBeLessThanOrEqual(period.max);
 
     // Failed probes widen the period: 2x, 4x, 8x, then stays at 8x.
-    for (const [failedProbes, multiplier] of [[1, 2], [2, 4], [3, 8], [4, 8]]) {
+    for (const [failedProbes, multiplier] of [
+      [1, 2],
+      [2, 4],
+      [3, 8],
+      [4, 8],
+    ]) {
       const requestsBefore = server.requests.length;
       await sleepUntil(probeAllowedAt(client, period.max) + 2);
       const probeFailure = await rejectionOf(client.media());
@@ -390,7 +418,11 @@ describe('circuit breaker: probing after the cooldown', () => {
 
   const closingProbes: Array<{ name: string; response: ScriptedResponse; expected: object }> = [
     { name: 'a 404', response: NOT_FOUND, expected: { code: 'API_ERROR', status: 404 } },
-    { name: 'a status-less GraphQL error', response: STATUSLESS_ENVELOPE, expected: { code: 'GRAPHQL_ERROR', status: 200 } },
+    {
+      name: 'a status-less GraphQL error',
+      response: STATUSLESS_ENVELOPE,
+      expected: { code: 'GRAPHQL_ERROR', status: 200 },
+    },
   ];
   it.each(closingProbes)('closes when the probe fails with $name', async ({ response, expected }) => {
     const cooldownMs = 60;
@@ -401,7 +433,12 @@ describe('circuit breaker: probing after the cooldown', () => {
     expect(probeFailure).toMatchObject(expected);
     expect(client.of('onCircuitClose')).toHaveLength(1);
     expect(client.of('onCircuitClose')[0].ctx).toMatchObject({ requestId: probeFailure.requestId, host: server.host });
-    expect(client.circuit()).toMatchObject({ consecutiveFailures: 0, openedAt: null, probeInFlight: false, failedProbes: 0 });
+    expect(client.circuit()).toMatchObject({
+      consecutiveFailures: 0,
+      openedAt: null,
+      probeInFlight: false,
+      failedProbes: 0,
+    });
     await expect(client.media()).resolves.toEqual({ id: 1 });
     expect(server.requests).toHaveLength(4);
   });
@@ -431,7 +468,11 @@ describe('circuit breaker: probing after the cooldown', () => {
     const client = breakerClient({ circuitBreaker: { threshold: 1, cooldownMs } });
     // A terminal 429 that announces an exhausted quota both trips the breaker and records a pace deadline.
     const resetEpochSeconds = Math.ceil(Date.now() / 1000) + 1;
-    await failSequentially(client, 1, { status: 429, headers: rateLimitHeaders(90, 0, resetEpochSeconds), body: 'slow down' });
+    await failSequentially(client, 1, {
+      status: 429,
+      headers: rateLimitHeaders(90, 0, resetEpochSeconds),
+      body: 'slow down',
+    });
     expect(client.of('onCircuitOpen')).toHaveLength(1);
     await sleepUntil(probeAllowedAt(client, cooldownMs) + 2);
 
@@ -545,7 +586,11 @@ describe('circuit breaker and aborts', () => {
     const client = breakerClient({ circuitBreaker: { threshold: 3, cooldownMs: 5_000 } });
     // A terminal 429 announcing an exhausted quota counts once and paces the next request.
     const resetEpochSeconds = Math.ceil(Date.now() / 1000) + 1;
-    await failSequentially(client, 1, { status: 429, headers: rateLimitHeaders(90, 0, resetEpochSeconds), body: 'slow down' });
+    await failSequentially(client, 1, {
+      status: 429,
+      headers: rateLimitHeaders(90, 0, resetEpochSeconds),
+      body: 'slow down',
+    });
     const controller = new AbortController();
     const aborted = rejectionOf(client.media({ signal: controller.signal }));
     await sleep(50);

@@ -92,7 +92,10 @@ describe('abort', () => {
     const reports: { code: unknown; requestId: unknown }[] = [];
     const controller = new AbortController();
     const aniLink = new AniLink({
-      anilist: { baseUrl: server.url, onError: (_error, ctx) => reports.push({ code: ctx.code, requestId: ctx.requestId }) },
+      anilist: {
+        baseUrl: server.url,
+        onError: (_error, ctx) => reports.push({ code: ctx.code, requestId: ctx.requestId }),
+      },
     });
     server.enqueue({ delayMs: 5000, body: MEDIA });
 
@@ -126,7 +129,9 @@ describe('abort', () => {
   it('an already-aborted per-request signal rejects without sending anything', async () => {
     const aniLink = new AniLink(undefined, { baseUrl: server.url });
 
-    const error = await aniLink.anilist.query.media({ id: 1 }, { signal: AbortSignal.abort() }).catch((e: unknown) => e);
+    const error = await aniLink.anilist.query
+      .media({ id: 1 }, { signal: AbortSignal.abort() })
+      .catch((e: unknown) => e);
     expectAborted(error);
 
     // A normal call afterwards is the only request the server ever got.
@@ -143,9 +148,9 @@ describe('abort', () => {
     expectAborted(await aniLink.anilist.query.media({ id: 1 }).catch((e: unknown) => e));
     expectAborted(await aniLink.mal.anime.get({ id: 1 }).catch((e: unknown) => e));
     // A live per-request signal replaces the slot's aborted one.
-    await expect(
-      aniLink.anilist.query.media({ id: 1 }, { signal: new AbortController().signal }),
-    ).resolves.toEqual({ id: 1 });
+    await expect(aniLink.anilist.query.media({ id: 1 }, { signal: new AbortController().signal })).resolves.toEqual({
+      id: 1,
+    });
     expect(server.requests).toHaveLength(1);
   });
 

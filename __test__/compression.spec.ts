@@ -39,7 +39,10 @@ describe('compression', () => {
   });
 
   it('decodes gzip REST answers too, sent in trickled chunks', async () => {
-    server.enqueue({ ...json('gzip', gzipSync(JSON.stringify({ id: 1, title: 'A' }))), trickle: { chunks: 4, intervalMs: 5 } });
+    server.enqueue({
+      ...json('gzip', gzipSync(JSON.stringify({ id: 1, title: 'A' }))),
+      trickle: { chunks: 4, intervalMs: 5 },
+    });
     await expect(malClient(server).mal.anime.get({ id: 1 })).resolves.toEqual({ id: 1, title: 'A' });
   });
 
@@ -48,7 +51,9 @@ describe('compression', () => {
     expect(bomb.length).toBeLessThan(2 << 20);
     server.enqueue(json('gzip', bomb));
     const before = process.memoryUsage().rss;
-    const failure = await failureOf(aniListClient(server, { maxResponseBytes: 1 << 20 }).anilist.query.media({ id: 1 }));
+    const failure = await failureOf(
+      aniListClient(server, { maxResponseBytes: 1 << 20 }).anilist.query.media({ id: 1 }),
+    );
     const grown = process.memoryUsage().rss - before;
     expect(failure.code).toBe('NETWORK_ERROR');
     expect(failure.reason).toContain(`maxResponseBytes (${1 << 20} bytes)`);

@@ -339,7 +339,10 @@ describe('getTransportState()', () => {
     const aniLink = new AniLink({
       anilist: { baseUrl: server.url, retry: false, circuitBreaker: { threshold: 5, cooldownMs: 1000 } },
     });
-    server.enqueue({ status: 503, body: 'down' }, { headers: rateLimitHeaders(90, 0, resetEpochSeconds), body: graphqlData('Media', { id: 1 }) });
+    server.enqueue(
+      { status: 503, body: 'down' },
+      { headers: rateLimitHeaders(90, 0, resetEpochSeconds), body: graphqlData('Media', { id: 1 }) },
+    );
 
     await expect(aniLink.anilist.query.media({ id: 1 })).rejects.toMatchObject({ status: 503 });
     const afterFailure = aniLink.getTransportState();

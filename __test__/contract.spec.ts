@@ -62,7 +62,9 @@ describe('what the binding exports', () => {
 describe('failure messages are written once, in Rust', () => {
   it('an error a caller builds says what the transport says for the same failure', async () => {
     server.enqueue({ status: 503, body: 'down' });
-    const http = await rejectionOf<AniLinkApiError>(aniListClient(server, { retry: false }).anilist.query.media({ id: 1 }));
+    const http = await rejectionOf<AniLinkApiError>(
+      aniListClient(server, { retry: false }).anilist.query.media({ id: 1 }),
+    );
     expect(new AniLinkApiError(503, null).message).toBe(http.message);
 
     const auth = await rejectionOf(aniListClient(server).anilist.query.viewer());
@@ -71,7 +73,9 @@ describe('failure messages are written once, in Rust', () => {
     expect(new AniLinkAuthError(operation).message).toBe(auth.message);
     expect(new AniLinkAuthError().message).toBe(contract.messages.auth);
 
-    const invalid = await rejectionOf<AniLinkValidationError>(aniListClient(server).anilist.query.media({ id: 'one' } as never));
+    const invalid = await rejectionOf<AniLinkValidationError>(
+      aniListClient(server).anilist.query.media({ id: 'one' } as never),
+    );
     expect(new AniLinkValidationError(invalid.details).message).toBe(invalid.message);
 
     const errors = [{ message: 'Not Found.', status: 404 }, { status: 400 }];
@@ -113,7 +117,10 @@ describe('hook presence is decided natively, from the resolved options', () => {
     const fromRequest: number[] = [];
     const plain = aniListClient(server);
     server.enqueue({ body: { data: { Media: { id: 1 } } } });
-    await plain.anilist.query.media({ id: 1 }, { onResponse: (ctx: { attempt: number }) => fromRequest.push(ctx.attempt) });
+    await plain.anilist.query.media(
+      { id: 1 },
+      { onResponse: (ctx: { attempt: number }) => fromRequest.push(ctx.attempt) },
+    );
     expect(fromRequest).toEqual([1]);
   });
 });
@@ -129,9 +136,13 @@ describe('the provider is an enum', () => {
   });
 
   it('an external client takes no credentials and has no catalog', () => {
-    expect(() => native.NativeClient.create('external', { accessToken: 'secret-value' }, () => {})).toThrow(/Unknown option key "accessToken" for an external client/);
+    expect(() => native.NativeClient.create('external', { accessToken: 'secret-value' }, () => {})).toThrow(
+      /Unknown option key "accessToken" for an external client/,
+    );
     const external = native.NativeClient.create('external', {}, () => {});
-    expect(() => external.operation('query.media', { id: 1 }, undefined, undefined, 1, 0)).toThrow(/no catalog operations/);
+    expect(() => external.operation('query.media', { id: 1 }, undefined, undefined, 1, 0)).toThrow(
+      /no catalog operations/,
+    );
   });
 });
 

@@ -96,7 +96,10 @@ describe('anilist.custom retries (decisions D1)', () => {
   it.each([
     ['a named mutation', 'mutation Save($id: Int) { SaveMediaListEntry(mediaId: $id) { id } }'],
     ['an anonymous mutation after a comment', '# keep it\nmutation { ToggleFollow(userId: 1) { id } }'],
-    ['a mutation after a fragment definition', 'fragment F on MediaList { id }\nmutation { SaveMediaListEntry(mediaId: 1) { ...F } }'],
+    [
+      'a mutation after a fragment definition',
+      'fragment F on MediaList { id }\nmutation { SaveMediaListEntry(mediaId: 1) { ...F } }',
+    ],
   ])('sends %s once by default, even on a 503', async (_label, document) => {
     server.setDefault(unavailable);
 
@@ -153,15 +156,20 @@ describe('anilist.customPage', () => {
     serveSevenMedia();
     let requestStarts = 0;
 
-    const result = await aniLink.anilist.customPage<{ id: number }>(PAGE_DOCUMENT, 'media', { search: 'bebop' }, {
-      perPage: 3,
-      concurrency: 1,
-      transportOptions: {
-        onRequestStart: () => {
-          requestStarts += 1;
+    const result = await aniLink.anilist.customPage<{ id: number }>(
+      PAGE_DOCUMENT,
+      'media',
+      { search: 'bebop' },
+      {
+        perPage: 3,
+        concurrency: 1,
+        transportOptions: {
+          onRequestStart: () => {
+            requestStarts += 1;
+          },
         },
       },
-    });
+    );
 
     expect(result.items.map((media) => media.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(result.pageCount).toBe(3);
@@ -175,7 +183,11 @@ describe('anilist.customPage', () => {
   it('stops at maxPages and says so', async () => {
     serveSevenMedia();
 
-    const result = await aniLink.anilist.customPage(PAGE_DOCUMENT, 'media', undefined, { perPage: 2, maxPages: 2, concurrency: 1 });
+    const result = await aniLink.anilist.customPage(PAGE_DOCUMENT, 'media', undefined, {
+      perPage: 2,
+      maxPages: 2,
+      concurrency: 1,
+    });
 
     expect(result.items).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }]);
     expect(result.truncated).toBe(true);
@@ -184,12 +196,30 @@ describe('anilist.customPage', () => {
 
   it.each([
     ['a document without Page', 'query ($page: Int, $perPage: Int) { Media(id: 1) { id } }'],
-    ['a Page next to another root', 'query ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { hasNextPage } media { id } } Viewer { id } }'],
-    ['a Page without pageInfo { hasNextPage }', 'query ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { total } media { id } } }'],
-    ['a document without $page', 'query ($perPage: Int) { Page(page: 1, perPage: $perPage) { pageInfo { hasNextPage } media { id } } }'],
-    ['a document without $perPage', 'query ($page: Int) { Page(page: $page, perPage: 50) { pageInfo { hasNextPage } media { id } } }'],
-    ['a mutation', 'mutation ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { hasNextPage } } }'],
-    ['a malformed document', 'query ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { hasNextPage }'],
+    [
+      'a Page next to another root',
+      'query ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { hasNextPage } media { id } } Viewer { id } }',
+    ],
+    [
+      'a Page without pageInfo { hasNextPage }',
+      'query ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { total } media { id } } }',
+    ],
+    [
+      'a document without $page',
+      'query ($perPage: Int) { Page(page: 1, perPage: $perPage) { pageInfo { hasNextPage } media { id } } }',
+    ],
+    [
+      'a document without $perPage',
+      'query ($page: Int) { Page(page: $page, perPage: 50) { pageInfo { hasNextPage } media { id } } }',
+    ],
+    [
+      'a mutation',
+      'mutation ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { hasNextPage } } }',
+    ],
+    [
+      'a malformed document',
+      'query ($page: Int, $perPage: Int) { Page(page: $page, perPage: $perPage) { pageInfo { hasNextPage }',
+    ],
   ])('rejects %s with AniLinkValidationError, nothing sent', async (_label, document) => {
     const error = await rejectionOf(aniLink.anilist.customPage(document, 'media'));
 
@@ -201,9 +231,9 @@ describe('anilist.customPage', () => {
   it('rejects a page whose response lacks the items key', async () => {
     server.enqueue({ body: graphqlData('Page', { pageInfo: { hasNextPage: false }, media: [] }) });
 
-    await expect(aniLink.anilist.customPage(PAGE_DOCUMENT, 'characters', undefined, { concurrency: 1 })).rejects.toBeInstanceOf(
-      AniLinkValidationError,
-    );
+    await expect(
+      aniLink.anilist.customPage(PAGE_DOCUMENT, 'characters', undefined, { concurrency: 1 }),
+    ).rejects.toBeInstanceOf(AniLinkValidationError);
     expect(server.requests).toHaveLength(1);
   });
 });

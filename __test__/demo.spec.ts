@@ -84,6 +84,7 @@ describe('npm run demo -- --quick', () => {
   });
 
   it('prints plain progress lines, without terminal control codes, when stdout is not a terminal', () => {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for terminal control codes
     expect(run.stdout).not.toMatch(/[\r\x1b]/);
     expect(run.stdout).toMatch(/^ +\+\d+\.\ds {2}\d+\/60 fetched \| retries \d+ \(429s \d+\) \| paced /m);
   });

@@ -23,7 +23,12 @@ const { SHARED_EXPORTS } = createRequire(__filename)(join(fixtures, 'identity-re
 describe.each(['identity.cjs', 'identity.mjs'])('a Node process started from %s', (fixture) => {
   it('sees one set of classes across require, import and both subpaths', async () => {
     const { stdout } = await run(process.execPath, [join(fixtures, fixture)], { cwd: packageRoot, timeout: 15_000 });
-    const report = JSON.parse(stdout) as { entries: string[]; mismatches: string[]; missing: string[]; notInstances: string[] };
+    const report = JSON.parse(stdout) as {
+      entries: string[];
+      mismatches: string[];
+      missing: string[];
+      notInstances: string[];
+    };
 
     expect(report.entries).toHaveLength(6);
     expect(report.missing).toEqual([]);
@@ -70,10 +75,13 @@ describe('in the test process', () => {
     expect('buildMyAnimeListApi' in anilistEntry).toBe(false);
   });
 
-  it.each(['buildMalAuthorizationUrl', 'getMalTokenExpiry'] as const)('the MAL helper %s is the same function from the root and /mal', (name) => {
-    expect(typeof root[name]).toBe('function');
-    expect(malEntry[name]).toBe(root[name]);
-  });
+  it.each(['buildMalAuthorizationUrl', 'getMalTokenExpiry'] as const)(
+    'the MAL helper %s is the same function from the root and /mal',
+    (name) => {
+      expect(typeof root[name]).toBe('function');
+      expect(malEntry[name]).toBe(root[name]);
+    },
+  );
 });
 
 describe('the ESM entries', () => {
@@ -88,7 +96,10 @@ describe('the ESM entries', () => {
       }
       process.stdout.write(JSON.stringify(report));
     `;
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: packageRoot, timeout: 15_000 });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: packageRoot,
+      timeout: 15_000,
+    });
     const report = JSON.parse(stdout) as Record<string, { esm: string[]; cjs: string[] }>;
 
     expect(Object.keys(report)).toHaveLength(3);

@@ -49,7 +49,9 @@ async function outcomeOf(call: Promise<unknown>): Promise<Expected> {
     return { value: await call };
   } catch (error) {
     const e = error as { code: string; status?: number };
-    return e.code === 'GRAPHQL_ERROR' ? { code: 'GRAPHQL_ERROR', status: e.status as number } : ({ code: e.code } as Expected);
+    return e.code === 'GRAPHQL_ERROR'
+      ? { code: 'GRAPHQL_ERROR', status: e.status as number }
+      : ({ code: e.code } as Expected);
   }
 }
 
@@ -67,7 +69,24 @@ function random(seed: number): () => number {
 /** Envelope-shaped JSON texts with hostile members, duplicates and, now and then, a broken byte. */
 function randomBody(next: () => number): string {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
-  const scalars = ['null', 'true', '0', '200', '429', '500', '503', '599', '600', '5e2', '500.5', '1e400', '-1', '""', '"m"', '"500"'];
+  const scalars = [
+    'null',
+    'true',
+    '0',
+    '200',
+    '429',
+    '500',
+    '503',
+    '599',
+    '600',
+    '5e2',
+    '500.5',
+    '1e400',
+    '-1',
+    '""',
+    '"m"',
+    '"500"',
+  ];
   const keys = ['data', 'errors', 'message', 'status', 'Media', 'x'];
   const value = (depth: number): string => {
     const roll = next();
@@ -78,7 +97,10 @@ function randomBody(next: () => number): string {
     }
     return `[${Array.from({ length: size }, () => value(depth + 1)).join(',')}]`;
   };
-  const members = Array.from({ length: 1 + Math.floor(next() * 3) }, () => `"${pick(['data', 'errors', 'errors', 'x'])}":${value(1)}`);
+  const members = Array.from(
+    { length: 1 + Math.floor(next() * 3) },
+    () => `"${pick(['data', 'errors', 'errors', 'x'])}":${value(1)}`,
+  );
   let body = `{${members.join(',')}}`;
   if (next() < 0.08) {
     const at = Math.floor(next() * body.length);
@@ -120,7 +142,12 @@ describe('envelopes as JSON.parse reads them', () => {
   });
 
   it('a constructed AniLinkGraphQLError reads the status by the same rule', () => {
-    expect(new AniLinkGraphQLError([{ message: 'a', status: 500.5 }, { message: 'b', status: 503 }]).status).toBe(503);
+    expect(
+      new AniLinkGraphQLError([
+        { message: 'a', status: 500.5 },
+        { message: 'b', status: 503 },
+      ]).status,
+    ).toBe(503);
     expect(new AniLinkGraphQLError([{ message: 'a', status: 700 }]).status).toBe(200);
     expect(new AniLinkGraphQLError([{ message: 'a', status: Infinity }]).status).toBe(200);
   });

@@ -190,7 +190,10 @@ describe('a 2xx GraphQL response whose body is not JSON (D11)', () => {
   const notJson: Array<{ name: string; response: ScriptedResponse; data: string; contentType?: string }> = [
     {
       name: 'an HTML page',
-      response: { headers: { 'content-type': 'text/html; charset=utf-8' }, body: '<html><body>maintenance</body></html>' },
+      response: {
+        headers: { 'content-type': 'text/html; charset=utf-8' },
+        body: '<html><body>maintenance</body></html>',
+      },
       data: '<html><body>maintenance</body></html>',
       contentType: 'text/html; charset=utf-8',
     },
@@ -203,16 +206,19 @@ describe('a 2xx GraphQL response whose body is not JSON (D11)', () => {
     { name: 'an empty body', response: { body: '' }, data: '' },
   ];
 
-  it.each(notJson)('rejects $name with AniLinkApiError (API_ERROR, the body text) and does not retry it', async ({ response, data, contentType }) => {
-    const client = envelopeClient();
-    server.setDefault(response);
-    const error = await rejectionOf(client.media());
-    expect(error).toBeInstanceOf(AniLinkApiError);
-    expect(error).not.toBeInstanceOf(AniLinkGraphQLError);
-    expect(error).toMatchObject({ code: 'API_ERROR', status: 200, data });
-    if (contentType !== undefined) expect((error as AniLinkApiError).contentType).toBe(contentType);
-    expect(server.requests).toHaveLength(1);
-  });
+  it.each(notJson)(
+    'rejects $name with AniLinkApiError (API_ERROR, the body text) and does not retry it',
+    async ({ response, data, contentType }) => {
+      const client = envelopeClient();
+      server.setDefault(response);
+      const error = await rejectionOf(client.media());
+      expect(error).toBeInstanceOf(AniLinkApiError);
+      expect(error).not.toBeInstanceOf(AniLinkGraphQLError);
+      expect(error).toMatchObject({ code: 'API_ERROR', status: 200, data });
+      if (contentType !== undefined) expect((error as AniLinkApiError).contentType).toBe(contentType);
+      expect(server.requests).toHaveLength(1);
+    },
+  );
 
   it('is neutral for the circuit breaker: it neither trips nor resets the streak', async () => {
     const opened: unknown[] = [];
@@ -225,7 +231,10 @@ describe('a 2xx GraphQL response whose body is not JSON (D11)', () => {
     server.enqueue({ status: 503, body: 'unavailable' }, html, html, html);
     for (let i = 0; i < 4; i++) await rejectionOf(client.media());
     expect(opened).toEqual([]);
-    expect(client.aniLink.getTransportState().anilist.circuit[0]).toMatchObject({ consecutiveFailures: 1, openedAt: null });
+    expect(client.aniLink.getTransportState().anilist.circuit[0]).toMatchObject({
+      consecutiveFailures: 1,
+      openedAt: null,
+    });
 
     server.enqueue({ status: 503, body: 'unavailable' });
     await rejectionOf(client.media());

@@ -58,13 +58,22 @@ describe('codes and classes', () => {
     expect(api).toMatchObject({ name: 'AniLinkApiError', code: 'API_ERROR', status: 404, data: { message: 'gone' } });
     expect(api.message).toBe('API request failed with status 404.');
 
-    const graphql = new AniLinkGraphQLError([{ message: 'a', status: '500' as never }, { message: 'b', status: 429 }]);
+    const graphql = new AniLinkGraphQLError([
+      { message: 'a', status: '500' as never },
+      { message: 'b', status: 429 },
+    ]);
     expect(graphql).toMatchObject({ name: 'AniLinkGraphQLError', code: 'GRAPHQL_ERROR', status: 429 });
     expect(graphql.message).toBe('The request failed with GraphQL errors: a; b');
     expect(new AniLinkGraphQLError([{ message: 'x' }]).status).toBe(200);
 
-    expect(new AniLinkRestError(500, 'oops')).toMatchObject({ name: 'AniLinkRestError', code: 'REST_ERROR', status: 500 });
-    expect(new AniLinkAuthError('anilist.query.viewer').message).toBe(`${AUTH_MESSAGE} (operation: anilist.query.viewer)`);
+    expect(new AniLinkRestError(500, 'oops')).toMatchObject({
+      name: 'AniLinkRestError',
+      code: 'REST_ERROR',
+      status: 500,
+    });
+    expect(new AniLinkAuthError('anilist.query.viewer').message).toBe(
+      `${AUTH_MESSAGE} (operation: anilist.query.viewer)`,
+    );
     expect(new AniLinkAuthError().message).toBe(AUTH_MESSAGE);
 
     const validation = new AniLinkValidationError(['first', 'second']);
@@ -122,7 +131,9 @@ describe('API_ERROR (non-2xx from the GraphQL endpoint)', () => {
 
   it('a 2xx GraphQL body that is not JSON is an API error with the text, not retried (D11)', async () => {
     server.setDefault({ status: 200, headers: { 'content-type': 'text/html' }, body: '<html>maintenance</html>' });
-    const aniLink = aniListClient(server, { retry: { maxRetries: 3, baseDelayMs: 5, jitter: false, retryOnStatus: [200, 503] } });
+    const aniLink = aniListClient(server, {
+      retry: { maxRetries: 3, baseDelayMs: 5, jitter: false, retryOnStatus: [200, 503] },
+    });
 
     const error = await rejectionOf<AniLinkApiError>(aniLink.anilist.query.media({ id: 1 }));
 
@@ -343,7 +354,9 @@ describe('errors raised before dispatch', () => {
   });
 
   it('invalid variables are VALIDATION_ERROR with details, with nothing sent', async () => {
-    const error = await rejectionOf<AniLinkValidationError>(aniListClient(server).anilist.query.media({ id: 1, nope: 2 } as never));
+    const error = await rejectionOf<AniLinkValidationError>(
+      aniListClient(server).anilist.query.media({ id: 1, nope: 2 } as never),
+    );
 
     expect(error).toBeInstanceOf(AniLinkValidationError);
     expect(error).toBeInstanceOf(AniLinkError);
@@ -361,7 +374,8 @@ describe('requestId', () => {
     const aniLink = aniListClient(server, {
       onRequestStart: (ctx: { requestId: string }) => seen.push(ctx.requestId),
       onResponse: (ctx: { requestId: string }) => seen.push(ctx.requestId),
-      onError: (hookError: { requestId?: string }, ctx: { requestId: string }) => seen.push(ctx.requestId, hookError.requestId!),
+      onError: (hookError: { requestId?: string }, ctx: { requestId: string }) =>
+        seen.push(ctx.requestId, hookError.requestId!),
     });
     server.enqueue({ status: 500, body: 'x' });
 

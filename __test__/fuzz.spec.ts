@@ -17,17 +17,21 @@ interface FuzzResult {
 const FUZZER = join(__dirname, 'fuzz', 'hostile-upstream.mjs');
 
 describe('hostile upstream fuzzing', () => {
-  it.each([1, 2])('seed %i: 150 cases settle typed, in time, with the process up', async (seed) => {
-    const run = await runNode([FUZZER, '--seed', String(seed), '--cases', '150'], 30_000);
-    expect(run.signal).toBeNull();
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '));
-    const result = JSON.parse(line!.slice('RESULT '.length)) as FuzzResult;
-    expect(result).toMatchObject({ cases: 150, unsettled: 0, untyped: 0, uncaught: 0 });
-    expect(Object.values(result.codes).reduce((a, b) => a + b, 0)).toBe(150);
-    // The generator reaches successes, envelope failures and transport failures alike.
-    expect(result.codes.resolved).toBeGreaterThan(0);
-    expect(result.codes.NETWORK_ERROR).toBeGreaterThan(0);
-  }, 40_000);
+  it.each([1, 2])(
+    'seed %i: 150 cases settle typed, in time, with the process up',
+    async (seed) => {
+      const run = await runNode([FUZZER, '--seed', String(seed), '--cases', '150'], 30_000);
+      expect(run.signal).toBeNull();
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+      const result = JSON.parse(line!.slice('RESULT '.length)) as FuzzResult;
+      expect(result).toMatchObject({ cases: 150, unsettled: 0, untyped: 0, uncaught: 0 });
+      expect(Object.values(result.codes).reduce((a, b) => a + b, 0)).toBe(150);
+      // The generator reaches successes, envelope failures and transport failures alike.
+      expect(result.codes.resolved).toBeGreaterThan(0);
+      expect(result.codes.NETWORK_ERROR).toBeGreaterThan(0);
+    },
+    40_000,
+  );
 });

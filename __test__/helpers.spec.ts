@@ -101,9 +101,19 @@ describe('flattenMediaListCollection', () => {
   });
   const collection = {
     lists: [
-      { name: 'Watching', isCustomList: false, isSplitCompletedList: false, entries: [entry(1, 101, 'CURRENT'), entry(2, 102, 'CURRENT')] },
+      {
+        name: 'Watching',
+        isCustomList: false,
+        isSplitCompletedList: false,
+        entries: [entry(1, 101, 'CURRENT'), entry(2, 102, 'CURRENT')],
+      },
       { name: 'Completed TV', isCustomList: false, isSplitCompletedList: true, entries: [entry(3, 103, 'COMPLETED')] },
-      { name: 'Favourites', isCustomList: true, isSplitCompletedList: false, entries: [entry(3, 103, 'COMPLETED'), entry(1, 101, 'CURRENT'), entry(4, 104, 'PLANNING')] },
+      {
+        name: 'Favourites',
+        isCustomList: true,
+        isSplitCompletedList: false,
+        entries: [entry(3, 103, 'COMPLETED'), entry(1, 101, 'CURRENT'), entry(4, 104, 'PLANNING')],
+      },
       { name: 'Rewatch', isCustomList: true, isSplitCompletedList: false, entries: [entry(1, 101, 'CURRENT')] },
     ],
   };
@@ -124,12 +134,21 @@ describe('flattenMediaListCollection', () => {
       inSplitCompletedList: false,
     });
     expect(flattened[1]).toMatchObject({ listNames: ['Watching'], inCustomList: false, inSplitCompletedList: false });
-    expect(flattened[2]).toMatchObject({ listNames: ['Completed TV', 'Favourites'], inCustomList: true, inSplitCompletedList: true });
+    expect(flattened[2]).toMatchObject({
+      listNames: ['Completed TV', 'Favourites'],
+      inCustomList: true,
+      inSplitCompletedList: true,
+    });
   });
 
   it('includes entries that sit only in a custom list', () => {
     const onlyCustom = flattenMediaListCollection(collection).find((item) => item.id === 4);
-    expect(onlyCustom).toMatchObject({ mediaId: 104, status: 'PLANNING', listNames: ['Favourites'], inCustomList: true });
+    expect(onlyCustom).toMatchObject({
+      mediaId: 104,
+      status: 'PLANNING',
+      listNames: ['Favourites'],
+      inCustomList: true,
+    });
   });
 
   it('copies the list-entry fields only, not the embedded media', () => {
@@ -138,7 +157,16 @@ describe('flattenMediaListCollection', () => {
   });
 
   it('names a group once even when it lists an entry twice', () => {
-    const twice = { lists: [{ name: 'Watching', isCustomList: false, isSplitCompletedList: false, entries: [entry(1, 101, 'CURRENT'), entry(1, 101, 'CURRENT')] }] };
+    const twice = {
+      lists: [
+        {
+          name: 'Watching',
+          isCustomList: false,
+          isSplitCompletedList: false,
+          entries: [entry(1, 101, 'CURRENT'), entry(1, 101, 'CURRENT')],
+        },
+      ],
+    };
     expect(flattenMediaListCollection(twice)).toEqual([expect.objectContaining({ id: 1, listNames: ['Watching'] })]);
   });
 
@@ -147,19 +175,56 @@ describe('flattenMediaListCollection', () => {
     expect(flattenMediaListCollection(undefined)).toEqual([]);
     expect(flattenMediaListCollection({})).toEqual([]);
     expect(flattenMediaListCollection({ lists: null })).toEqual([]);
-    expect(flattenMediaListCollection({ lists: [{ name: 'Paused', entries: null }, { name: 'Dropped', entries: [] }] })).toEqual([]);
+    expect(
+      flattenMediaListCollection({
+        lists: [
+          { name: 'Paused', entries: null },
+          { name: 'Dropped', entries: [] },
+        ],
+      }),
+    ).toEqual([]);
   });
 
   it.each([
     ['a string', 'collection', 'the argument must be a MediaListCollection object', 'a string'],
     ['lists that are not an array', { lists: {} }, 'lists must be an array', 'a value of type object'],
     ['a group that is not an object', { lists: [null] }, 'lists[0] must be a list group object', 'null'],
-    ['entries that are not an array', { lists: [{ name: 'A', entries: 'x' }] }, 'lists[0].entries must be an array', 'a string'],
-    ['a null entry', { lists: [{ name: 'A', entries: [entry(1, 1, 'CURRENT'), null] }] }, 'lists[0].entries[1] must be an object with an integer id', 'null'],
-    ['an entry without an id', { lists: [{ name: 'A', entries: [] }, { name: 'B', entries: [{ mediaId: 5 }] }] }, 'lists[1].entries[0] must be an object with an integer id', 'a value of type undefined'],
-    ['an entry with a string id', { lists: [{ name: 'A', entries: [{ id: '1' }] }] }, 'lists[0].entries[0] must be an object with an integer id', 'a string'],
+    [
+      'entries that are not an array',
+      { lists: [{ name: 'A', entries: 'x' }] },
+      'lists[0].entries must be an array',
+      'a string',
+    ],
+    [
+      'a null entry',
+      { lists: [{ name: 'A', entries: [entry(1, 1, 'CURRENT'), null] }] },
+      'lists[0].entries[1] must be an object with an integer id',
+      'null',
+    ],
+    [
+      'an entry without an id',
+      {
+        lists: [
+          { name: 'A', entries: [] },
+          { name: 'B', entries: [{ mediaId: 5 }] },
+        ],
+      },
+      'lists[1].entries[0] must be an object with an integer id',
+      'a value of type undefined',
+    ],
+    [
+      'an entry with a string id',
+      { lists: [{ name: 'A', entries: [{ id: '1' }] }] },
+      'lists[0].entries[0] must be an object with an integer id',
+      'a string',
+    ],
   ])('rejects %s with a TypeError naming where', (_label, input, rule, received) => {
-    expectTypeError(() => flattenMediaListCollection(input as never), 'flattenMediaListCollection:', rule, `received ${received}`);
+    expectTypeError(
+      () => flattenMediaListCollection(input as never),
+      'flattenMediaListCollection:',
+      rule,
+      `received ${received}`,
+    );
   });
 
   describe('on a real mediaListCollection result', () => {
@@ -222,9 +287,19 @@ describe('crossLink', () => {
   });
 
   it.each([
-    ['an object instead of an array', { media: [] }, 'media must be an array of { id, idMal } objects', 'a value of type object'],
+    [
+      'an object instead of an array',
+      { media: [] },
+      'media must be an array of { id, idMal } objects',
+      'a value of type object',
+    ],
     ['a null item', [{ id: 1, idMal: 1 }, null], 'media[1] must be an object with an integer id', 'null'],
-    ['an item without an id', [{ idMal: 4 }], 'media[0] must be an object with an integer id', 'a value of type undefined'],
+    [
+      'an item without an id',
+      [{ idMal: 4 }],
+      'media[0] must be an object with an integer id',
+      'a value of type undefined',
+    ],
   ])('rejects %s with a TypeError naming where', (_label, input, rule, received) => {
     expectTypeError(() => crossLink(input as never), 'crossLink:', rule, `received ${received}`);
   });
@@ -264,14 +339,24 @@ describe('buildAuthorizationUrl', () => {
   });
 
   it.each([
-    ['a fractional clientId', [12.5, 'https://example.com/cb'], 'clientId must be a non-empty string', 'the number 12.5'],
+    [
+      'a fractional clientId',
+      [12.5, 'https://example.com/cb'],
+      'clientId must be a non-empty string',
+      'the number 12.5',
+    ],
     ['an empty clientId', ['', 'https://example.com/cb'], 'clientId must be a non-empty string', 'an empty string'],
     ['a missing redirectUri', ['1234'], 'redirectUri must be a non-empty string', 'a value of type undefined'],
     ['a blank redirectUri', ['1234', '  '], 'redirectUri must be a non-empty string', 'a blank string'],
     ['a numeric state', ['1234', 'https://example.com/cb', 42], 'state must be a non-empty string', 'the number 42'],
     ['an empty state', ['1234', 'https://example.com/cb', ''], 'state must be a non-empty string', 'an empty string'],
   ])('rejects %s with a TypeError naming the argument and the rule', (_label, args, rule, received) => {
-    expectTypeError(() => (buildAuthorizationUrl as (...values: unknown[]) => string)(...args), 'buildAuthorizationUrl:', rule, `received ${received}`);
+    expectTypeError(
+      () => (buildAuthorizationUrl as (...values: unknown[]) => string)(...args),
+      'buildAuthorizationUrl:',
+      rule,
+      `received ${received}`,
+    );
   });
 });
 
@@ -315,8 +400,15 @@ describe('buildMalAuthorizationUrl', () => {
   });
 
   it('rejects a non-string clientId or state', () => {
-    expectTypeError(() => buildMalAuthorizationUrl(undefined as never, verifier), 'buildMalAuthorizationUrl: clientId must be a non-empty string');
-    expectTypeError(() => buildMalAuthorizationUrl('c', verifier, null as never), 'buildMalAuthorizationUrl: state must be a non-empty string', 'received null');
+    expectTypeError(
+      () => buildMalAuthorizationUrl(undefined as never, verifier),
+      'buildMalAuthorizationUrl: clientId must be a non-empty string',
+    );
+    expectTypeError(
+      () => buildMalAuthorizationUrl('c', verifier, null as never),
+      'buildMalAuthorizationUrl: state must be a non-empty string',
+      'received null',
+    );
   });
 });
 
@@ -340,10 +432,25 @@ describe.each([
   });
 
   it.each([
-    ['a string expires_in', { expires_in: '3600' }, 'response.expires_in must be a finite number of seconds, 0 or more', 'a string'],
+    [
+      'a string expires_in',
+      { expires_in: '3600' },
+      'response.expires_in must be a finite number of seconds, 0 or more',
+      'a string',
+    ],
     ['a NaN expires_in', { expires_in: Number.NaN }, 'response.expires_in must be a finite number', 'NaN'],
-    ['an infinite expires_in', { expires_in: Number.POSITIVE_INFINITY }, 'response.expires_in must be a finite number', 'Infinity'],
-    ['a negative expires_in', { expires_in: -1 }, 'response.expires_in must be a finite number of seconds, 0 or more', 'the number -1'],
+    [
+      'an infinite expires_in',
+      { expires_in: Number.POSITIVE_INFINITY },
+      'response.expires_in must be a finite number',
+      'Infinity',
+    ],
+    [
+      'a negative expires_in',
+      { expires_in: -1 },
+      'response.expires_in must be a finite number of seconds, 0 or more',
+      'the number -1',
+    ],
     ['a missing expires_in', {}, 'response.expires_in must be a finite number', 'a value of type undefined'],
     ['no response', null, 'response must be a token response object', 'null'],
   ])('rejects %s with a TypeError naming the argument and the rule', (_label, response, rule, received) => {
@@ -351,7 +458,11 @@ describe.each([
   });
 
   it('rejects a now that is not a finite time', () => {
-    expectTypeError(() => expiry(token, new Date('not a date')), `${name}: now must be a finite epoch time`, 'an invalid Date');
+    expectTypeError(
+      () => expiry(token, new Date('not a date')),
+      `${name}: now must be a finite epoch time`,
+      'an invalid Date',
+    );
     expectTypeError(() => expiry(token, Number.NaN), `${name}: now must be`, 'NaN');
     expectTypeError(() => expiry(token, '2025-01-01' as never), `${name}: now must be`, 'a string');
   });

@@ -41,7 +41,12 @@ describe('payloads', () => {
 
     expect(summary(calls)).toEqual(['onRequestStart#1', 'onResponse#1']);
     const [start, response] = calls;
-    expect(start.ctx).toEqual({ requestId: expect.stringMatching(UUID_V4), url: server.url, method: 'POST', attempt: 1 });
+    expect(start.ctx).toEqual({
+      requestId: expect.stringMatching(UUID_V4),
+      url: server.url,
+      method: 'POST',
+      attempt: 1,
+    });
     expect(keysOf(response.ctx)).toEqual(['attempt', 'durationMs', 'method', 'requestId', 'url']);
     expect(response.ctx.durationMs).toBeGreaterThanOrEqual(0);
     expect(response.ctx.durationMs).toBeLessThan(5000);
@@ -100,7 +105,9 @@ describe('payloads', () => {
 
   it('terminal failure: onRetry replaces the per-attempt onError, the terminal onError has no nextDelayMs', async () => {
     const { calls, hooks } = recordingHooks();
-    const aniLink = new AniLink({ anilist: { baseUrl: server.url, retry: { ...FAST_RETRY, maxRetries: 1 }, ...hooks } });
+    const aniLink = new AniLink({
+      anilist: { baseUrl: server.url, retry: { ...FAST_RETRY, maxRetries: 1 }, ...hooks },
+    });
     server.setDefault({ status: 503, headers: rateLimitHeaders(90, 10, 1_900_000_000), body: 'down' });
 
     const error = await aniLink.anilist.query.media({ id: 1 }).catch((e: unknown) => e);
@@ -173,7 +180,9 @@ describe('payloads', () => {
 
   it('accepted partial data: onResponse, then onError with the GraphQL error and no nextDelayMs', async () => {
     const { calls, hooks } = recordingHooks();
-    const aniLink = new AniLink({ anilist: { baseUrl: server.url, allowPartialData: true, retry: FAST_RETRY, ...hooks } });
+    const aniLink = new AniLink({
+      anilist: { baseUrl: server.url, allowPartialData: true, retry: FAST_RETRY, ...hooks },
+    });
     server.enqueue({ body: { data: { Media: { id: 1 } }, errors: [{ message: 'a nested field failed' }] } });
 
     await expect(aniLink.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
@@ -204,13 +213,16 @@ describe('payloads', () => {
 
   it('every hook of a call, and its error, share one requestId; another call gets another', async () => {
     const { calls, hooks } = recordingHooks();
-    const aniLink = new AniLink({ anilist: { baseUrl: server.url, retry: { ...FAST_RETRY, maxRetries: 1 }, ...hooks } });
+    const aniLink = new AniLink({
+      anilist: { baseUrl: server.url, retry: { ...FAST_RETRY, maxRetries: 1 }, ...hooks },
+    });
     server.enqueue({ status: 500, body: 'x' }, { status: 500, body: 'x' });
 
     const error = (await aniLink.anilist.query.media({ id: 1 }).catch((e: unknown) => e)) as AniLinkApiError;
     const ids = new Set(calls.map((c) => c.ctx.requestId));
     expect(ids).toEqual(new Set([error.requestId]));
-    for (const call of calls.filter((c) => c.error)) expect((call.error as AniLinkApiError).requestId).toBe(error.requestId);
+    for (const call of calls.filter((c) => c.error))
+      expect((call.error as AniLinkApiError).requestId).toBe(error.requestId);
 
     calls.length = 0;
     await aniLink.anilist.query.media({ id: 1 });
@@ -245,7 +257,13 @@ describe('pacing and breaker hooks', () => {
   });
 
   it('the breaker trips: onCircuitOpen between onResponse and onError; a successful probe: onCircuitClose last', async () => {
-    const { calls, hooks } = recordingHooks(['onRequestStart', 'onResponse', 'onError', 'onCircuitOpen', 'onCircuitClose']);
+    const { calls, hooks } = recordingHooks([
+      'onRequestStart',
+      'onResponse',
+      'onError',
+      'onCircuitOpen',
+      'onCircuitClose',
+    ]);
     const aniLink = new AniLink({
       anilist: { baseUrl: server.url, retry: false, circuitBreaker: { threshold: 1, cooldownMs: 50 }, ...hooks },
     });
@@ -433,18 +451,26 @@ describe('diagnostics routing without an observer', () => {
     expect(warn).not.toHaveBeenCalled();
   });
 
-  it.each(['warn', 'hook', 'silent'] as const)('diagnostics %s with an observer: the observer gets it, not the console', async (mode) => {
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    const observer = vi.fn();
-    const aniLink = new AniLink({
-      anilist: { baseUrl: server.url, onResponse: throwing('metrics down'), diagnostics: mode, onHookError: observer },
-    });
+  it.each(['warn', 'hook', 'silent'] as const)(
+    'diagnostics %s with an observer: the observer gets it, not the console',
+    async (mode) => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const observer = vi.fn();
+      const aniLink = new AniLink({
+        anilist: {
+          baseUrl: server.url,
+          onResponse: throwing('metrics down'),
+          diagnostics: mode,
+          onHookError: observer,
+        },
+      });
 
-    await aniLink.anilist.query.media({ id: 1 });
+      await aniLink.anilist.query.media({ id: 1 });
 
-    expect(observer).toHaveBeenCalledTimes(1);
-    expect(warn).not.toHaveBeenCalled();
-  });
+      expect(observer).toHaveBeenCalledTimes(1);
+      expect(warn).not.toHaveBeenCalled();
+    },
+  );
 });
 
 describe('scope and precedence', () => {
@@ -484,7 +510,9 @@ describe('scope and precedence', () => {
     const slotStart = vi.fn();
     const slotResponse = vi.fn();
     const requestStart = vi.fn();
-    const aniLink = new AniLink({ anilist: { baseUrl: server.url, onRequestStart: slotStart, onResponse: slotResponse } });
+    const aniLink = new AniLink({
+      anilist: { baseUrl: server.url, onRequestStart: slotStart, onResponse: slotResponse },
+    });
 
     await aniLink.anilist.query.media({ id: 1 }, { onRequestStart: requestStart });
 

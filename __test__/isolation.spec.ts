@@ -14,7 +14,8 @@ describe('values that cannot cross into JavaScript', () => {
   it('a body whose JSON text passes the longest JavaScript string rejects its own call only', async () => {
     // 90 MiB of control bytes on a 500: escaped as JSON (\u0001) the error body is ~540 M
     // characters, past V8's limit of 2^29 - 24. Two calls of the same client share the outbox.
-    const run = await runModule(`
+    const run = await runModule(
+      `
       import http from 'node:http';
       import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
       const huge = Buffer.alloc(90 * 1024 * 1024, 1);
@@ -48,7 +49,9 @@ describe('values that cannot cross into JavaScript', () => {
       console.log('RESULT ' + JSON.stringify({ outcomes, hookCodes }));
       destroyCachedAgents();
       server.close();
-    `, 150_000);
+    `,
+      150_000,
+    );
     expect(run.stderr).not.toMatch(/Failed to convert|napi|FATAL|Unhandled/i);
     expect(run.code, run.stderr).toBe(0);
     const { outcomes, hookCodes } = resultOf<{ outcomes: Record<string, unknown>[]; hookCodes: string[] }>(run);
@@ -111,7 +114,9 @@ describe('hook isolation', () => {
     expect(Object.values(outcomes).every((o) => o === 'API_ERROR')).toBe(true);
     expect(Object.keys(outcomes)).toHaveLength(33);
     expect(reported).toHaveLength(33);
-    expect(reported).toContain('nullPrototype:onRequestStart:The onRequestStart hook threw and was ignored: a thrown object that cannot be converted to a string');
+    expect(reported).toContain(
+      'nullPrototype:onRequestStart:The onRequestStart hook threw and was ignored: a thrown object that cannot be converted to a string',
+    );
     expect(reported).toContain('asyncRejection:onError:The onError hook threw and was ignored: async boom');
     expect(reported).toContain('rejectingThenable:onResponse:The onResponse hook threw and was ignored: thenable boom');
     expect(reported).toContain('thenGetterThrows:onResponse:The onResponse hook threw and was ignored: then getter');
@@ -133,7 +138,10 @@ describe('hook isolation', () => {
     `);
     expect(run.code, run.stderr).toBe(0);
     expect(resultOf<{ settled: number }>(run).settled).toBe(11);
-    const records = run.stderr.trim().split('\n').map((line) => JSON.parse(line) as { kind: string; hookName: string });
+    const records = run.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { kind: string; hookName: string });
     expect(records).toHaveLength(11);
     expect(records.every((r) => r.kind === 'hook-failure' && r.hookName === 'onResponse')).toBe(true);
   });

@@ -44,7 +44,13 @@ function runChild(scenario: string): Promise<ChildRun> {
     child.on('exit', (code, signal) => {
       const exitedAt = performance.now();
       clearTimeout(killer);
-      resolve({ code, signal, stdout, stderr, exitAfterSettledMs: settledAt === undefined ? undefined : exitedAt - settledAt });
+      resolve({
+        code,
+        signal,
+        stdout,
+        stderr,
+        exitAfterSettledMs: settledAt === undefined ? undefined : exitedAt - settledAt,
+      });
     });
   });
 }

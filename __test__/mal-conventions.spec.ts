@@ -159,9 +159,22 @@ const PAIRS: Pair[] = [
   {
     operation: 'manga.updateMyListStatus',
     positional: (mal) =>
-      mal.manga.updateMyListStatus(1, { status: 'reading', num_chapters_read: 10, num_volumes_read: 1, score: 9, is_rereading: false }),
+      mal.manga.updateMyListStatus(1, {
+        status: 'reading',
+        num_chapters_read: 10,
+        num_volumes_read: 1,
+        score: 9,
+        is_rereading: false,
+      }),
     object: (mal) =>
-      mal.manga.updateMyListStatus({ id: 1, status: 'reading', numChaptersRead: 10, numVolumesRead: 1, score: 9, isRereading: false }),
+      mal.manga.updateMyListStatus({
+        id: 1,
+        status: 'reading',
+        numChaptersRead: 10,
+        numVolumesRead: 1,
+        score: 9,
+        isRereading: false,
+      }),
     method: 'PATCH',
     path: '/v2/manga/1/my_list_status',
     query: {},
@@ -217,15 +230,31 @@ describe('the positional form of 2.2.0 and the object form send the same request
   });
 
   it.each<[string, (mal: Mal) => Promise<unknown>, string]>([
-    ['a positional id that is not a number', (mal) => mal.anime.get('21' as never), 'Invalid id: "21". Expected a positive integer'],
-    ['a fractional positional id', (mal) => mal.manga.deleteFromList(1.5), 'Invalid id: 1.5. Expected a positive integer'],
+    [
+      'a positional id that is not a number',
+      (mal) => mal.anime.get('21' as never),
+      'Invalid id: "21". Expected a positive integer',
+    ],
+    [
+      'a fractional positional id',
+      (mal) => mal.manga.deleteFromList(1.5),
+      'Invalid id: 1.5. Expected a positive integer',
+    ],
     [
       'a payload that is not an object',
       (mal) => mal.anime.updateMyListStatus(21, 'watching' as never),
       'Invalid payload: expected an object of list-status fields (received a string).',
     ],
-    ['an empty payload', (mal) => mal.manga.updateMyListStatus(1, {}), 'updateMyListStatus requires at least one list field'],
-    ['an unknown payload field', (mal) => mal.anime.updateMyListStatus(21, { score: 3, episodes: 3 } as never), 'Unknown variable: episodes'],
+    [
+      'an empty payload',
+      (mal) => mal.manga.updateMyListStatus(1, {}),
+      'updateMyListStatus requires at least one list field',
+    ],
+    [
+      'an unknown payload field',
+      (mal) => mal.anime.updateMyListStatus(21, { score: 3, episodes: 3 } as never),
+      'Unknown variable: episodes',
+    ],
   ])('rejects %s before sending anything', async (_label, call, detail) => {
     const user = client({ accessToken: 'mal-token' });
     const error = await rejectionOf<AniLinkValidationError>(call(user.mal));

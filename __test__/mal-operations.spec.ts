@@ -166,13 +166,20 @@ const CASES: OperationCase[] = [
       tags: 'comfy,second watch',
       comments: 'so good & sad',
     },
-    response: { status: 'watching', score: 8, num_episodes_watched: 3, is_rewatching: false, tags: ['comfy', 'second watch'] },
+    response: {
+      status: 'watching',
+      score: 8,
+      num_episodes_watched: 3,
+      is_rewatching: false,
+      tags: ['comfy', 'second watch'],
+    },
   },
   {
     operation: 'anime.updateMyListStatus',
     label: "MAL's snake_case names, as api.md lists them",
     client: 'user',
-    call: (mal) => mal.anime.updateMyListStatus({ id: 30, status: 'completed', num_watched_episodes: 26, is_rewatching: true }),
+    call: (mal) =>
+      mal.anime.updateMyListStatus({ id: 30, status: 'completed', num_watched_episodes: 26, is_rewatching: true }),
     method: 'PATCH',
     path: '/v2/anime/30/my_list_status',
     query: {},
@@ -196,7 +203,19 @@ const CASES: OperationCase[] = [
     call: (mal) => mal.manga.get({ id: 2 }),
     method: 'GET',
     path: '/v2/manga/2',
-    query: { fields: listing('id', 'title', 'main_picture', 'synopsis', 'mean', 'genres', 'status', 'num_chapters', 'num_volumes') },
+    query: {
+      fields: listing(
+        'id',
+        'title',
+        'main_picture',
+        'synopsis',
+        'mean',
+        'genres',
+        'status',
+        'num_chapters',
+        'num_volumes',
+      ),
+    },
     response: { id: 2, title: 'Berserk' },
   },
   {
@@ -258,7 +277,8 @@ const CASES: OperationCase[] = [
     operation: 'manga.updateMyListStatus',
     label: "MAL's snake_case names, as api.md lists them",
     client: 'user',
-    call: (mal) => mal.manga.updateMyListStatus({ id: 2, status: 'plan_to_read', num_chapters_read: 0, reread_value: 1 }),
+    call: (mal) =>
+      mal.manga.updateMyListStatus({ id: 2, status: 'plan_to_read', num_chapters_read: 0, reread_value: 1 }),
     method: 'PATCH',
     path: '/v2/manga/2/my_list_status',
     query: {},
@@ -319,7 +339,8 @@ const CASES: OperationCase[] = [
     operation: 'user.animeList',
     label: 'status, sort, the maximum limit and offset',
     client: 'public',
-    call: (mal) => mal.user.animeList({ username: 'someone', status: 'watching', sort: 'list_score', limit: 1000, offset: 5 }),
+    call: (mal) =>
+      mal.user.animeList({ username: 'someone', status: 'watching', sort: 'list_score', limit: 1000, offset: 5 }),
     method: 'GET',
     path: '/v2/users/someone/animelist',
     query: { status: 'watching', sort: 'list_score', limit: '1000', offset: '5' },
@@ -430,38 +451,43 @@ describe('the operation surface', () => {
 
   it('has a case below for every operation', () => {
     const covered = new Set(CASES.map((entry) => entry.operation));
-    const all = Object.entries(SPEC_OPERATIONS).flatMap(([namespace, names]) => names.map((name) => `${namespace}.${name}`));
+    const all = Object.entries(SPEC_OPERATIONS).flatMap(([namespace, names]) =>
+      names.map((name) => `${namespace}.${name}`),
+    );
     expect([...covered].sort()).toEqual(all.sort());
   });
 });
 
-describe.each(CASES.map((entry) => [`${entry.operation}: ${entry.label}`, entry] as const))('mal.%s', (_title, entry) => {
-  it('sends the documented request and resolves the parsed result', async () => {
-    server.enqueue(entry.response === undefined ? { status: 200 } : { body: entry.response });
-    const client = entry.client === 'user' ? userClient : publicClient;
+describe.each(CASES.map((entry) => [`${entry.operation}: ${entry.label}`, entry] as const))(
+  'mal.%s',
+  (_title, entry) => {
+    it('sends the documented request and resolves the parsed result', async () => {
+      server.enqueue(entry.response === undefined ? { status: 200 } : { body: entry.response });
+      const client = entry.client === 'user' ? userClient : publicClient;
 
-    const result = await entry.call(client.mal);
+      const result = await entry.call(client.mal);
 
-    expect(result).toEqual(entry.response);
-    const request = onlyRequest(server);
-    expect(request.method).toBe(entry.method);
-    expect(request.path).toBe(entry.path);
-    expect(Object.fromEntries(request.query)).toEqual(entry.query);
-    if (entry.client === 'user') {
-      expect(request.headers.authorization).toBe(`Bearer ${ACCESS_TOKEN}`);
-      expect(request.headers['x-mal-client-id']).toBeUndefined();
-    } else {
-      expect(request.headers['x-mal-client-id']).toBe(CLIENT_ID);
-      expect(request.headers.authorization).toBeUndefined();
-    }
-    if (entry.form) {
-      expect(request.headers['content-type']).toMatch(new RegExp(`^${FORM_TYPE}\\b`));
-      expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual(entry.form);
-    } else {
-      expect(request.body).toBe('');
-    }
-  });
-});
+      expect(result).toEqual(entry.response);
+      const request = onlyRequest(server);
+      expect(request.method).toBe(entry.method);
+      expect(request.path).toBe(entry.path);
+      expect(Object.fromEntries(request.query)).toEqual(entry.query);
+      if (entry.client === 'user') {
+        expect(request.headers.authorization).toBe(`Bearer ${ACCESS_TOKEN}`);
+        expect(request.headers['x-mal-client-id']).toBeUndefined();
+      } else {
+        expect(request.headers['x-mal-client-id']).toBe(CLIENT_ID);
+        expect(request.headers.authorization).toBeUndefined();
+      }
+      if (entry.form) {
+        expect(request.headers['content-type']).toMatch(new RegExp(`^${FORM_TYPE}\\b`));
+        expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual(entry.form);
+      } else {
+        expect(request.body).toBe('');
+      }
+    });
+  },
+);
 
 describe('deleteFromList', () => {
   it.each([
@@ -556,9 +582,9 @@ describe('parameter validation before dispatch', () => {
       expect(found).toHaveLength(1);
       expect(found[0]).toContain(name);
     }
-    expect(
-      await details(userClient.mal.manga.updateMyListStatus({ id: 1, status: 'watching' } as never)),
-    ).toEqual(['Invalid status: "watching". Expected one of: reading, completed, on_hold, dropped, plan_to_read']);
+    expect(await details(userClient.mal.manga.updateMyListStatus({ id: 1, status: 'watching' } as never))).toEqual([
+      'Invalid status: "watching". Expected one of: reading, completed, on_hold, dropped, plan_to_read',
+    ]);
   });
 
   it('requires at least one list field in an update', async () => {
@@ -599,7 +625,12 @@ describe('failures', () => {
     expect(server.requests).toHaveLength(4);
     // One request id across the attempts, the one the error carries (D16).
     expect(attempts).toEqual(
-      [1, 2, 3, 4].map((attempt) => ({ requestId: rest.requestId, url: `${malBase}/anime/1?fields=id`, method: 'GET', attempt })),
+      [1, 2, 3, 4].map((attempt) => ({
+        requestId: rest.requestId,
+        url: `${malBase}/anime/1?fields=id`,
+        method: 'GET',
+        attempt,
+      })),
     );
     expect(rest.requestId).toEqual(expect.any(String));
   });
@@ -702,7 +733,10 @@ describe('mal.paginate', () => {
     server.setDefault((request) => {
       const limit = Number(request.query.get('limit'));
       const offset = Number(request.query.get('offset') ?? 0);
-      const ids = Array.from({ length: Math.max(0, Math.min(limit, total - offset)) }, (_, index) => offset + index + 1);
+      const ids = Array.from(
+        { length: Math.max(0, Math.min(limit, total - offset)) },
+        (_, index) => offset + index + 1,
+      );
       const next = offset + limit < total ? `${malBase}/anime?q=x&limit=${limit}&offset=${offset + limit}` : undefined;
       return { body: { data: ids.map((id) => ({ node: { id, title: `t${id}` } })), paging: next ? { next } : {} } };
     });

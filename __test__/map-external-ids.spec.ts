@@ -102,7 +102,9 @@ describe('mapExternalIds', () => {
   it('an error answer is an AniLinkRestError; an answer of the wrong length a TypeError', async () => {
     server.enqueue({ status: 500, body: { error: 'boom' } }, { body: [null] });
 
-    const failed = await rejectionOf<AniLinkRestError>(mapExternalIds('anilist', [1], { armUrl: server.url, retry: false }));
+    const failed = await rejectionOf<AniLinkRestError>(
+      mapExternalIds('anilist', [1], { armUrl: server.url, retry: false }),
+    );
     expect(failed).toBeInstanceOf(AniLinkRestError);
     expect(failed.status).toBe(500);
 
@@ -114,10 +116,26 @@ describe('mapExternalIds', () => {
   });
 
   it.each<[string, () => Promise<unknown>, string]>([
-    ['an unknown source', () => mapExternalIds('kitsu' as never, [1]), 'mapExternalIds: source must be "anilist" or "myanimelist"'],
-    ['ids that are not an array', () => mapExternalIds('anilist', 5 as never), 'mapExternalIds: ids must be an array of ids'],
-    ['an id that is not a positive integer', () => mapExternalIds('anilist', [1, 0]), 'mapExternalIds: ids[1] must be a positive integer'],
-    ['a blank armUrl', () => mapExternalIds('anilist', [1], { armUrl: ' ' }), 'mapExternalIds: options.armUrl must be an absolute'],
+    [
+      'an unknown source',
+      () => mapExternalIds('kitsu' as never, [1]),
+      'mapExternalIds: source must be "anilist" or "myanimelist"',
+    ],
+    [
+      'ids that are not an array',
+      () => mapExternalIds('anilist', 5 as never),
+      'mapExternalIds: ids must be an array of ids',
+    ],
+    [
+      'an id that is not a positive integer',
+      () => mapExternalIds('anilist', [1, 0]),
+      'mapExternalIds: ids[1] must be a positive integer',
+    ],
+    [
+      'a blank armUrl',
+      () => mapExternalIds('anilist', [1], { armUrl: ' ' }),
+      'mapExternalIds: options.armUrl must be an absolute',
+    ],
   ])('rejects %s with a TypeError, nothing sent', async (_label, call, message) => {
     const error = await rejectionOf(call());
     expect(error).toBeInstanceOf(TypeError);

@@ -141,11 +141,21 @@ describe('MyAnimeList', () => {
     server.enqueue({ body: TOKEN }, { body: TOKEN });
 
     await refreshMalAccessToken({ clientId: 'cid', refreshToken: 'old', options: { tokenUrl: tokenUrl() } });
-    await refreshMalAccessToken({ clientId: 'cid', clientSecret: 's', refreshToken: 'old', options: { tokenUrl: tokenUrl() } });
+    await refreshMalAccessToken({
+      clientId: 'cid',
+      clientSecret: 's',
+      refreshToken: 'old',
+      options: { tokenUrl: tokenUrl() },
+    });
 
     const [without, withSecret] = server.requests.map((r) => Object.fromEntries(new URLSearchParams(r.body)));
     expect(without).toEqual({ client_id: 'cid', grant_type: 'refresh_token', refresh_token: 'old' });
-    expect(withSecret).toEqual({ client_id: 'cid', client_secret: 's', grant_type: 'refresh_token', refresh_token: 'old' });
+    expect(withSecret).toEqual({
+      client_id: 'cid',
+      client_secret: 's',
+      grant_type: 'refresh_token',
+      refresh_token: 'old',
+    });
   });
 
   it('a refused grant names the MAL token request; transport options are taken', async () => {

@@ -47,7 +47,9 @@ describe('unknown per-request option keys', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0][0]).toBe('options');
     expect(seen[0][1].message).toContain('"retyr"');
-    await aniListClient(server, { diagnostics: 'silent' }).anilist.query.media({ id: 1 }, { onErorr: () => {} } as never);
+    await aniListClient(server, { diagnostics: 'silent' }).anilist.query.media({ id: 1 }, {
+      onErorr: () => {},
+    } as never);
     expect(warn).not.toHaveBeenCalled();
   });
 });
@@ -61,7 +63,9 @@ describe('options that throw while read', () => {
         throw boom;
       },
     };
-    const error = (await rejectionOfCall(() => aniListClient(server).anilist.query.media({ id: 1 }, options))) as TypeError;
+    const error = (await rejectionOfCall(() =>
+      aniListClient(server).anilist.query.media({ id: 1 }, options),
+    )) as TypeError;
     expect(error).toBeInstanceOf(TypeError);
     expect(error.message).toContain('options.timeout could not be read');
     expect(error.cause).toBe(boom);
@@ -76,19 +80,32 @@ describe('options that throw while read', () => {
         },
       },
     };
-    const nestedError = (await rejectionOfCall(() => aniListClient(server).anilist.query.media({ id: 1 }, nested as never))) as TypeError;
+    const nestedError = (await rejectionOfCall(() =>
+      aniListClient(server).anilist.query.media({ id: 1 }, nested as never),
+    )) as TypeError;
     expect(nestedError).toBeInstanceOf(TypeError);
     expect(nestedError.message).toContain('options.retry.maxRetries could not be read');
     expect(nestedError.cause).toBe(boom);
 
-    const trap = new Proxy({}, { ownKeys: () => { throw boom; } });
-    const trapError = (await rejectionOfCall(() => malClient(server).mal.anime.get({ id: 1 }, trap as never))) as TypeError;
+    const trap = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw boom;
+        },
+      },
+    );
+    const trapError = (await rejectionOfCall(() =>
+      malClient(server).mal.anime.get({ id: 1 }, trap as never),
+    )) as TypeError;
     expect(trapError).toBeInstanceOf(TypeError);
     expect(trapError.cause).toBe(boom);
 
     const revocable = Proxy.revocable({}, {});
     revocable.revoke();
-    const revokedError = await rejectionOfCall(() => aniListClient(server).anilist.query.media({ id: 1 }, revocable.proxy as never));
+    const revokedError = await rejectionOfCall(() =>
+      aniListClient(server).anilist.query.media({ id: 1 }, revocable.proxy as never),
+    );
     expect(revokedError).toBeInstanceOf(TypeError);
     expect(server.requests).toHaveLength(0);
   });
@@ -102,14 +119,25 @@ describe('variables that throw while read', () => {
         throw thrown;
       },
     };
-    const error = (await rejectionOfCall(() => aniListClient(server).anilist.query.media(variables))) as AniLinkValidationError;
+    const error = (await rejectionOfCall(() =>
+      aniListClient(server).anilist.query.media(variables),
+    )) as AniLinkValidationError;
     expect(error).toBeInstanceOf(AniLinkValidationError);
     expect(error.code).toBe('VALIDATION_ERROR');
     expect(error.details[0]).toContain('id could not be read');
     expect(error.cause).toBe(thrown);
 
-    const deep = { search: 'x', genre_in: new Proxy(['a'], { get: () => { throw new Error('trap'); } }) };
-    const custom = (await rejectionOfCall(() => aniListClient(server).anilist.custom('query ($search: String) { Media(search: $search) { id } }', deep))) as AniLinkValidationError;
+    const deep = {
+      search: 'x',
+      genre_in: new Proxy(['a'], {
+        get: () => {
+          throw new Error('trap');
+        },
+      }),
+    };
+    const custom = (await rejectionOfCall(() =>
+      aniListClient(server).anilist.custom('query ($search: String) { Media(search: $search) { id } }', deep),
+    )) as AniLinkValidationError;
     expect(custom).toBeInstanceOf(AniLinkValidationError);
     expect(custom.details[0]).toContain('variables.genre_in');
     expect(server.requests).toHaveLength(0);
@@ -129,8 +157,12 @@ describe('variables that throw while read', () => {
 describe('ResponseCache keys', () => {
   it('a Symbol or a number where a string belongs is a TypeError naming the argument', () => {
     const cache = new ResponseCache();
-    expect(() => cache.get(Symbol('m') as never, 'http://h/')).toThrow(new TypeError('ResponseCache: method must be a string (received a symbol).'));
-    expect(() => cache.delete('GET', 42 as never)).toThrow(new TypeError('ResponseCache: url must be a string (received a number).'));
+    expect(() => cache.get(Symbol('m') as never, 'http://h/')).toThrow(
+      new TypeError('ResponseCache: method must be a string (received a symbol).'),
+    );
+    expect(() => cache.delete('GET', 42 as never)).toThrow(
+      new TypeError('ResponseCache: url must be a string (received a number).'),
+    );
     expect(() => cache.deleteMatching(Symbol() as never)).toThrow(TypeError);
     expect(cache.get('GET', 'http://h/')).toBeUndefined();
   });

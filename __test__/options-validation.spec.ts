@@ -14,8 +14,23 @@ interface InvalidCase {
   mentions: string[];
 }
 
-const HOOK_KEYS = ['onError', 'onRetry', 'onRequestStart', 'onResponse', 'onPace', 'onHookError', 'onCircuitOpen', 'onCircuitClose'];
-const BOOLEAN_KEYS = ['exposeRawAxiosError', 'paceWithRateLimit', 'ignorePaceDeadline', 'allowPartialData', 'bypassResponseCache'];
+const HOOK_KEYS = [
+  'onError',
+  'onRetry',
+  'onRequestStart',
+  'onResponse',
+  'onPace',
+  'onHookError',
+  'onCircuitOpen',
+  'onCircuitClose',
+];
+const BOOLEAN_KEYS = [
+  'exposeRawAxiosError',
+  'paceWithRateLimit',
+  'ignorePaceDeadline',
+  'allowPartialData',
+  'bypassResponseCache',
+];
 
 /** One or more violations of every rule D10 lists. */
 const INVALID: InvalidCase[] = [
@@ -72,7 +87,11 @@ const INVALID: InvalidCase[] = [
     value: { threshold: 1, cooldownMs: value },
     mentions: ['cooldownMs', 'finite'],
   })),
-  ...[1.5, -1, Number.POSITIVE_INFINITY].map((value) => ({ option: 'maxSockets', value, mentions: ['maxSockets', 'integer'] })),
+  ...[1.5, -1, Number.POSITIVE_INFINITY].map((value) => ({
+    option: 'maxSockets',
+    value,
+    mentions: ['maxSockets', 'integer'],
+  })),
   ...[-1, 0.5].map((value) => ({ option: 'maxFreeSockets', value, mentions: ['maxFreeSockets', 'integer'] })),
   {
     option: 'diagnostics',
@@ -91,7 +110,16 @@ const VALID: Record<string, unknown>[] = [
   { rateLimitFloor: 0 },
   { retry: true },
   { retry: false },
-  { retry: { maxRetries: 0, baseDelayMs: 0, maxDelayMs: 0, retryOnStatus: [], retryOnNetworkError: false, jitter: false } },
+  {
+    retry: {
+      maxRetries: 0,
+      baseDelayMs: 0,
+      maxDelayMs: 0,
+      retryOnStatus: [],
+      retryOnNetworkError: false,
+      jitter: false,
+    },
+  },
   { retry: { maxRetries: 2, retryOnStatus: [100, 599], baseDelayMs: undefined } },
   { retryBudget: { maxRetriesPerWindow: 0, windowMs: 0.5 } },
   { circuitBreaker: { threshold: 1, cooldownMs: 0 } },
@@ -126,27 +154,33 @@ useTestServer((started) => {
 });
 
 describe('constructor options', () => {
-  it.each(INVALID.map((c) => [describeCase(c), c] as const))('throws a TypeError at construction for %s', (_name, c) => {
-    for (const build of [
-      () => new Untyped({ anilist: { baseUrl: server.url, [c.option]: c.value } }),
-      () => new Untyped({ mal: { clientId: 'cid', baseUrl: server.url, [c.option]: c.value } }),
-      () => new Untyped(undefined, { baseUrl: server.url, [c.option]: c.value }),
-    ]) {
-      let thrown: unknown;
-      try {
-        build();
-      } catch (error) {
-        thrown = error;
+  it.each(INVALID.map((c) => [describeCase(c), c] as const))(
+    'throws a TypeError at construction for %s',
+    (_name, c) => {
+      for (const build of [
+        () => new Untyped({ anilist: { baseUrl: server.url, [c.option]: c.value } }),
+        () => new Untyped({ mal: { clientId: 'cid', baseUrl: server.url, [c.option]: c.value } }),
+        () => new Untyped(undefined, { baseUrl: server.url, [c.option]: c.value }),
+      ]) {
+        let thrown: unknown;
+        try {
+          build();
+        } catch (error) {
+          thrown = error;
+        }
+        expectNamesRule(thrown, c.mentions);
       }
-      expectNamesRule(thrown, c.mentions);
-    }
-    expect(server.requests).toHaveLength(0);
-  });
+      expect(server.requests).toHaveLength(0);
+    },
+  );
 
   it.each(VALID.map((options) => [Object.keys(options).join(', '), options] as const))(
     'accepts valid values (%s)',
     async (_name, options) => {
-      const aniLink = new Untyped({ anilist: { baseUrl: server.url, ...options }, mal: { clientId: 'cid', ...options } });
+      const aniLink = new Untyped({
+        anilist: { baseUrl: server.url, ...options },
+        mal: { clientId: 'cid', ...options },
+      });
       await expect(aniLink.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
     },
   );
@@ -173,7 +207,13 @@ describe('per-request options', () => {
       const malCall = aniLink.mal.anime.get({ id: 1 }, requestOptions as never);
       const customCall = aniLink.anilist.custom('{ Media(id: 1) { id } }', undefined, requestOptions as never);
       for (const call of [anilistCall, malCall, customCall]) {
-        expectNamesRule(await call.then(() => 'resolved', (error: unknown) => error), c.mentions);
+        expectNamesRule(
+          await call.then(
+            () => 'resolved',
+            (error: unknown) => error,
+          ),
+          c.mentions,
+        );
       }
 
       // A valid call afterwards (with the hooks it would fire switched off) is the only request the

@@ -41,7 +41,10 @@ describe.runIf(host === 'linux-x64-gnu')(`the built ${host} addon`, () => {
     let file = '';
     for (const line of section.split('\n')) {
       const entry = line.match(/File: (\S+)/);
-      if (entry) expected.set((file = entry[1]), []);
+      if (entry) {
+        file = entry[1];
+        expected.set(file, []);
+      }
       const name = line.match(/^\s+0x[0-9a-f]+:\s+Name: (\S+)/);
       if (name) expected.get(file)!.push(name[1]);
     }
@@ -52,9 +55,9 @@ describe.runIf(host === 'linux-x64-gnu')(`the built ${host} addon`, () => {
 
 describe('the ELF version-needs reader', () => {
   it('rejects a file that is not ELF', () => {
-    expect(() => elfVersionNeeds(Buffer.from('MZ not an elf file, padded to sixty-four bytes...........'.padEnd(64)))).toThrow(
-      'not an ELF file',
-    );
+    expect(() =>
+      elfVersionNeeds(Buffer.from('MZ not an elf file, padded to sixty-four bytes...........'.padEnd(64))),
+    ).toThrow('not an ELF file');
   });
 
   it('compares dotted versions numerically', () => {

@@ -3,7 +3,17 @@
 // with no Rust on PATH, offline (every dependency is a local tarball). POSIX shells and PATHs:
 // on Windows the release workflow's own install and test jobs cover the layout.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -74,9 +84,13 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       else writeFileSync(artifact, 'placeholder');
     }
     const napi = (args: string[]) =>
-      execFileSync(process.execPath, [join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js'), ...args, '--cwd', project], {
-        stdio: 'ignore',
-      });
+      execFileSync(
+        process.execPath,
+        [join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js'), ...args, '--cwd', project],
+        {
+          stdio: 'ignore',
+        },
+      );
     napi(['artifacts', '--output-dir', 'artifacts', '--npm-dir', 'npm']);
     napi(['prepublish', '-t', 'npm', '--no-gh-release', '--skip-optional-publish']);
     rmSync(join(project, 'artifacts'), { recursive: true });
@@ -105,7 +119,9 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
         expect(mainFiles).toContain(`${entry}.d.ts`);
         expect(mainFiles).toContain(`${entry}.d.mts`);
       }
-      expect(mainFiles.some((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('npm/'))).toBe(false);
+      expect(mainFiles.some((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('npm/'))).toBe(
+        false,
+      );
     });
 
     it('napi prepublish lists every platform package at this version as an optional dependency', () => {
@@ -160,7 +176,9 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       for (const code of ["require('anilink-api-wrapper')", "import('anilink-api-wrapper')"]) {
         const run = runNode(dir, ['-e', code]);
         expect(run.status).toBe(1);
-        expect(run.stderr).toContain(`no native binary for this platform (${host}: ${process.platform} ${process.arch}`);
+        expect(run.stderr).toContain(
+          `no native binary for this platform (${host}: ${process.platform} ${process.arch}`,
+        );
         expect(run.stderr).toContain(`optional dependency ${pkg.name}-${host}@${pkg.version}, which is not installed`);
         expect(run.stderr).toContain(`npm install ${pkg.name}-${host}@${pkg.version}`);
         expect(run.stderr).not.toContain('npm has a bug');
@@ -172,8 +190,16 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       const code = "Object.defineProperty(process, 'platform', { value: 'freebsd' }); require('anilink-api-wrapper')";
       const run = runNode(dir, ['-e', code]);
       expect(run.status).toBe(1);
-      expect(run.stderr).toContain(`no native binary for this platform (freebsd-${process.arch}: freebsd ${process.arch}`);
-      expect(run.stderr).toContain(`No prebuilt binary is published for freebsd-${process.arch} (prebuilt: ${Object.keys(publishedOptionalDependencies).map((n) => n.slice(pkg.name.length + 1)).join(', ')})`);
+      expect(run.stderr).toContain(
+        `no native binary for this platform (freebsd-${process.arch}: freebsd ${process.arch}`,
+      );
+      expect(run.stderr).toContain(
+        `No prebuilt binary is published for freebsd-${process.arch} (prebuilt: ${Object.keys(
+          publishedOptionalDependencies,
+        )
+          .map((n) => n.slice(pkg.name.length + 1))
+          .join(', ')})`,
+      );
       expect(run.stderr).toContain('build it from source with Rust');
       // A source checkout (it has Cargo.toml) without a build is told to build.
       writeFileSync(join(dir, 'node_modules', pkg.name, 'Cargo.toml'), '');
@@ -181,7 +207,7 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       expect(checkout.stderr).toContain(`This is a source checkout without a build: run \`npm run build\``);
     });
 
-    it('a binary the system cannot load is reported with the dynamic loader\'s own message', () => {
+    it("a binary the system cannot load is reported with the dynamic loader's own message", () => {
       const dir = install('unloadable', installable);
       const binary = join(dir, 'node_modules', `${pkg.name}-${host}`, `${pkg.napi.binaryName}.${host}.node`);
       writeFileSync(binary, 'not a shared object');
@@ -195,7 +221,10 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
     it('a platform package of another version is refused with the version to install', () => {
       const dir = install('mismatch', installable);
       const manifestPath = join(dir, 'node_modules', `${pkg.name}-${host}`, 'package.json');
-      writeFileSync(manifestPath, JSON.stringify({ ...JSON.parse(readFileSync(manifestPath, 'utf8')), version: '0.0.1' }));
+      writeFileSync(
+        manifestPath,
+        JSON.stringify({ ...JSON.parse(readFileSync(manifestPath, 'utf8')), version: '0.0.1' }),
+      );
       const run = runNode(dir, ['-e', "require('anilink-api-wrapper')"]);
       expect(run.status).toBe(1);
       expect(run.stderr).toContain(`${pkg.name}-${host}@0.0.1 is installed, but this is ${pkg.name}@${pkg.version}`);
@@ -221,8 +250,15 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       }
       expect(platforms).toEqual(
         expect.arrayContaining([
-          'darwin-arm64', 'darwin-x64', 'linux-arm-gnueabihf', 'linux-arm64-gnu', 'linux-arm64-musl',
-          'linux-x64-gnu', 'linux-x64-musl', 'win32-arm64-msvc', 'win32-x64-msvc',
+          'darwin-arm64',
+          'darwin-x64',
+          'linux-arm-gnueabihf',
+          'linux-arm64-gnu',
+          'linux-arm64-musl',
+          'linux-x64-gnu',
+          'linux-x64-musl',
+          'win32-arm64-msvc',
+          'win32-x64-msvc',
         ]),
       );
     });

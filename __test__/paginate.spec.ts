@@ -83,14 +83,19 @@ const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, 
 
 describe('paginate', () => {
   it('returns items and pages in page order even when later pages finish first', async () => {
-    const source = trackedFetcher((page, perPage) => aniListPage(page, perPage, 23), (page) => 7 - page);
+    const source = trackedFetcher(
+      (page, perPage) => aniListPage(page, perPage, 23),
+      (page) => 7 - page,
+    );
     const result = await paginate(source.fetch, 'media', { perPage: 5 });
     expect(result.items).toEqual(ids(1, 23));
     expect(result.pageCount).toBe(5);
     expect(result.pages.map((entry) => entry.pageInfo.currentPage)).toEqual([1, 2, 3, 4, 5]);
     expect(result.pages[4]?.items).toEqual(ids(21, 23));
     expect(result.truncated).toBe(false);
-    expect(source.requests.every((request) => request.perPage === 5 && request.signal instanceof AbortSignal)).toBe(true);
+    expect(source.requests.every((request) => request.perPage === 5 && request.signal instanceof AbortSignal)).toBe(
+      true,
+    );
   });
 
   it('asks for 50 per page by default and clamps larger sizes to 50', async () => {
@@ -129,7 +134,9 @@ describe('paginate', () => {
     const beyondEnd = source.requests.filter((request) => request.page > 5);
     expect(beyondEnd.length).toBeGreaterThan(0);
     expect(beyondEnd.every((request) => request.signal.aborted)).toBe(true);
-    expect(source.requests.filter((request) => request.page <= 5).some((request) => request.signal.aborted)).toBe(false);
+    expect(source.requests.filter((request) => request.page <= 5).some((request) => request.signal.aborted)).toBe(
+      false,
+    );
   });
 
   it('never launches past the smallest lastPage received, and reports the cut as truncated', async () => {
@@ -180,7 +187,11 @@ describe('paginate', () => {
   it('passes the caller signal to every fetch and stops when it aborts', async () => {
     const caller = new AbortController();
     const requests: Request[] = [];
-    const fetch = async (page: number, perPage: number, signal: AbortSignal): Promise<ReturnType<typeof endlessPage>> => {
+    const fetch = async (
+      page: number,
+      perPage: number,
+      signal: AbortSignal,
+    ): Promise<ReturnType<typeof endlessPage>> => {
       requests.push({ page, perPage, signal });
       if (page === 2) caller.abort(new Error('caller gave up'));
       return untilAborted(signal);
@@ -251,7 +262,9 @@ describe('onPage failures', () => {
     });
     await turn();
     expect(onHookError).toHaveBeenCalledTimes(1);
-    expect(onHookError.mock.calls[0]?.[1]).toMatchObject({ message: 'The onPage hook threw and was ignored: async failure' });
+    expect(onHookError.mock.calls[0]?.[1]).toMatchObject({
+      message: 'The onPage hook threw and was ignored: async failure',
+    });
   });
 
   it('are logged as one JSON line without an observer in the default "warn" mode', async () => {
@@ -305,7 +318,10 @@ describe('onPage failures', () => {
 
 describe('paginatePages', () => {
   it('yields the raw pages in order', async () => {
-    const source = trackedFetcher((page, perPage) => aniListPage(page, perPage, 5), (page) => 4 - page);
+    const source = trackedFetcher(
+      (page, perPage) => aniListPage(page, perPage, 5),
+      (page) => 4 - page,
+    );
     const pages = [];
     for await (const page of paginatePages(source.fetch, { perPage: 2 })) pages.push(page);
     expect(pages.map((page) => page.pageInfo.currentPage)).toEqual([1, 2, 3]);
@@ -354,7 +370,10 @@ describe('paginateChunks', () => {
   });
 
   it('gathers the lists of every chunk until hasNextChunk is false', async () => {
-    const source = trackedFetcher((chunk, perChunk) => chunkOf(chunk, perChunk, 4), (chunk) => 5 - chunk);
+    const source = trackedFetcher(
+      (chunk, perChunk) => chunkOf(chunk, perChunk, 4),
+      (chunk) => 5 - chunk,
+    );
     const result = await paginateChunks(source.fetch, 'lists');
     expect(result.items.map((list) => list.name)).toEqual(['chunk 1', 'chunk 2', 'chunk 3', 'chunk 4']);
     expect(result.chunks.map((chunk) => chunk.hasNextChunk)).toEqual([true, true, true, false]);
@@ -387,7 +406,10 @@ describe('paginateChunks', () => {
 
 describe('malPaginate', () => {
   it('follows paging.next, fetching sequentially with 100 per page by default', async () => {
-    const source = trackedFetcher((page, perPage) => malPage(page, perPage, 250), (page) => 4 - page);
+    const source = trackedFetcher(
+      (page, perPage) => malPage(page, perPage, 250),
+      (page) => 4 - page,
+    );
     const result = await malPaginate(source.fetch);
     expect(source.requests.map((request) => request.perPage)).toEqual([100, 100, 100]);
     expect(source.maxActive()).toBe(1);
@@ -416,7 +438,10 @@ describe('malPaginate', () => {
   });
 
   it('clamps perPage to 100 and concurrency to 8, and truncates at maxPages', async () => {
-    const source = trackedFetcher((page, perPage) => malPage(page, perPage, 100_000), (page) => (page % 3) + 1);
+    const source = trackedFetcher(
+      (page, perPage) => malPage(page, perPage, 100_000),
+      (page) => (page % 3) + 1,
+    );
     const result = await malPaginate(source.fetch, { perPage: 1000, concurrency: 9, maxPages: 20 });
     expect(source.requests[0]?.perPage).toBe(100);
     expect(source.maxActive()).toBe(8);
@@ -500,7 +525,10 @@ describe('option validation', () => {
     const reported: [string, Error][] = [];
     const source = trackedFetcher((page, perPage) => aniListPage(page, perPage, 1));
     const { warnings } = await warnedAbout(() =>
-      paginate(source.fetch, 'media', { perPage: 0, onHookError: (name, error) => reported.push([name, error as Error]) }),
+      paginate(source.fetch, 'media', {
+        perPage: 0,
+        onHookError: (name, error) => reported.push([name, error as Error]),
+      }),
     );
     expect(warnings).toEqual([]);
     expect(reported.map(([name, error]) => [name, error.message])).toEqual([

@@ -384,15 +384,18 @@ describe('invalid socket bounds', () => {
     { option: 'maxFreeSockets', value: Number.NaN },
   ];
 
-  it.each(invalid)('rejects a per-request $option of $value with a TypeError before any I/O or hook', async ({ option, value }) => {
-    const started: unknown[] = [];
-    const media = mediaCallerFor(server, { onRequestStart: (ctx) => started.push(ctx) });
-    const failure = media({ [option]: value } as RequestOptions);
-    await expect(failure).rejects.toThrow(TypeError);
-    await expect(failure).rejects.toThrow(option);
-    expect(server.requests).toHaveLength(0);
-    expect(started).toEqual([]);
-  });
+  it.each(invalid)(
+    'rejects a per-request $option of $value with a TypeError before any I/O or hook',
+    async ({ option, value }) => {
+      const started: unknown[] = [];
+      const media = mediaCallerFor(server, { onRequestStart: (ctx) => started.push(ctx) });
+      const failure = media({ [option]: value } as RequestOptions);
+      await expect(failure).rejects.toThrow(TypeError);
+      await expect(failure).rejects.toThrow(option);
+      expect(server.requests).toHaveLength(0);
+      expect(started).toEqual([]);
+    },
+  );
 
   it.each(invalid)('throws a TypeError at construction for a slot $option of $value', ({ option, value }) => {
     expect(() => new AniLink({ anilist: { baseUrl: server.url, [option]: value } })).toThrow(TypeError);

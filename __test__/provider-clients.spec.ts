@@ -48,7 +48,7 @@ describe('buildProviderClients', () => {
     expect(request.headers['x-mal-client-id']).toBe('cid');
   });
 
-  it("applies legacyOptions to AniList only, and only when the slot has no transport option", async () => {
+  it('applies legacyOptions to AniList only, and only when the slot has no transport option', async () => {
     const elsewhere = 'http://127.0.0.1:9'; // nothing listens there: a request to it would fail
     const legacy = buildProviderClients({ anilist: { authToken: 't' } }, { baseUrl: server.url, retry: false });
     server.enqueue({ body: graphqlData('Media', { id: 1 }) });
@@ -74,7 +74,13 @@ describe('buildProviderClients', () => {
 
     const anilist = snapshotTransportState(clients.stateOwners.anilist);
     expect(anilist.circuit).toEqual([
-      { host: server.host, consecutiveFailures: 1, openedAt: expect.any(Number), probeInFlight: false, failedProbes: 0 },
+      {
+        host: server.host,
+        consecutiveFailures: 1,
+        openedAt: expect.any(Number),
+        probeInFlight: false,
+        failedProbes: 0,
+      },
     ]);
     expectDeepFrozen(anilist);
     expect(snapshotTransportState(clients.stateOwners.mal).circuit).toEqual([]);
@@ -113,7 +119,9 @@ describe('buildMyAnimeListApi', () => {
   it('is the same function from the root and /mal, and builds a working MAL client', async () => {
     expect(malEntry.buildMyAnimeListApi).toBe(buildMyAnimeListApi);
     const mal = buildMyAnimeListApi({ baseUrl: server.url, accessToken: 'mal-token', retry: false });
-    expect(Object.keys(mal)).toEqual(expect.arrayContaining(['anime', 'manga', 'user', 'forum', 'paginate', 'paginatePages']));
+    expect(Object.keys(mal)).toEqual(
+      expect.arrayContaining(['anime', 'manga', 'user', 'forum', 'paginate', 'paginatePages']),
+    );
 
     server.enqueue({ body: { id: 1, name: 'me' } });
     await expect(mal.user.me()).resolves.toEqual({ id: 1, name: 'me' });
@@ -122,7 +130,10 @@ describe('buildMyAnimeListApi', () => {
 
   it('binds a given state owner to the client', async () => {
     const owner = {};
-    const mal = buildMyAnimeListApi({ baseUrl: server.url, clientId: 'cid', retry: false, circuitBreaker: BREAKER }, owner);
+    const mal = buildMyAnimeListApi(
+      { baseUrl: server.url, clientId: 'cid', retry: false, circuitBreaker: BREAKER },
+      owner,
+    );
     server.enqueue({ status: 503, body: 'down' });
     await rejectionOf(mal.anime.get({ id: 1 }));
 
@@ -133,7 +144,9 @@ describe('buildMyAnimeListApi', () => {
 
   it('refuses an owner that already names a client, and anything but an object', () => {
     const { stateOwners } = buildProviderClients({});
-    expect(() => buildMyAnimeListApi({}, stateOwners.mal)).toThrow(/already names the state of another provider client/);
+    expect(() => buildMyAnimeListApi({}, stateOwners.mal)).toThrow(
+      /already names the state of another provider client/,
+    );
     expect(() => buildMyAnimeListApi({}, 'owner' as never)).toThrow(/stateOwner must be an object/);
     expect(() => buildMyAnimeListApi({ accesstoken: 'm' } as never)).toThrow(/accesstoken/);
   });
@@ -151,6 +164,8 @@ describe('snapshotTransportState', () => {
   it('refuses an owner that is not an object, and a cache that is not a ResponseCache', () => {
     expect(() => snapshotTransportState('anilist' as never)).toThrow(TypeError);
     expect(() => snapshotTransportState(null as never)).toThrow(/owner must be an object/);
-    expect(() => snapshotTransportState({}, { stats: () => ({}) } as never)).toThrow(/responseCache must be a ResponseCache/);
+    expect(() => snapshotTransportState({}, { stats: () => ({}) } as never)).toThrow(
+      /responseCache must be a ResponseCache/,
+    );
   });
 });

@@ -56,12 +56,18 @@ describe('the proxy option', () => {
   });
 
   it('tunnels https through CONNECT with the credentials; a refused tunnel is a NETWORK_ERROR naming the redacted proxy', async () => {
-    const refused = await failureOf(aniListClient(tls, { proxy: guardedUrl('wrong-secret') }).anilist.query.media({ id: 1 }));
+    const refused = await failureOf(
+      aniListClient(tls, { proxy: guardedUrl('wrong-secret') }).anilist.query.media({ id: 1 }),
+    );
     expect(refused.code).toBe('NETWORK_ERROR');
-    expect(refused.reason).toContain(`proxy http://***@127.0.0.1:${guarded.port} refused CONNECT: 407 Proxy Authentication Required`);
+    expect(refused.reason).toContain(
+      `proxy http://***@127.0.0.1:${guarded.port} refused CONNECT: 407 Proxy Authentication Required`,
+    );
     expect(refused.reason).toContain(`tunnel to 127.0.0.1:${tls.port}`);
     expect(inspect(refused, { showHidden: true, depth: 5 }) + JSON.stringify(refused)).not.toContain('wrong-secret');
-    expect(guarded.tunnels).toEqual([{ method: 'CONNECT', target: `127.0.0.1:${tls.port}`, proxyAuthorization: basic('user:wrong-secret') }]);
+    expect(guarded.tunnels).toEqual([
+      { method: 'CONNECT', target: `127.0.0.1:${tls.port}`, proxyAuthorization: basic('user:wrong-secret') },
+    ]);
     expect(tls.requests).toBe(0);
   });
 
@@ -94,7 +100,9 @@ describe('the proxy option', () => {
 
   it('invalid values are TypeErrors that never echo a password', async () => {
     expect(() => new AniLink({ anilist: { proxy: true as never } })).toThrow(
-      new TypeError('proxy must be false (no proxy) or an http:// proxy URL such as "http://proxy.example:3128" (received true).'),
+      new TypeError(
+        'proxy must be false (no proxy) or an http:// proxy URL such as "http://proxy.example:3128" (received true).',
+      ),
     );
     let thrown: unknown;
     try {
@@ -136,7 +144,10 @@ describe('the environment', () => {
 
   it('is read when a slot is built: a later HTTP_PROXY applies to later clients only', async () => {
     const run = await callInChild({}, server.url, {}, proxy.url);
-    expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }, { ok: true, value: { id: 1 } }]);
+    expect(run.outcomes).toEqual([
+      { ok: true, value: { id: 1 } },
+      { ok: true, value: { id: 1 } },
+    ]);
     expect(proxy.forwarded).toHaveLength(1);
     expect(server.requests).toHaveLength(2);
   });

@@ -14,7 +14,9 @@ useTestServer((started) => {
 describe('hand-stored entries and the invalidation of a mutation', () => {
   it('keep the root field of their query as their scope', async () => {
     const cache = new ResponseCache();
-    const aniLink = new AniLink({ anilist: { baseUrl: server.url, retry: false, authToken: 'token', responseCache: cache } });
+    const aniLink = new AniLink({
+      anilist: { baseUrl: server.url, retry: false, authToken: 'token', responseCache: cache },
+    });
     server.setDefault({ body: graphqlData('SaveMediaListEntry', { id: 1 }) });
     const stored = (query: string) => {
       cache.set('POST', server.url, { query, variables: {} }, undefined, { stored: query });

@@ -72,15 +72,35 @@ describe('the ResponseCache class', () => {
   it('keys ignore query-parameter order and body key order, and every read is a fresh copy', () => {
     const cache = new ResponseCache();
     const value = { media: { id: 1, tags: ['a'] } };
-    cache.set('POST', 'https://h/p?b=2&a=1', { query: '{ Media { id } }', variables: { x: 1, y: 2 } }, undefined, value);
+    cache.set(
+      'POST',
+      'https://h/p?b=2&a=1',
+      { query: '{ Media { id } }', variables: { x: 1, y: 2 } },
+      undefined,
+      value,
+    );
 
-    const first = cache.get<typeof value>('POST', 'https://h/p?a=1&b=2', { variables: { y: 2, x: 1 }, query: '{ Media { id } }' });
+    const first = cache.get<typeof value>('POST', 'https://h/p?a=1&b=2', {
+      variables: { y: 2, x: 1 },
+      query: '{ Media { id } }',
+    });
     expect(first).toEqual(value);
     expect(first).not.toBe(value);
     first!.media.tags.push('mutated');
-    expect(cache.get('POST', 'https://h/p?a=1&b=2', { variables: { y: 2, x: 1 }, query: '{ Media { id } }' })).toEqual(value);
-    expect(cache.get('POST', 'https://h/p?a=1&b=2', { query: '{ Media { id } }', variables: { x: 2, y: 2 } })).toBeUndefined();
-    expect(cache.get('POST', 'https://h/p?a=1&b=2', { query: '{ Media { id } }', variables: { x: 1, y: 2 } }, 'bearer:other')).toBeUndefined();
+    expect(cache.get('POST', 'https://h/p?a=1&b=2', { variables: { y: 2, x: 1 }, query: '{ Media { id } }' })).toEqual(
+      value,
+    );
+    expect(
+      cache.get('POST', 'https://h/p?a=1&b=2', { query: '{ Media { id } }', variables: { x: 2, y: 2 } }),
+    ).toBeUndefined();
+    expect(
+      cache.get(
+        'POST',
+        'https://h/p?a=1&b=2',
+        { query: '{ Media { id } }', variables: { x: 1, y: 2 } },
+        'bearer:other',
+      ),
+    ).toBeUndefined();
   });
 
   it('stores nothing with ttlMs 0, and skips values JSON cannot encode', () => {
@@ -117,7 +137,12 @@ describe('the ResponseCache class', () => {
 
   it('deletes report what they removed; deleteMatching respects path boundaries', () => {
     const cache = new ResponseCache();
-    for (const url of ['https://h/anime/21', 'https://h/anime/21/pictures', 'https://h/anime/212', 'https://h/anime/21?fields=id']) {
+    for (const url of [
+      'https://h/anime/21',
+      'https://h/anime/21/pictures',
+      'https://h/anime/212',
+      'https://h/anime/21?fields=id',
+    ]) {
       cache.set('GET', url, undefined, undefined, url);
     }
     expect(cache.delete('GET', 'https://h/anime/21/pictures')).toBe(true);
@@ -149,7 +174,9 @@ describe('the ResponseCache class', () => {
     expect(cache.getGeneration()).toBeGreaterThan(before);
     expect(cache.setIfFresh('GET', 'https://h/anime/1?fields=id', undefined, undefined, before, 'stale')).toBe(false);
     expect(cache.setIfFresh('GET', 'https://h/anime/2', undefined, undefined, before, 'unaffected')).toBe(true);
-    expect(cache.setIfFresh('GET', 'https://h/anime/1', undefined, undefined, cache.getGeneration(), 'fresh')).toBe(true);
+    expect(cache.setIfFresh('GET', 'https://h/anime/1', undefined, undefined, cache.getGeneration(), 'fresh')).toBe(
+      true,
+    );
     expect(cache.get('GET', 'https://h/anime/1')).toBe('fresh');
   });
 });
@@ -178,7 +205,12 @@ describe('through the transport', () => {
     expect(calls.map((c) => c.hook)).toEqual(['onRequestStart', 'onResponse', 'onRequestStart', 'onResponse']);
     const [missStart, miss, hitStart, hit] = calls;
     expect(miss.ctx).toMatchObject({ cacheHit: false, cacheWrite: true, attempt: 1 });
-    expect(hitStart.ctx).toEqual({ requestId: expect.stringMatching(UUID_V4), url: server.url, method: 'POST', attempt: 1 });
+    expect(hitStart.ctx).toEqual({
+      requestId: expect.stringMatching(UUID_V4),
+      url: server.url,
+      method: 'POST',
+      attempt: 1,
+    });
     expect(hit.ctx).toEqual({ ...hitStart.ctx, durationMs: 0, cacheHit: true });
     expect(hit.ctx.requestId).not.toBe(missStart.ctx.requestId);
   });
@@ -256,7 +288,9 @@ describe('through the transport', () => {
     await expect(aniLink.anilist.query.media({ id: 1 }, { responseCache: posing })).rejects.toThrow(
       'responseCache must be a ResponseCache instance',
     );
-    expect(() => new AniLink({ anilist: { baseUrl: server.url, responseCache: { get() {} } as never } })).toThrow(TypeError);
+    expect(() => new AniLink({ anilist: { baseUrl: server.url, responseCache: { get() {} } as never } })).toThrow(
+      TypeError,
+    );
     expect(server.requests).toHaveLength(0);
   });
 
@@ -271,7 +305,11 @@ describe('through the transport', () => {
     }
 
     expect(server.requests).toHaveLength(3);
-    expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer token-alice', 'Bearer token-bob', undefined]);
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer token-alice',
+      'Bearer token-bob',
+      undefined,
+    ]);
     expect(cache.stats()).toMatchObject({ entries: 3, hits: 3 });
     expect(cache.get('POST', server.url, { query: MEDIA_QUERY, variables: {} })).toEqual({ id: 1 });
     expect(cache.get('POST', server.url, { query: MEDIA_QUERY, variables: {} }, 'bearer:token-alice')).toBeUndefined();
@@ -308,7 +346,11 @@ describe('through the transport', () => {
     await aniLink.mal.anime.get({ id: 21 });
     await aniLink.mal.anime.get({ id: 212 });
     await aniLink.mal.anime.updateMyListStatus({ id: 21, status: 'watching' });
-    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /anime/21', 'GET /anime/212', 'PATCH /anime/21/my_list_status']);
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /anime/21',
+      'GET /anime/212',
+      'PATCH /anime/21/my_list_status',
+    ]);
 
     await aniLink.mal.anime.get({ id: 21 });
     await aniLink.mal.anime.get({ id: 212 });
@@ -370,7 +412,9 @@ describe('through the transport', () => {
     const { calls, hooks } = recordingHooks(['onResponse']);
     const aniLink = aniListWithCache(cache, { authToken: 'token', ...hooks });
     server.handle((request) =>
-      documentOf(request).includes('Media') ? { delayMs: 300, body: graphqlData('Media', { id: 1 }) } : { body: graphqlData('DeleteActivity', { deleted: true }) },
+      documentOf(request).includes('Media')
+        ? { delayMs: 300, body: graphqlData('Media', { id: 1 }) }
+        : { body: graphqlData('DeleteActivity', { deleted: true }) },
     );
 
     const slowRead = aniLink.anilist.custom(MEDIA_QUERY);
@@ -389,7 +433,9 @@ describe('through the transport', () => {
     const cache = new ResponseCache();
     const { calls, hooks } = recordingHooks(['onResponse']);
     const aniLink = aniListWithCache(cache, { allowPartialData: true, ...hooks });
-    server.setDefault({ body: { data: { Media: { id: 1 }, Character: null }, errors: [{ message: 'Character not found' }] } });
+    server.setDefault({
+      body: { data: { Media: { id: 1 }, Character: null }, errors: [{ message: 'Character not found' }] },
+    });
 
     const query = '{ Media(id: 1) { id } Character(id: 9) { id } }';
     await aniLink.anilist.custom(query);

@@ -78,7 +78,10 @@ describe('the retry budget', () => {
 
   it('opens the next window at the first failure after expiry, not when the request started (D3)', async () => {
     const windowMs = 500;
-    const aniLink = client({ retry: { ...FAST_RETRY, maxRetries: 1 }, retryBudget: { maxRetriesPerWindow: 1, windowMs } });
+    const aniLink = client({
+      retry: { ...FAST_RETRY, maxRetries: 1 },
+      retryBudget: { maxRetriesPerWindow: 1, windowMs },
+    });
     server.setDefault({ status: 500 });
     await failureOf(aniLink.anilist.query.media({ id: 1 }));
     const firstWindow = aniLink.getTransportState().anilist.retryBudget!;
@@ -120,7 +123,9 @@ describe('the retry budget', () => {
     server.setDefault({ status: 502 });
 
     await failureOf(
-      client({ retryBudget: { maxRetriesPerWindow: 0, windowMs: 10_000 }, onError: errors.hook }).anilist.query.media({ id: 1 }),
+      client({ retryBudget: { maxRetriesPerWindow: 0, windowMs: 10_000 }, onError: errors.hook }).anilist.query.media({
+        id: 1,
+      }),
     );
 
     expect(server.requests).toHaveLength(1);

@@ -55,7 +55,9 @@ describe('the default policy', () => {
     // Full jitter: across fifteen waits, some fall short of their cap (all fifteen landing exactly
     // on the cap has a probability of about 1e-29).
     const caps = [250, 500, 1000];
-    const allDelays = statuses.flatMap((status) => retries.get(status)!.reports.map(({ context }) => context.nextDelayMs));
+    const allDelays = statuses.flatMap((status) =>
+      retries.get(status)!.reports.map(({ context }) => context.nextDelayMs),
+    );
     expect(allDelays.some((delay, index) => delay !== caps[index % 3])).toBe(true);
 
     statuses.forEach((status, index) => {
@@ -188,7 +190,10 @@ describe('opting out and tuning', () => {
     const retries = failureRecorder();
 
     await failureOf(
-      clientFor(server).anilist.query.media({ id: 1 }, { retry: { baseDelayMs: 60, jitter: false }, onRetry: retries.hook }),
+      clientFor(server).anilist.query.media(
+        { id: 1 },
+        { retry: { baseDelayMs: 60, jitter: false }, onRetry: retries.hook },
+      ),
     );
 
     const delays = retries.reports.map(({ context }) => context.nextDelayMs);
@@ -460,7 +465,9 @@ describe('mutations and writes (D1)', () => {
     server.setDefault({ status: 503 });
     const aniLink = clientFor(server, { authToken: 'token' });
 
-    await failureOf(aniLink.anilist.custom('mutation ($id: Int) { ToggleFavourite(animeId: $id) { __typename } }', { id: 1 }));
+    await failureOf(
+      aniLink.anilist.custom('mutation ($id: Int) { ToggleFavourite(animeId: $id) { __typename } }', { id: 1 }),
+    );
     expect(server.requests).toHaveLength(1);
 
     server.reset();
@@ -478,7 +485,9 @@ describe('mutations and writes (D1)', () => {
 
     expect(error).toBeInstanceOf(AniLinkRestError);
     expect(error).toMatchObject({ code: 'REST_ERROR', status: 503 });
-    expect(server.requests.map((request) => [request.method, request.path])).toEqual([['PATCH', '/anime/7/my_list_status']]);
+    expect(server.requests.map((request) => [request.method, request.path])).toEqual([
+      ['PATCH', '/anime/7/my_list_status'],
+    ]);
   });
 
   it('a MAL list delete is sent once by default', async () => {

@@ -14,7 +14,14 @@ const ANILIST_CLIENT_SECRET = 'al-client-S3CRET-c9d0e1f2';
 const MAL_TOKEN = 'mal-token-S3CRET-13579bdf';
 const MAL_REFRESH_TOKEN = 'mal-refresh-S3CRET-2468ace0';
 const MAL_CLIENT_SECRET = 'mal-client-S3CRET-fedcba98';
-const SECRETS = [ANILIST_TOKEN, ANILIST_REFRESH_TOKEN, ANILIST_CLIENT_SECRET, MAL_TOKEN, MAL_REFRESH_TOKEN, MAL_CLIENT_SECRET];
+const SECRETS = [
+  ANILIST_TOKEN,
+  ANILIST_REFRESH_TOKEN,
+  ANILIST_CLIENT_SECRET,
+  MAL_TOKEN,
+  MAL_REFRESH_TOKEN,
+  MAL_CLIENT_SECRET,
+];
 /** Every secret shares this marker, so a partial leak (a truncated token) is caught too. */
 const SECRET_MARKER = 'S3CRET';
 
@@ -30,7 +37,8 @@ function renderings(value: unknown): string[] {
   }
   if (value instanceof Error) {
     out.push(String(value), value.stack ?? '', JSON.stringify({ ...value }));
-    for (const key of Object.getOwnPropertyNames(value)) out.push(inspect((value as any)[key], { depth: Infinity, showHidden: true }));
+    for (const key of Object.getOwnPropertyNames(value))
+      out.push(inspect((value as any)[key], { depth: Infinity, showHidden: true }));
   }
   return out;
 }
@@ -59,9 +67,16 @@ describe.each([false, true])('with exposeRawAxiosError: %s', (exposeRawAxiosErro
 
   function clientWithSecrets(observed: Observed, extra: Record<string, unknown> = {}): AniLink {
     const hooks = Object.fromEntries(
-      ['onRequestStart', 'onResponse', 'onError', 'onRetry', 'onPace', 'onCircuitOpen', 'onCircuitClose', 'onHookError'].map(
-        (name) => [name, (...args: unknown[]) => observed.hookArguments.push([name, ...args])],
-      ),
+      [
+        'onRequestStart',
+        'onResponse',
+        'onError',
+        'onRetry',
+        'onPace',
+        'onCircuitOpen',
+        'onCircuitClose',
+        'onHookError',
+      ].map((name) => [name, (...args: unknown[]) => observed.hookArguments.push([name, ...args])]),
     );
     const transport = {
       exposeRawAxiosError,
@@ -110,7 +125,15 @@ describe.each([false, true])('with exposeRawAxiosError: %s', (exposeRawAxiosErro
     server.enqueue({ headers: rateLimitHeaders(90, 0, resetSoon), body: { data: { Media: { id: 1 } } } });
     await aniLink.anilist.query.media({ id: 1 }, { ignorePaceDeadline: true });
     server.enqueue({ body: { id: 1 } });
-    await aniLink.mal.anime.get({ id: 1 }, { onHookError: undefined, onResponse: () => { throw new Error('metrics down'); } });
+    await aniLink.mal.anime.get(
+      { id: 1 },
+      {
+        onHookError: undefined,
+        onResponse: () => {
+          throw new Error('metrics down');
+        },
+      },
+    );
 
     // Every failure path, through both providers.
     server.enqueue({ status: 500, body: { errors: [{ message: 'boom' }] } }, { status: 500, body: 'still down' });
@@ -133,7 +156,11 @@ describe.each([false, true])('with exposeRawAxiosError: %s', (exposeRawAxiosErro
     await collectError(observed, aborted);
     await collectError(observed, aniLink.anilist.query.media({ id: 1, nope: true } as never));
     await collectError(observed, aniLink.mal.anime.updateMyListStatus({ id: 1 } as never));
-    const unreachable = new AniLink(undefined, { baseUrl: `http://127.0.0.1:${await closedPort()}`, retry: false, exposeRawAxiosError });
+    const unreachable = new AniLink(undefined, {
+      baseUrl: `http://127.0.0.1:${await closedPort()}`,
+      retry: false,
+      exposeRawAxiosError,
+    });
     await collectError(observed, unreachable.anilist.query.media({ id: 1 }));
 
     // The tokens were really sent, so their absence everywhere else means something.

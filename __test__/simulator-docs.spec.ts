@@ -68,7 +68,12 @@ describe('getting started and querying', () => {
 describe('page queries', () => {
   it('one known page with pageInfo', async () => {
     const aniLink = new AniLink();
-    const page = await aniLink.anilist.query.page.medias({ page: 1, perPage: 10, type: 'ANIME', sort: ['POPULARITY_DESC'] });
+    const page = await aniLink.anilist.query.page.medias({
+      page: 1,
+      perPage: 10,
+      type: 'ANIME',
+      sort: ['POPULARITY_DESC'],
+    });
     expect(page.pageInfo.hasNextPage).toBe(true);
     expect(page.pageInfo.currentPage).toBe(1);
     expect(page.media).toHaveLength(10);
@@ -78,7 +83,12 @@ describe('page queries', () => {
 describe('mutations', () => {
   it('saveMediaListEntry with a token echoes what it saved', async () => {
     const aniLink = new AniLink('anilist-token');
-    const entry = await aniLink.anilist.mutation.saveMediaListEntry({ mediaId: 143_271, status: 'CURRENT', score: 8.5, progress: 3 });
+    const entry = await aniLink.anilist.mutation.saveMediaListEntry({
+      mediaId: 143_271,
+      status: 'CURRENT',
+      score: 8.5,
+      progress: 3,
+    });
     expect(entry).toMatchObject({ mediaId: 143_271, status: 'CURRENT', score: 8.5, progress: 3 });
   });
 
@@ -90,7 +100,9 @@ describe('mutations', () => {
   });
 
   it('without a token: AniLinkAuthError', async () => {
-    await expect(new AniLink().anilist.mutation.deleteMediaListEntry({ id: 1 })).rejects.toBeInstanceOf(AniLinkAuthError);
+    await expect(new AniLink().anilist.mutation.deleteMediaListEntry({ id: 1 })).rejects.toBeInstanceOf(
+      AniLinkAuthError,
+    );
   });
 });
 
@@ -146,7 +158,8 @@ describe('pagination', () => {
   it('paginateChunks walks a list collection of a real-world user id', async () => {
     const aniLink = new AniLink();
     const chunked = await aniLink.anilist.paginateChunks(
-      (chunk, perChunk) => aniLink.anilist.query.mediaListCollection({ userId: 542_244, type: 'ANIME', chunk, perChunk }),
+      (chunk, perChunk) =>
+        aniLink.anilist.query.mediaListCollection({ userId: 542_244, type: 'ANIME', chunk, perChunk }),
       'lists',
       { perChunk: 500, maxChunks: 20 },
     );

@@ -20,7 +20,11 @@ describe('AniList simulator', () => {
   /** Virtual epoch ms for the quota and outage clocks; tests move it instead of sleeping. */
   let clock: number;
 
-  async function graphql(query: string, variables?: object, headers: Record<string, string> = {}): Promise<GraphQLAnswer> {
+  async function graphql(
+    query: string,
+    variables?: object,
+    headers: Record<string, string> = {},
+  ): Promise<GraphQLAnswer> {
     const res = await fetch(sim.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
@@ -79,8 +83,16 @@ describe('AniList simulator', () => {
         }
       }`;
       const middle = await graphql(query, { page: 2, perPage: 10 });
-      expect(middle.body.data.Page.pageInfo).toEqual({ total: 125, perPage: 10, currentPage: 2, lastPage: 13, hasNextPage: true });
-      expect(middle.body.data.Page.media.map((m: { id: number }) => m.id)).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+      expect(middle.body.data.Page.pageInfo).toEqual({
+        total: 125,
+        perPage: 10,
+        currentPage: 2,
+        lastPage: 13,
+        hasNextPage: true,
+      });
+      expect(middle.body.data.Page.media.map((m: { id: number }) => m.id)).toEqual([
+        11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+      ]);
 
       const last = await graphql(query, { page: 13, perPage: 10 });
       expect(last.body.data.Page.pageInfo).toMatchObject({ currentPage: 13, hasNextPage: false });
@@ -178,7 +190,12 @@ describe('AniList simulator', () => {
 
       const { status, body } = await graphql(mutation, variables, { authorization: 'Bearer token' });
       expect(status).toBe(200);
-      expect(body.data.SaveMediaListEntry).toMatchObject({ mediaId: 5, status: 'CURRENT', progress: 3, media: { id: 5 } });
+      expect(body.data.SaveMediaListEntry).toMatchObject({
+        mediaId: 5,
+        status: 'CURRENT',
+        progress: 3,
+        media: { id: 5 },
+      });
       expect(Number.isInteger(body.data.SaveMediaListEntry.id)).toBe(true);
     });
 
@@ -186,13 +203,19 @@ describe('AniList simulator', () => {
       const mutation = `mutation ($startedAt: FuzzyDateInput) {
         SaveMediaListEntry(mediaId: 1, startedAt: $startedAt) { startedAt { year month day } completedAt { year } }
       }`;
-      const { body } = await graphql(mutation, { startedAt: { year: 2024, month: 4 } }, { authorization: 'Bearer token' });
+      const { body } = await graphql(
+        mutation,
+        { startedAt: { year: 2024, month: 4 } },
+        { authorization: 'Bearer token' },
+      );
       expect(body.data.SaveMediaListEntry.startedAt).toEqual({ year: 2024, month: 4, day: expect.any(Number) });
       expect(body.data.SaveMediaListEntry.completedAt).toEqual({ year: expect.any(Number) });
     });
 
     it('picks union members the selection asks about', async () => {
-      const { body } = await graphql(`{ Page(perPage: 5) { notifications { ... on AiringNotification { __typename episode } } } }`);
+      const { body } = await graphql(
+        `{ Page(perPage: 5) { notifications { ... on AiringNotification { __typename episode } } } }`,
+      );
       const notifications = body.data.Page.notifications as Array<{ __typename: string; episode: number }>;
       expect(notifications).toHaveLength(5);
       for (const notification of notifications) {
@@ -292,7 +315,10 @@ describe('AniList simulator', () => {
   describe('scripting over HTTP', () => {
     it('runs scripts posted to /__sim/script and reports statistics', async () => {
       const scripted = await scriptOverHttp({ action: 'burst5xx', count: 1, status: 504 });
-      expect(scripted).toEqual({ status: 200, body: { ok: true, stats: { requests: 0, byStatus: {}, rateLimited: 0 } } });
+      expect(scripted).toEqual({
+        status: 200,
+        body: { ok: true, stats: { requests: 0, byStatus: {}, rateLimited: 0 } },
+      });
       expect((await graphql(MEDIA_QUERY, { id: 1 })).status).toBe(504);
 
       const stats = await scriptOverHttp({ action: 'stats' });
@@ -311,7 +337,9 @@ describe('AniList simulator', () => {
 
   it('runs standalone and prints its URL', async () => {
     const script = fileURLToPath(new URL('../sim/anilist-simulator.mjs', import.meta.url));
-    const child = spawn(process.execPath, [script, '--port', '0', '--limit', '7'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [script, '--port', '0', '--limit', '7'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const [firstLine] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
       expect(firstLine).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -61,10 +61,15 @@ describe('an already-aborted signal (D22)', () => {
   it('is a pacing abort while its host has a pacing deadline', async () => {
     const { hooks, calls } = recordingHooks(['onRequestStart', 'onResponse', 'onError', 'onPace']);
     const client = new AniLink({ anilist: { baseUrl: server.url, ...hooks } });
-    server.enqueue({ headers: rateLimitHeaders(90, 0, (Date.now() + 5000) / 1000), body: graphqlData('Media', { id: 1 }) });
+    server.enqueue({
+      headers: rateLimitHeaders(90, 0, (Date.now() + 5000) / 1000),
+      body: graphqlData('Media', { id: 1 }),
+    });
     await client.anilist.query.media({ id: 1 });
     calls.length = 0;
-    const error = (await failureOf(client.anilist.query.media({ id: 1 }, { signal: AbortSignal.abort() }))) as AniLinkNetworkError;
+    const error = (await failureOf(
+      client.anilist.query.media({ id: 1 }, { signal: AbortSignal.abort() }),
+    )) as AniLinkNetworkError;
     expect(error.code).toBe('ABORTED_ERROR');
     expect(error.abortedDuringPacing).toBe(true);
     const pace = calls.find((c) => c.hook === 'onPace');

@@ -24,7 +24,9 @@ async function runScenario(scenario: string, mode = 'warn'): Promise<ChildReport
 }
 
 function parsedWarnings(report: ChildReport) {
-  return report.warnings.map((line) => JSON.parse(line) as { source: string; kind: string; hookName: string; message: string });
+  return report.warnings.map(
+    (line) => JSON.parse(line) as { source: string; kind: string; hookName: string; message: string },
+  );
 }
 
 describe.concurrent('an AniLink call while an HTTP mock is active', () => {
@@ -46,11 +48,14 @@ describe.concurrent('an AniLink call while an HTTP mock is active', () => {
     expect(warnings[0].message).toContain('anilink-api-wrapper/testing');
   });
 
-  it.each(['msw', 'client-request-replaced'])('with %s activated after a first call: warns on the next call', async (scenario) => {
-    const report = await runScenario(scenario, 'late');
-    expect(report.ids).toEqual([1, 1, 1, 1]);
-    expect(parsedWarnings(report)).toHaveLength(1);
-  });
+  it.each(['msw', 'client-request-replaced'])(
+    'with %s activated after a first call: warns on the next call',
+    async (scenario) => {
+      const report = await runScenario(scenario, 'late');
+      expect(report.ids).toEqual([1, 1, 1, 1]);
+      expect(parsedWarnings(report)).toHaveLength(1);
+    },
+  );
 
   it.each(['none', 'nock-restored'])('with %s: says nothing', async (scenario) => {
     const report = await runScenario(scenario);

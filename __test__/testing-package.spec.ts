@@ -8,12 +8,27 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const packageRoot = join(__dirname, '..');
-const TEST_ONLY = [/^__test__\//, /^examples\//, /^bench\//, /^demo\//, /^scripts\//, /^crates\//, /^src\//, /^target\//, /jest\.config/, /vitest\.config/, /^sim\/README\.md$/];
+const TEST_ONLY = [
+  /^__test__\//,
+  /^examples\//,
+  /^bench\//,
+  /^demo\//,
+  /^scripts\//,
+  /^crates\//,
+  /^src\//,
+  /^target\//,
+  /jest\.config/,
+  /vitest\.config/,
+  /^sim\/README\.md$/,
+];
 
 let packed: string[];
 beforeAll(async () => {
   // --ignore-scripts: `prepare` would rebuild the addon; the file list does not depend on it.
-  const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packageRoot, timeout: 60_000 });
+  const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: packageRoot,
+    timeout: 60_000,
+  });
   packed = (JSON.parse(stdout) as { files: { path: string }[] }[])[0].files.map((file) => file.path);
 }, 60_000);
 

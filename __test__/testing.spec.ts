@@ -14,7 +14,12 @@ import {
   type ResponseContext,
 } from 'anilink-api-wrapper';
 import * as testingEsm from 'anilink-api-wrapper/testing';
-import { startAniListSimulator, startTestUpstream, TEST_MAL_CLIENT_ID, type TestUpstream } from 'anilink-api-wrapper/testing';
+import {
+  startAniListSimulator,
+  startTestUpstream,
+  TEST_MAL_CLIENT_ID,
+  type TestUpstream,
+} from 'anilink-api-wrapper/testing';
 import { rejectionOf } from './support/helpers';
 
 const run = promisify(execFile);
@@ -46,7 +51,13 @@ describe('AniList answers', () => {
     expect(media).toEqual({ id: 7, title: { romaji: 'Seven' } });
     const [request] = upstream.anilist.requests;
     expect(upstream.requests).toHaveLength(1);
-    expect(request).toMatchObject({ provider: 'anilist', method: 'POST', path: '/anilist', operationName: 'Media', variables: { id: 7 } });
+    expect(request).toMatchObject({
+      provider: 'anilist',
+      method: 'POST',
+      path: '/anilist',
+      operationName: 'Media',
+      variables: { id: 7 },
+    });
     expect(request.rootFields).toContain('Media');
     expect(request.document).toMatch(/^query Media/);
     expect(request.headers.authorization).toBe('Bearer secret-token');
@@ -54,7 +65,11 @@ describe('AniList answers', () => {
   });
 
   it('answers by operation name, and queued answers go first in first out', async () => {
-    upstream.anilist.reply('GetTitles', { data: { Page: { media: [{ id: 1 }] } } }, { data: { Page: { media: [{ id: 2 }] } } });
+    upstream.anilist.reply(
+      'GetTitles',
+      { data: { Page: { media: [{ id: 1 }] } } },
+      { data: { Page: { media: [{ id: 2 }] } } },
+    );
     const client = noRetryClient();
     const document = 'query GetTitles($page: Int) { Page(page: $page) { media { id } } }';
 
@@ -86,7 +101,12 @@ describe('AniList answers', () => {
   it('scripts a 429 with Retry-After: the client waits that long and the retry gets the data', async () => {
     upstream.anilist.reply(
       'Media',
-      { status: 429, retryAfter: 0.2, rateLimit: { limit: 90, remaining: 0 }, errors: [{ message: 'Too Many Requests.', status: 429 }] },
+      {
+        status: 429,
+        retryAfter: 0.2,
+        rateLimit: { limit: 90, remaining: 0 },
+        errors: [{ message: 'Too Many Requests.', status: 429 }],
+      },
       { data: { Media: { id: 3 } } },
     );
 
@@ -98,7 +118,11 @@ describe('AniList answers', () => {
   });
 
   it('scripts a 429 with Retry-After that surfaces at once with retries off', async () => {
-    upstream.anilist.reply('Media', { status: 429, retryAfter: '30', errors: [{ message: 'Too Many Requests.', status: 429 }] });
+    upstream.anilist.reply('Media', {
+      status: 429,
+      retryAfter: '30',
+      errors: [{ message: 'Too Many Requests.', status: 429 }],
+    });
 
     const error = await rejectionOf<AniLinkApiError>(noRetryClient().anilist.query.media({ id: 1 }));
 
@@ -125,7 +149,9 @@ describe('AniList answers', () => {
 
     upstream.reset();
     upstream.anilist.reply('Media', { drop: 'mid-body' }, { data: { Media: { id: 5 } } });
-    const media = await upstream.client({ anilist: { retry: { baseDelayMs: 1, jitter: false } } }).anilist.query.media({ id: 5 });
+    const media = await upstream
+      .client({ anilist: { retry: { baseDelayMs: 1, jitter: false } } })
+      .anilist.query.media({ id: 5 });
     expect(media).toEqual({ id: 5 });
   });
 
@@ -136,7 +162,9 @@ describe('AniList answers', () => {
   });
 
   it('answers from a function of the request, and replyAlways answers once the queue is empty', async () => {
-    upstream.anilist.replyAlways('Media', (request) => ({ data: { Media: { id: Number(request.variables.id) * 10 } } }));
+    upstream.anilist.replyAlways('Media', (request) => ({
+      data: { Media: { id: Number(request.variables.id) * 10 } },
+    }));
     upstream.anilist.reply('Media', { data: { Media: { id: 1 } } });
     const client = noRetryClient();
 
@@ -168,7 +196,7 @@ describe('MAL answers', () => {
     expect(request.headers['x-mal-client-id']).toBe(TEST_MAL_CLIENT_ID);
   });
 
-  it('plays a MAL 404 with MAL\'s error body', async () => {
+  it("plays a MAL 404 with MAL's error body", async () => {
     upstream.mal.reply('GET /anime/999999', { status: 404 });
 
     const error = await rejectionOf<AniLinkRestError>(noRetryClient().mal.anime.get({ id: 999_999 }));
@@ -221,7 +249,10 @@ describe('lifetime and entries', () => {
 
   it('never keeps a process alive: a child that forgets close() exits right after its calls', async () => {
     const started = Date.now();
-    const { stdout } = await run(process.execPath, [join(fixtures, 'forgets-close.mjs')], { cwd: packageRoot, timeout: 15_000 });
+    const { stdout } = await run(process.execPath, [join(fixtures, 'forgets-close.mjs')], {
+      cwd: packageRoot,
+      timeout: 15_000,
+    });
     expect(JSON.parse(stdout)).toEqual({ media: { id: 1 }, simulated: 1, raw: 200 });
     // The server's keep-alive timeout is 5 s: exiting well before it shows nothing was held open.
     expect(Date.now() - started).toBeLessThan(4000);
@@ -231,7 +262,14 @@ describe('lifetime and entries', () => {
     const cjs = createRequire(__filename)('anilink-api-wrapper/testing') as typeof testingEsm;
     for (const name of Object.keys(cjs) as (keyof typeof testingEsm)[]) expect(testingEsm[name]).toBe(cjs[name]);
     expect(Object.keys(cjs).sort()).toEqual(
-      ['TEST_MAL_CLIENT_ID', 'graphqlData', 'rateLimitHeaders', 'startAniListSimulator', 'startScriptedServer', 'startTestUpstream'].sort(),
+      [
+        'TEST_MAL_CLIENT_ID',
+        'graphqlData',
+        'rateLimitHeaders',
+        'startAniListSimulator',
+        'startScriptedServer',
+        'startTestUpstream',
+      ].sort(),
     );
   });
 });

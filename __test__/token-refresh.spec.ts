@@ -18,7 +18,12 @@ afterEach(() => {
   for (const key of ENV_KEYS) delete process.env[key];
 });
 
-const NEW_TOKEN = { access_token: 'fresh-access', token_type: 'Bearer', expires_in: 3600, refresh_token: 'second-refresh' };
+const NEW_TOKEN = {
+  access_token: 'fresh-access',
+  token_type: 'Bearer',
+  expires_in: 3600,
+  refresh_token: 'second-refresh',
+};
 const isTokenRequest = (request: RecordedRequest) => request.path === '/token';
 const tokenRequests = () => server.requests.filter(isTokenRequest);
 const apiRequests = () => server.requests.filter((request) => !isTokenRequest(request));
@@ -65,7 +70,9 @@ describe('AniList', () => {
     expect(grant.method).toBe('POST');
     expect(grant.headers['content-type']).toBe('application/x-www-form-urlencoded');
     expect(grant.headers.authorization).toBeUndefined();
-    expect(grant.body).toBe('grant_type=refresh_token&client_id=1234&client_secret=app-secret&refresh_token=first-refresh');
+    expect(grant.body).toBe(
+      'grant_type=refresh_token&client_id=1234&client_secret=app-secret&refresh_token=first-refresh',
+    );
     expect(refreshed).toEqual([NEW_TOKEN]);
   });
 
@@ -168,7 +175,13 @@ describe('MyAnimeList', () => {
   it('a refused grant rejects with an AniLinkApiError naming the MAL token request', async () => {
     upstream({ status: 401, body: { error: 'invalid_client', message: 'Client authentication failed' } });
     const client = new AniLink({
-      mal: { baseUrl: server.url, accessToken: 'stale-access', refreshToken: 'first-refresh', clientId: 'cid', diagnostics: 'silent' },
+      mal: {
+        baseUrl: server.url,
+        accessToken: 'stale-access',
+        refreshToken: 'first-refresh',
+        clientId: 'cid',
+        diagnostics: 'silent',
+      },
     });
 
     const error = await rejectionOf<AniLinkApiError>(client.mal.anime.get(1));

@@ -64,7 +64,9 @@ describe('baseUrl by the WHATWG rules', () => {
     const starts = contextRecorder<{ url: string }>();
     const responses = contextRecorder<{ url: string }>();
     const urlWithPassword = server.url.replace('http://', `http://me:${SECRET}@`);
-    const client = new AniLink({ anilist: { baseUrl: urlWithPassword, retry: false, onRequestStart: starts.hook, onResponse: responses.hook } });
+    const client = new AniLink({
+      anilist: { baseUrl: urlWithPassword, retry: false, onRequestStart: starts.hook, onResponse: responses.hook },
+    });
     await client.anilist.query.media({ id: 1 });
     expect(starts.contexts[0].url).toBe(server.url.replace('http://', 'http://***@'));
     expect(responses.contexts[0].url).toBe(starts.contexts[0].url);
@@ -75,16 +77,21 @@ describe('baseUrl by the WHATWG rules', () => {
 describe('no secret in a TypeError', () => {
   const bad = [[SECRET], { token: SECRET }, 42, true];
 
-  it.each(['authToken', 'refreshToken', 'clientSecret', 'clientId'])('anilist %s of the wrong type is described, not echoed', (field) => {
-    for (const value of bad) {
-      expect(() => new Untyped({ anilist: { [field]: value } })).toThrow(/must be a string \(received (an array|an object|a number|a boolean)\)/);
-      try {
-        new Untyped({ anilist: { [field]: value } });
-      } catch (error) {
-        expect((error as Error).message).not.toContain(SECRET);
+  it.each(['authToken', 'refreshToken', 'clientSecret', 'clientId'])(
+    'anilist %s of the wrong type is described, not echoed',
+    (field) => {
+      for (const value of bad) {
+        expect(() => new Untyped({ anilist: { [field]: value } })).toThrow(
+          /must be a string \(received (an array|an object|a number|a boolean)\)/,
+        );
+        try {
+          new Untyped({ anilist: { [field]: value } });
+        } catch (error) {
+          expect((error as Error).message).not.toContain(SECRET);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('mal accessToken, a password in an invalid baseUrl and a misplaced token string are not echoed', () => {
     const attempts = [

@@ -26,7 +26,9 @@ function serveFeed(itemsKey: string): void {
     const slice = feed.slice((page - 1) * perPage, page * perPage);
     return {
       body: {
-        data: { Page: { pageInfo: { currentPage: page, hasNextPage: page * perPage < feed.length }, [itemsKey]: slice } },
+        data: {
+          Page: { pageInfo: { currentPage: page, hasNextPage: page * perPage < feed.length }, [itemsKey]: slice },
+        },
       },
     };
   });
@@ -40,7 +42,12 @@ describe('watch.notifications', () => {
     feed = [item(5, 500), item(4, 400), item(3, 300), item(2, 200), item(1, 100)];
     serveFeed('notifications');
     const controller = new AbortController();
-    const watch = client().anilist.watch.notifications({ since: 200, perPage: 2, signal: controller.signal, type: 'AIRING' });
+    const watch = client().anilist.watch.notifications({
+      since: 200,
+      perPage: 2,
+      signal: controller.signal,
+      type: 'AIRING',
+    });
 
     const seen: Item[] = [];
     for await (const notification of watch) {
@@ -74,8 +81,12 @@ describe('watch.notifications', () => {
 
   it('rejects invalid options with a TypeError before any request', () => {
     const watch = client().anilist.watch;
-    expect(() => watch.notifications({ intervalMs: 0 })).toThrow('watch.notifications: intervalMs must be a finite number > 0');
-    expect(() => watch.notifications({ since: -1 })).toThrow('watch.notifications: since must be a Unix time in seconds');
+    expect(() => watch.notifications({ intervalMs: 0 })).toThrow(
+      'watch.notifications: intervalMs must be a finite number > 0',
+    );
+    expect(() => watch.notifications({ since: -1 })).toThrow(
+      'watch.notifications: since must be a Unix time in seconds',
+    );
     expect(() => watch.activity({ userID: 1 } as never)).toThrow('watch.activity: unknown option "userID"');
     expect(server.requests).toHaveLength(0);
   });

@@ -70,7 +70,13 @@ function targetsFor(concurrencies) {
     targets.push({ scenario: 'throughput', concurrency, metric: 'cpuUsPerReq', versus: FLOOR_KIND, atMost: 1.5 });
   }
   targets.push({ scenario: 'throughput', concurrency: 1, metric: 'p50Us', versus: BASELINE, atMost: 1 });
-  targets.push({ scenario: 'memory', concurrency: MEMORY_IN_FLIGHT, metric: 'peakRssBytes', versus: BASELINE, atMost: 1 });
+  targets.push({
+    scenario: 'memory',
+    concurrency: MEMORY_IN_FLIGHT,
+    metric: 'peakRssBytes',
+    versus: BASELINE,
+    atMost: 1,
+  });
   return targets;
 }
 
@@ -78,7 +84,10 @@ function parseCli(argv) {
   const options = { quick: false, rounds: undefined, clients: ALL_KINDS, concurrencies: [1, 32, 256], memory: true };
   const list = (flag, value) => {
     if (!value) throw new Error(`${flag} needs a comma-separated list`);
-    return value.split(',').map((item) => item.trim()).filter(Boolean);
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
   };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
@@ -90,12 +99,16 @@ function parseCli(argv) {
     } else if (flag === '--clients') {
       options.clients = list(flag, argv[++i]);
       const unknown = options.clients.filter((kind) => !ALL_KINDS.includes(kind));
-      if (unknown.length > 0) throw new Error(`unknown client(s) ${unknown.join(', ')}; known: ${ALL_KINDS.join(', ')}`);
+      if (unknown.length > 0)
+        throw new Error(`unknown client(s) ${unknown.join(', ')}; known: ${ALL_KINDS.join(', ')}`);
     } else if (flag === '--concurrency') {
       options.concurrencies = list(flag, argv[++i]).map(Number);
-      if (!options.concurrencies.every((c) => Number.isInteger(c) && c >= 1)) throw new Error('--concurrency needs integers ≥ 1');
+      if (!options.concurrencies.every((c) => Number.isInteger(c) && c >= 1))
+        throw new Error('--concurrency needs integers ≥ 1');
     } else {
-      throw new Error(`unknown option ${flag}\nusage: node bench/run.mjs [--quick] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--concurrency 1,32,256] [--no-memory]`);
+      throw new Error(
+        `unknown option ${flag}\nusage: node bench/run.mjs [--quick] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--concurrency 1,32,256] [--no-memory]`,
+      );
     }
   }
   const profile = PROFILES[options.quick ? 'quick' : 'full'];
@@ -108,15 +121,20 @@ const log = (line) => process.stderr.write(`${line}\n`);
 function buildBinaries() {
   for (const project of ['server', 'reqwest-floor']) {
     const manifest = join(BENCH_DIR, project, 'Cargo.toml');
-    const build = spawnSync('cargo', ['build', '--release', '--quiet', '--manifest-path', manifest, '--target-dir', TARGET_DIR], {
-      cwd: REPO_DIR,
-      stdio: 'inherit',
-    });
+    const build = spawnSync(
+      'cargo',
+      ['build', '--release', '--quiet', '--manifest-path', manifest, '--target-dir', TARGET_DIR],
+      {
+        cwd: REPO_DIR,
+        stdio: 'inherit',
+      },
+    );
     if (build.error?.code === 'ENOENT' && existsSync(SERVER_BIN) && existsSync(FLOOR_BIN)) {
       log('cargo not found: using the binaries already in bench/target/release');
       return;
     }
-    if (build.status !== 0) throw new Error(`cargo build of bench/${project} failed (${build.error?.message ?? `exit ${build.status}`})`);
+    if (build.status !== 0)
+      throw new Error(`cargo build of bench/${project} failed (${build.error?.message ?? `exit ${build.status}`})`);
   }
 }
 
@@ -136,7 +154,8 @@ async function startServer(extraArgs = []) {
   child.on('error', fail);
   child.on('exit', (code, signal) => fail(new Error(`bench-server exited (${signal ?? `code ${code}`})`)));
   lines.on('line', (line) => waiting.shift()?.resolve(line));
-  const nextLine = () => (failure ? Promise.reject(failure) : new Promise((resolve, reject) => waiting.push({ resolve, reject })));
+  const nextLine = () =>
+    failure ? Promise.reject(failure) : new Promise((resolve, reject) => waiting.push({ resolve, reject }));
 
   const listening = /^listening (\d+)$/.exec(await nextLine());
   if (!listening) throw new Error('bench-server did not announce its port');
@@ -188,7 +207,10 @@ function runChild(command, args) {
  */
 async function measure(server, kind, concurrency, requests, warmup) {
   const counts = [concurrency, requests, warmup].map(String);
-  const [command, args] = kind === FLOOR_KIND ? [FLOOR_BIN, [server.url, ...counts]] : [process.execPath, [CLIENT_SCRIPT, kind, server.url, ...counts]];
+  const [command, args] =
+    kind === FLOOR_KIND
+      ? [FLOOR_BIN, [server.url, ...counts]]
+      : [process.execPath, [CLIENT_SCRIPT, kind, server.url, ...counts]];
   const before = await server.stats();
   const { code, stdout, stderr } = await runChild(command, args);
   const after = await server.stats();
@@ -237,7 +259,11 @@ async function runRounds({ server, scenario, concurrency, kinds, rounds, request
       }
       runs.push({ scenario, concurrency, round, kind, ...result });
       const label = `${scenario} ${concurrency} in flight, round ${round + 1}/${rounds}, ${kind}`;
-      log(result.error ? `  ${label}: FAILED ${result.error}` : `  ${label}: ${fmtInt(result.reqPerSec)} req/s, p50 ${fmtInt(result.p50Us)} µs, CPU ${result.cpuUsPerReq.toFixed(1)} µs/req`);
+      log(
+        result.error
+          ? `  ${label}: FAILED ${result.error}`
+          : `  ${label}: ${fmtInt(result.reqPerSec)} req/s, p50 ${fmtInt(result.p50Us)} µs, CPU ${result.cpuUsPerReq.toFixed(1)} µs/req`,
+      );
     }
   }
   return runs;
@@ -269,7 +295,8 @@ function summarize(runs) {
     for (const metric of [...METRICS, 'connectionsOpened', 'serverCpuUsPerReq', 'serverLoad']) {
       medians[metric] = median(group.map((run) => run[metric]).filter((v) => typeof v === 'number'));
     }
-    for (const metric of METRICS) ratioToBaseline[metric] = medianRatio(runs, scenario, concurrency, kind, BASELINE, metric);
+    for (const metric of METRICS)
+      ratioToBaseline[metric] = medianRatio(runs, scenario, concurrency, kind, BASELINE, metric);
     return { scenario, concurrency, kind, connectionLimit, rounds: group.length, medians, ratioToBaseline };
   });
 }
@@ -281,12 +308,19 @@ function evaluateTargets(targets, runs, unavailable) {
     const description = `${METRIC_LABELS[target.metric]} ${target.scenario === 'memory' ? `with ${fmtInt(target.concurrency)}` : `at ${target.concurrency}`} in flight ${target.atLeast ? '≥' : '≤'} ${bound} × ${target.versus}`;
     let status;
     if (ratio !== null) status = (target.atLeast ? ratio >= target.atLeast : ratio <= target.atMost) ? 'met' : 'missed';
-    else status = `not measured${unavailable[OURS] ? ' (anilink unavailable)' : unavailable[target.versus] ? ` (${target.versus} unavailable)` : ''}`;
+    else
+      status = `not measured${unavailable[OURS] ? ' (anilink unavailable)' : unavailable[target.versus] ? ` (${target.versus} unavailable)` : ''}`;
     return { ...target, description, ratio, status };
   });
 }
 
-const METRIC_LABELS = { reqPerSec: 'req/s', p50Us: 'p50 latency', p99Us: 'p99 latency', cpuUsPerReq: 'CPU per request', peakRssBytes: 'peak RSS' };
+const METRIC_LABELS = {
+  reqPerSec: 'req/s',
+  p50Us: 'p50 latency',
+  p99Us: 'p99 latency',
+  cpuUsPerReq: 'CPU per request',
+  peakRssBytes: 'peak RSS',
+};
 
 function fmtInt(value) {
   return value === null || value === undefined ? '–' : Math.round(value).toLocaleString('en-US');
@@ -296,7 +330,11 @@ const fmtRatio = (ratio) => (ratio === null ? '' : ` (×${ratio.toFixed(2)})`);
 const fmtPercent = (share) => (share === null ? '–' : `${Math.round(share * 100)}%`);
 
 function markdownTable(header, rows) {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
 }
 
 function renderMarkdown(result) {
@@ -341,7 +379,13 @@ function renderMarkdown(result) {
       fmtInt(m.connectionsOpened),
       fmtPercent(m.serverLoad),
     ]);
-  out.push(markdownTable(['client', 'in flight', 'req/s', 'p50 µs', 'p99 µs', 'client CPU µs/req', 'peak RSS MiB', 'conns', 'server load'], throughputRows), '');
+  out.push(
+    markdownTable(
+      ['client', 'in flight', 'req/s', 'p50 µs', 'p99 µs', 'client CPU µs/req', 'peak RSS MiB', 'conns', 'server load'],
+      throughputRows,
+    ),
+    '',
+  );
   const memoryRows = summary
     .filter((row) => row.scenario === 'memory')
     .map(({ kind, medians: m, ratioToBaseline: r }) => [
@@ -352,8 +396,14 @@ function renderMarkdown(result) {
       `${m.cpuUsPerReq.toFixed(1)}${fmtRatio(r.cpuUsPerReq)}`,
     ]);
   if (memoryRows.length > 0) {
-    out.push(`## Memory: ${fmtInt(MEMORY_IN_FLIGHT)} requests in flight (the server holds each response ${MEMORY_HOLD_MS} ms)`, '');
-    out.push(`Each client may open ${fmtInt(MEMORY_IN_FLIGHT)} sockets and fires every request at once, without warm-up.`, '');
+    out.push(
+      `## Memory: ${fmtInt(MEMORY_IN_FLIGHT)} requests in flight (the server holds each response ${MEMORY_HOLD_MS} ms)`,
+      '',
+    );
+    out.push(
+      `Each client may open ${fmtInt(MEMORY_IN_FLIGHT)} sockets and fires every request at once, without warm-up.`,
+      '',
+    );
     out.push(markdownTable(['client', 'peak RSS MiB', 'conns', `all done in ms`, 'client CPU µs/req'], memoryRows), '');
   }
   out.push('## Targets (AniLink at defaults, same run)', '');
@@ -365,7 +415,10 @@ function renderMarkdown(result) {
     '',
   );
   for (const [kind, reason] of Object.entries(unavailable)) out.push(`- ${kind} not measured: ${reason}`);
-  for (const failure of failures) out.push(`- FAILED ${failure.scenario} ${failure.concurrency} in flight, round ${failure.round + 1}, ${failure.kind}: ${failure.error.replaceAll('\n', ' ')}`);
+  for (const failure of failures)
+    out.push(
+      `- FAILED ${failure.scenario} ${failure.concurrency} in flight, round ${failure.round + 1}, ${failure.kind}: ${failure.error.replaceAll('\n', ' ')}`,
+    );
   return `${out.join('\n').trimEnd()}\n`;
 }
 
@@ -390,15 +443,36 @@ async function main() {
   let ceiling;
   try {
     log(`server ceiling: reqwest floor, ${profile.ceiling.concurrency} in flight…`);
-    ceiling = await measure(server, FLOOR_KIND, profile.ceiling.concurrency, profile.ceiling.requests, profile.ceiling.warmup);
+    ceiling = await measure(
+      server,
+      FLOOR_KIND,
+      profile.ceiling.concurrency,
+      profile.ceiling.requests,
+      profile.ceiling.warmup,
+    );
     if (!ceiling.error) {
-      log(`  ${fmtInt(ceiling.reqPerSec)} req/s; server ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU/req, one core ≈ ${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s`);
+      log(
+        `  ${fmtInt(ceiling.reqPerSec)} req/s; server ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU/req, one core ≈ ${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s`,
+      );
     }
     for (const concurrency of options.concurrencies) {
       const requests = concurrency === 1 ? profile.requestsAtOne : profile.requests;
       const warmup = Math.max(profile.warmup, 4 * concurrency);
-      log(`throughput, ${concurrency} in flight: ${options.rounds} round(s) of ${fmtInt(requests)} requests (+${fmtInt(warmup)} warm-up)…`);
-      runs.push(...(await runRounds({ server, scenario: 'throughput', concurrency, kinds: options.clients, rounds: options.rounds, requests, warmup, unavailable })));
+      log(
+        `throughput, ${concurrency} in flight: ${options.rounds} round(s) of ${fmtInt(requests)} requests (+${fmtInt(warmup)} warm-up)…`,
+      );
+      runs.push(
+        ...(await runRounds({
+          server,
+          scenario: 'throughput',
+          concurrency,
+          kinds: options.clients,
+          rounds: options.rounds,
+          requests,
+          warmup,
+          unavailable,
+        })),
+      );
     }
   } finally {
     await server.stop();
@@ -407,7 +481,9 @@ async function main() {
   if (options.memory) {
     const holdingServer = await startServer(['--hold-ms', String(MEMORY_HOLD_MS)]);
     try {
-      log(`memory, ${fmtInt(MEMORY_IN_FLIGHT)} in flight, server holding each response ${MEMORY_HOLD_MS} ms: ${profile.memoryRounds} round(s)…`);
+      log(
+        `memory, ${fmtInt(MEMORY_IN_FLIGHT)} in flight, server holding each response ${MEMORY_HOLD_MS} ms: ${profile.memoryRounds} round(s)…`,
+      );
       runs.push(
         ...(await runRounds({
           server: holdingServer,
@@ -437,7 +513,13 @@ async function main() {
       undici: packageVersion('undici'),
       axios: packageVersion('axios'),
     },
-    options: { quick: options.quick, rounds: options.rounds, memoryRounds: options.memory ? profile.memoryRounds : 0, clients: options.clients, concurrencies },
+    options: {
+      quick: options.quick,
+      rounds: options.rounds,
+      memoryRounds: options.memory ? profile.memoryRounds : 0,
+      clients: options.clients,
+      concurrencies,
+    },
     workload: {
       requestBytes: readFileSync(join(BENCH_DIR, 'workload', 'graphql-request.json')).length,
       responseBytes: readFileSync(join(BENCH_DIR, 'workload', 'media-response.json')).length,

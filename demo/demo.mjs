@@ -28,7 +28,8 @@ class UsageError extends Error {}
 
 function positiveInteger(name, text) {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new UsageError(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new UsageError(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -85,7 +86,13 @@ async function main() {
     const baseUrl = simulator?.url ?? LIVE_ANILIST_URL;
     process.stdout.write(`${describeSetup(plan, baseUrl)}\n`);
     const reporter = new ProgressReporter(process.stdout);
-    const job = new MediaJob({ plan, baseUrl, simulator, timeline: (text) => reporter.event(text), signal: interrupt.signal });
+    const job = new MediaJob({
+      plan,
+      baseUrl,
+      simulator,
+      timeline: (text) => reporter.event(text),
+      signal: interrupt.signal,
+    });
     reporter.start(() => job.pollStatus());
     try {
       await job.run();

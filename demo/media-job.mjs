@@ -90,7 +90,8 @@ export class MediaJob {
     let breaker = 'closed';
     if (circuit?.probeInFlight) breaker = 'probing';
     else if (circuit !== undefined && circuit.openedAt !== null) breaker = 'OPEN';
-    if (circuit !== undefined) this.#failedProbesThisOpening = Math.max(this.#failedProbesThisOpening, circuit.failedProbes);
+    if (circuit !== undefined)
+      this.#failedProbesThisOpening = Math.max(this.#failedProbesThisOpening, circuit.failedProbes);
     return { breaker, metrics: this.metrics };
   }
 
@@ -99,7 +100,8 @@ export class MediaJob {
     this.#announcedPaceDeadline = deadlineMs;
     const waitMs = deadlineMs - Date.now();
     const callsLeft = this.metrics.fetched + this.metrics.failures.length < this.metrics.total;
-    if (waitMs > 0 && callsLeft) this.#timeline(`quota used up: new calls wait ${formatDuration(waitMs)} for the window to reset (pacing)`);
+    if (waitMs > 0 && callsLeft)
+      this.#timeline(`quota used up: new calls wait ${formatDuration(waitMs)} for the window to reset (pacing)`);
   }
 
   async #work() {
@@ -159,7 +161,10 @@ export class MediaJob {
 
   #runDueScriptedFailures() {
     const scripted = this.#plan.scriptedFailures;
-    while (this.#nextScriptedFailure < scripted.length && this.metrics.fetched >= scripted[this.#nextScriptedFailure].afterFetched) {
+    while (
+      this.#nextScriptedFailure < scripted.length &&
+      this.metrics.fetched >= scripted[this.#nextScriptedFailure].afterFetched
+    ) {
       const failure = scripted[this.#nextScriptedFailure];
       this.#nextScriptedFailure += 1;
       this.#timeline(`scripted: ${failure.description}`);
@@ -195,14 +200,17 @@ export class MediaJob {
         metrics.breakerTrips += 1;
         this.#breakerOpenedAt = performance.now();
         this.#failedProbesThisOpening = 0;
-        this.#timeline(`breaker OPEN after ${context.failures} consecutive failures: calls fail fast until a probe gets through`);
+        this.#timeline(
+          `breaker OPEN after ${context.failures} consecutive failures: calls fail fast until a probe gets through`,
+        );
       },
       onCircuitClose: () => {
         metrics.breakerRecoveries += 1;
         metrics.failedProbes += this.#failedProbesThisOpening;
         const openFor = formatDuration(performance.now() - this.#breakerOpenedAt);
         const probes = this.#failedProbesThisOpening;
-        const probeNote = probes === 0 ? '' : ` (${probes} failed probe${probes === 1 ? '' : 's'} widened the cooldown first)`;
+        const probeNote =
+          probes === 0 ? '' : ` (${probes} failed probe${probes === 1 ? '' : 's'} widened the cooldown first)`;
         this.#failedProbesThisOpening = 0;
         this.#timeline(`breaker CLOSED after ${openFor} open: the upstream answers again${probeNote}`);
       },

@@ -55,7 +55,7 @@ function slotsFromArguments(first, second) {
     const slot = { ...(given ?? {}) };
     // Client-level observers are defaults for slots that do not set their own.
     for (const key of CLIENT_LEVEL_KEYS) {
-      if (first[key] !== undefined && !Object.prototype.hasOwnProperty.call(slot, key)) slot[key] = first[key];
+      if (first[key] !== undefined && !Object.hasOwn(slot, key)) slot[key] = first[key];
     }
     slots[provider] = slot;
   }
@@ -102,7 +102,11 @@ function createAniListApi(client) {
     if (problems) throw new AniLinkValidationError(problems);
     const { transportOptions, ...paginateOptions } = options ?? {};
     const fetchPage = async (pageNumber, perPage, signal) => {
-      const pageValue = await custom(document, { ...(variables ?? {}), page: pageNumber, perPage }, { ...transportOptions, ...(signal ? { signal } : {}) });
+      const pageValue = await custom(
+        document,
+        { ...(variables ?? {}), page: pageNumber, perPage },
+        { ...transportOptions, ...(signal ? { signal } : {}) },
+      );
       if (!pageValue || !Array.isArray(pageValue[itemsKey])) {
         throw new AniLinkValidationError([`The page response has no "${itemsKey}" list.`]);
       }
@@ -137,7 +141,9 @@ function fromLegacyArguments(legacy, args) {
   const [id, second, third] = args;
   if (legacy === 'id') return { params: { id }, options: second };
   if (second !== undefined && !isObject(second)) {
-    throw new AniLinkValidationError([`Invalid payload: expected an object of list-status fields (received ${describeValue(second)}).`]);
+    throw new AniLinkValidationError([
+      `Invalid payload: expected an object of list-status fields (received ${describeValue(second)}).`,
+    ]);
   }
   return { params: { ...second, id }, options: third };
 }
@@ -165,7 +171,8 @@ function createMalApi(client) {
         }
       };
     }
-    (api[group] ??= {})[name] = member;
+    api[group] ??= {};
+    api[group][name] = member;
   }
   api.paginate = pagination.malPaginate;
   api.paginatePages = pagination.malPaginatePages;
@@ -198,7 +205,15 @@ function clientsFromSlots(slotOptions) {
 }
 
 /** Keys of a slot that configure the client rather than the transport. */
-const AUTH_FIELDS = ['authToken', 'accessToken', 'refreshToken', 'clientId', 'clientSecret', 'onTokenRefresh', 'onTokenRefreshError'];
+const AUTH_FIELDS = [
+  'authToken',
+  'accessToken',
+  'refreshToken',
+  'clientId',
+  'clientSecret',
+  'onTokenRefresh',
+  'onTokenRefreshError',
+];
 
 /**
  * The provider clients an `AniLink` is made of, from a credentials object: `{ anilist, mal,
@@ -207,7 +222,9 @@ const AUTH_FIELDS = ['authToken', 'accessToken', 'refreshToken', 'clientId', 'cl
  */
 function buildProviderClients(credentials, legacyOptions) {
   if (credentials !== undefined && !isObject(credentials)) {
-    throw new TypeError('buildProviderClients: credentials must be an object ({ anilist, mal, onHookError, diagnostics }).');
+    throw new TypeError(
+      'buildProviderClients: credentials must be an object ({ anilist, mal, onHookError, diagnostics }).',
+    );
   }
   if (legacyOptions !== undefined && !isObject(legacyOptions)) {
     throw new TypeError('buildProviderClients: legacyOptions must be an object of transport options.');

@@ -168,14 +168,19 @@ function readRequestOptions(client, given) {
   try {
     keys = Object.keys(given);
   } catch (thrown) {
-    throw new TypeError('options could not be read: a Proxy trap threw (the thrown value is the cause).', { cause: thrown });
+    throw new TypeError('options could not be read: a Proxy trap threw (the thrown value is the cause).', {
+      cause: thrown,
+    });
   }
   const copy = {};
   for (const key of keys) {
     try {
       copy[key] = given[key];
     } catch (thrown) {
-      throw new TypeError(`options.${key} could not be read: a getter or Proxy threw (the thrown value is the cause).`, { cause: thrown });
+      throw new TypeError(
+        `options.${key} could not be read: a getter or Proxy threw (the thrown value is the cause).`,
+        { cause: thrown },
+      );
     }
     if (!validRequestKeys.has(key) && !reportedUnknownKeys.has(key)) {
       reportedUnknownKeys.add(key);
@@ -193,7 +198,10 @@ function reportUnknownKey(client, requestOptions, key) {
     option: key,
     message: `Unknown request option "${key}" was ignored. Valid keys are: ${VALID_REQUEST_KEYS.join(', ')}.`,
   };
-  const route = { onHookError: pick(client.options, requestOptions, 'onHookError'), diagnostics: pick(client.options, requestOptions, 'diagnostics') };
+  const route = {
+    onHookError: pick(client.options, requestOptions, 'onHookError'),
+    diagnostics: pick(client.options, requestOptions, 'diagnostics'),
+  };
   reportDiagnostic(record, undefined, route);
 }
 

@@ -21,7 +21,9 @@ const NETWORK_MESSAGES = {
 
 /** A message template of the binding with each `{name}` replaced, in one pass (as Rust's `fill`). */
 function fill(template, values) {
-  return template.replace(/\{(\w+)\}/g, (placeholder, name) => (Object.hasOwn(values, name) ? String(values[name]) : placeholder));
+  return template.replace(/\{(\w+)\}/g, (placeholder, name) =>
+    Object.hasOwn(values, name) ? String(values[name]) : placeholder,
+  );
 }
 
 function defineReadOnly(target, key, value) {
@@ -87,7 +89,10 @@ class AniLinkGraphQLError extends AniLinkApiError {
    */
   constructor(errors, data, rawAxiosError, options = {}) {
     const list = Array.isArray(errors) ? errors : [];
-    super(options.status ?? envelopeStatus(list), data ?? null, rawAxiosError, { ...options, code: AniLinkErrorCodes.GRAPHQL });
+    super(options.status ?? envelopeStatus(list), data ?? null, rawAxiosError, {
+      ...options,
+      code: AniLinkErrorCodes.GRAPHQL,
+    });
     this.message = fill(MESSAGES.graphql, { messages: list.map(entryMessage).join('; ') });
     this.graphqlErrors = list;
     this.partialData = data ?? null;
@@ -153,7 +158,11 @@ function rawDescription(description) {
 
 /** An UNKNOWN_ERROR for a failure the facade itself caught, `thrown` as its reason. */
 function unknownFailure(thrown) {
-  return fromDescription({ code: AniLinkErrorCodes.UNKNOWN, message: MESSAGES.unknown, reason: describeThrown(thrown) });
+  return fromDescription({
+    code: AniLinkErrorCodes.UNKNOWN,
+    message: MESSAGES.unknown,
+    reason: describeThrown(thrown),
+  });
 }
 
 /**
@@ -187,7 +196,10 @@ function fromDescription(description, exposeRaw) {
       error = new AniLinkRestError(d.status, parseBody(d.body), raw, common);
       break;
     case AniLinkErrorCodes.GRAPHQL:
-      error = new AniLinkGraphQLError(parseBody(d.graphqlErrors), parseBody(d.graphqlData), raw, { ...common, status: d.status });
+      error = new AniLinkGraphQLError(parseBody(d.graphqlErrors), parseBody(d.graphqlData), raw, {
+        ...common,
+        status: d.status,
+      });
       // The transport's message covers every entry shape (D29), including `errors` that is not a list.
       error.message = d.message;
       break;
@@ -208,7 +220,13 @@ function fromDescription(description, exposeRaw) {
     case AniLinkErrorCodes.VALIDATION:
       error = new AniLinkValidationError(d.details ?? [], { requestId: d.requestId });
       // A getter or Proxy in the variables threw: that value is the cause (D33).
-      if ('cause' in d) Object.defineProperty(error, 'cause', { value: d.cause, enumerable: false, writable: true, configurable: true });
+      if ('cause' in d)
+        Object.defineProperty(error, 'cause', {
+          value: d.cause,
+          enumerable: false,
+          writable: true,
+          configurable: true,
+        });
       break;
     default:
       error = new AniLinkError(d.message, AniLinkErrorCodes.UNKNOWN, raw, { requestId: d.requestId });

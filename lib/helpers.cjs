@@ -24,7 +24,8 @@ function describeKind(value, style) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : 'a Date';
-  if (typeof value === 'string') return value === '' ? 'an empty string' : value.trim() === '' ? 'a blank string' : 'a string';
+  if (typeof value === 'string')
+    return value === '' ? 'an empty string' : value.trim() === '' ? 'a blank string' : 'a string';
   if (typeof value === 'number') return Number.isFinite(value) ? `the number ${value}` : `${value}`;
   return `a value of type ${typeof value}`;
 }
@@ -67,7 +68,9 @@ function urlWithQuery(base, params) {
 /** The three parts of a fuzzy date, each a whole number in range; missing parts are 0. */
 function fuzzyDateParts(helper, options) {
   if (options !== undefined && options !== null && !isObject(options)) {
-    throw new TypeError(`${helper}: options must be an object { year?, month?, day? } (received ${describeKind(options)}).`);
+    throw new TypeError(
+      `${helper}: options must be an object { year?, month?, day? } (received ${describeKind(options)}).`,
+    );
   }
   const parts = {};
   for (const [part, max] of Object.entries(FUZZY_DATE_LIMITS)) {
@@ -108,7 +111,9 @@ function flattenMediaListCollection(collection) {
   const helper = 'flattenMediaListCollection';
   if (collection === undefined || collection === null) return [];
   if (!isObject(collection)) {
-    throw new TypeError(`${helper}: the argument must be a MediaListCollection object (received ${describeKind(collection)}).`);
+    throw new TypeError(
+      `${helper}: the argument must be a MediaListCollection object (received ${describeKind(collection)}).`,
+    );
   }
   const lists = collection.lists ?? [];
   if (!Array.isArray(lists)) {
@@ -117,11 +122,15 @@ function flattenMediaListCollection(collection) {
   const byId = new Map();
   lists.forEach((group, groupIndex) => {
     if (!isObject(group)) {
-      throw new TypeError(`${helper}: lists[${groupIndex}] must be a list group object (received ${describeKind(group)}).`);
+      throw new TypeError(
+        `${helper}: lists[${groupIndex}] must be a list group object (received ${describeKind(group)}).`,
+      );
     }
     const entries = group.entries ?? [];
     if (!Array.isArray(entries)) {
-      throw new TypeError(`${helper}: lists[${groupIndex}].entries must be an array (received ${describeKind(entries)}).`);
+      throw new TypeError(
+        `${helper}: lists[${groupIndex}].entries must be an array (received ${describeKind(entries)}).`,
+      );
     }
     entries.forEach((entry, entryIndex) => {
       if (!isObject(entry) || !Number.isInteger(entry.id)) {
@@ -144,7 +153,8 @@ function flattenMediaListCollection(collection) {
         };
         byId.set(entry.id, flattened);
       }
-      if (typeof group.name === 'string' && !flattened.listNames.includes(group.name)) flattened.listNames.push(group.name);
+      if (typeof group.name === 'string' && !flattened.listNames.includes(group.name))
+        flattened.listNames.push(group.name);
       if (group.isCustomList === true) flattened.inCustomList = true;
       if (group.isSplitCompletedList === true) flattened.inSplitCompletedList = true;
     });
@@ -160,7 +170,9 @@ function flattenMediaListCollection(collection) {
  */
 function crossLink(media) {
   if (!Array.isArray(media)) {
-    throw new TypeError(`crossLink: media must be an array of { id, idMal } objects (received ${describeKind(media)}).`);
+    throw new TypeError(
+      `crossLink: media must be an array of { id, idMal } objects (received ${describeKind(media)}).`,
+    );
   }
   const anilistToMal = new Map();
   const malToAnilist = new Map();
@@ -215,7 +227,9 @@ function buildMalAuthorizationUrl(clientId, codeChallenge, state) {
   // Any non-empty string, as the original takes it (decisions D26): MAL itself judges the
   // challenge (RFC 7636 asks for 43 to 128 unreserved characters) when the user arrives.
   if (typeof codeChallenge !== 'string' || codeChallenge === '') {
-    throw new TypeError(`${helper}: codeChallenge must be a non-empty string (received ${describeKind(codeChallenge)}).`);
+    throw new TypeError(
+      `${helper}: codeChallenge must be a non-empty string (received ${describeKind(codeChallenge)}).`,
+    );
   }
   requireOptionalState(helper, state);
   return urlWithQuery(MAL_AUTHORIZE_URL, {
@@ -234,11 +248,15 @@ function tokenExpiry(helper, response, now) {
   }
   const expiresIn = response.expires_in;
   if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn < 0) {
-    throw new TypeError(`${helper}: response.expires_in must be a finite number of seconds, 0 or more (received ${describeKind(expiresIn)}).`);
+    throw new TypeError(
+      `${helper}: response.expires_in must be a finite number of seconds, 0 or more (received ${describeKind(expiresIn)}).`,
+    );
   }
   const start = now === undefined ? Date.now() : now instanceof Date ? now.getTime() : now;
   if (typeof start !== 'number' || !Number.isFinite(start)) {
-    throw new TypeError(`${helper}: now must be a finite epoch time in milliseconds or a valid Date (received ${describeKind(now)}).`);
+    throw new TypeError(
+      `${helper}: now must be a finite epoch time in milliseconds or a valid Date (received ${describeKind(now)}).`,
+    );
   }
   return new Date(start + expiresIn * 1000);
 }

@@ -57,7 +57,10 @@ function reportHttpMockOnce(call) {
     'that it cannot see: this call goes to the real endpoint (or its baseUrl) unmocked. Script AniList and MAL ' +
     'answers with anilink-api-wrapper/testing instead (README: "Testing your code"). Shown once per process.';
   const record = { source: 'anilink', kind: 'http-mock', hookName: 'httpMockDetection', message };
-  reportDiagnostic(record, undefined, { onHookError: call.option('onHookError'), diagnostics: call.option('diagnostics') });
+  reportDiagnostic(record, undefined, {
+    onHookError: call.option('onHookError'),
+    diagnostics: call.option('diagnostics'),
+  });
 }
 
 module.exports = { reportHttpMockOnce, activeHttpMock };

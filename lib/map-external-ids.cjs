@@ -18,7 +18,8 @@ function checkArguments(source, ids, options) {
   if (!SOURCES.includes(source)) {
     throw new TypeError(`${helper}: source must be "anilist" or "myanimelist" (received ${describeKind(source)}).`);
   }
-  if (!Array.isArray(ids)) throw new TypeError(`${helper}: ids must be an array of ids (received ${describeKind(ids)}).`);
+  if (!Array.isArray(ids))
+    throw new TypeError(`${helper}: ids must be an array of ids (received ${describeKind(ids)}).`);
   ids.forEach((id, index) => {
     if (!Number.isSafeInteger(id) || id < 1) {
       throw new TypeError(`${helper}: ids[${index}] must be a positive integer (received ${describeKind(id)}).`);
@@ -29,7 +30,9 @@ function checkArguments(source, ids, options) {
   }
   const { armUrl, ...transport } = options ?? {};
   if (armUrl !== undefined && (typeof armUrl !== 'string' || armUrl.trim() === '')) {
-    throw new TypeError(`${helper}: options.armUrl must be an absolute http:// or https:// URL (received ${describeKind(armUrl)}).`);
+    throw new TypeError(
+      `${helper}: options.armUrl must be an absolute http:// or https:// URL (received ${describeKind(armUrl)}).`,
+    );
   }
   const base = (armUrl ?? (process.env.ANILINK_ARM_URL || ARM_DEFAULT_URL)).replace(/\/+$/, '');
   return { url: `${base}${ARM_IDS_PATH}`, transport };
@@ -50,7 +53,9 @@ async function mapWith(client, source, ids, options) {
     const body = JSON.stringify(batch.map((id) => ({ [source]: id })));
     const answer = await postTo(client(), url, 'application/json', body, transport);
     if (!Array.isArray(answer) || answer.length !== batch.length) {
-      throw new TypeError(`mapExternalIds: the id-mapping service answered ${describeKind(answer)}, not one entry per id sent (${batch.length}).`);
+      throw new TypeError(
+        `mapExternalIds: the id-mapping service answered ${describeKind(answer)}, not one entry per id sent (${batch.length}).`,
+      );
     }
     batch.forEach((id, index) => {
       const entry = answer[index];

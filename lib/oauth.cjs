@@ -32,7 +32,8 @@ function client() {
 function tokenOptions(helper, options) {
   if (options === undefined) return {};
   if (options instanceof AbortSignal) return { signal: options };
-  if (!isObject(options)) throw new TypeError(`${helper}: options must be an object or an AbortSignal (received ${describeKind(options)}).`);
+  if (!isObject(options))
+    throw new TypeError(`${helper}: options must be an object or an AbortSignal (received ${describeKind(options)}).`);
   if (options.tokenUrl !== undefined) requireNonBlankString(helper, 'options.tokenUrl', options.tokenUrl);
   return options;
 }
@@ -90,7 +91,13 @@ async function getAccessToken(clientId, clientSecret, code, redirectUri, options
   requireNonBlankString(helper, 'clientSecret', clientSecret);
   requireNonBlankString(helper, 'code', code);
   if (redirectUri !== undefined) requireNonBlankString(helper, 'redirectUri', redirectUri);
-  const fields = { grant_type: 'authorization_code', client_id: id, client_secret: clientSecret, redirect_uri: redirectUri ?? '', code };
+  const fields = {
+    grant_type: 'authorization_code',
+    client_id: id,
+    client_secret: clientSecret,
+    redirect_uri: redirectUri ?? '',
+    code,
+  };
   return postForm(ANILIST_TOKEN_URL, fields, tokenOptions(helper, options));
 }
 
@@ -100,12 +107,18 @@ async function refreshAccessToken(clientId, clientSecret, refreshToken, options)
   const id = aniListClientId(helper, clientId);
   requireNonBlankString(helper, 'clientSecret', clientSecret);
   requireNonBlankString(helper, 'refreshToken', refreshToken);
-  const fields = { grant_type: 'refresh_token', client_id: id, client_secret: clientSecret, refresh_token: refreshToken };
+  const fields = {
+    grant_type: 'refresh_token',
+    client_id: id,
+    client_secret: clientSecret,
+    refresh_token: refreshToken,
+  };
   return postForm(ANILIST_TOKEN_URL, fields, tokenOptions(helper, options));
 }
 
 function malRequest(helper, request) {
-  if (!isObject(request)) throw new TypeError(`${helper}: the argument must be an object (received ${describeKind(request)}).`);
+  if (!isObject(request))
+    throw new TypeError(`${helper}: the argument must be an object (received ${describeKind(request)}).`);
   requireNonBlankString(helper, 'clientId', request.clientId);
   if (request.clientSecret !== undefined) requireNonBlankString(helper, 'clientSecret', request.clientSecret);
   return request;
@@ -134,7 +147,12 @@ async function refreshMalAccessToken(request) {
   const helper = 'refreshMalAccessToken';
   const { clientId, clientSecret, refreshToken, options } = malRequest(helper, request);
   requireNonBlankString(helper, 'refreshToken', refreshToken);
-  const fields = { client_id: clientId, client_secret: clientSecret, grant_type: 'refresh_token', refresh_token: refreshToken };
+  const fields = {
+    client_id: clientId,
+    client_secret: clientSecret,
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+  };
   return postForm(MAL_TOKEN_URL, fields, tokenOptions(helper, options));
 }
 

@@ -1,4 +1,4 @@
-"use strict";
+'use strict';
 
 /**
  * Pagination helpers (api.md §8): pure orchestration over a caller-supplied page fetcher.
@@ -12,10 +12,10 @@
  * settle, so nothing it started is still running once it returns.
  */
 
-const { callHook, reportDiagnostic } = require("./diagnostics.cjs");
-const { describeKind } = require("./helpers.cjs");
+const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
+const { describeKind } = require('./helpers.cjs');
 
-const DIAGNOSTICS_MODES = ["warn", "hook", "silent"];
+const DIAGNOSTICS_MODES = ['warn', 'hook', 'silent'];
 
 /** Concurrency is capped so a look-ahead can never turn into a burst against the API. */
 const MAX_CONCURRENCY = 8;
@@ -25,12 +25,12 @@ const MAX_CONCURRENCY = 8;
  * these, `MediaListCollection` chunks have their own.
  */
 const PAGE_NAMES = {
-  sizeOption: "perPage",
-  firstOption: "startPage",
-  countOption: "maxPages",
-  hookOption: "onPage",
-  entriesKey: "pages",
-  countKey: "pageCount",
+  sizeOption: 'perPage',
+  firstOption: 'startPage',
+  countOption: 'maxPages',
+  hookOption: 'onPage',
+  entriesKey: 'pages',
+  countKey: 'pageCount',
 };
 
 /** AniList `Page` queries: `pageInfo.hasNextPage` ends the run, `pageInfo.lastPage` bounds it. */
@@ -41,7 +41,7 @@ const ANILIST_PAGES = {
   defaultConcurrency: 3,
   hasNext(page, pageNumber, helper) {
     const pageInfo = requireObject(page, pageNumber, helper).pageInfo;
-    if (pageInfo === null || typeof pageInfo !== "object") {
+    if (pageInfo === null || typeof pageInfo !== 'object') {
       throw new TypeError(`${helper}: page ${pageNumber} has no pageInfo object`);
     }
     return pageInfo.hasNextPage === true;
@@ -57,12 +57,12 @@ const ANILIST_PAGES = {
 
 /** AniList `MediaListCollection` chunks: `hasNextChunk` ends the run. */
 const ANILIST_CHUNKS = {
-  sizeOption: "perChunk",
-  firstOption: "startChunk",
-  countOption: "maxChunks",
-  hookOption: "onChunk",
-  entriesKey: "chunks",
-  countKey: "chunkCount",
+  sizeOption: 'perChunk',
+  firstOption: 'startChunk',
+  countOption: 'maxChunks',
+  hookOption: 'onChunk',
+  entriesKey: 'chunks',
+  countKey: 'chunkCount',
   defaultSize: 500,
   maxSize: 500,
   defaultConcurrency: 3,
@@ -95,7 +95,7 @@ const MAL_PAGES = {
       throw new TypeError(`${helper}: page ${pageNumber} has no data array`);
     }
     if (paging !== undefined && paging !== null) {
-      return typeof paging.next === "string" && paging.next !== "";
+      return typeof paging.next === 'string' && paging.next !== '';
     }
     return data.length >= perPage;
   },
@@ -112,13 +112,13 @@ const MAL_PAGES = {
  * Resolves `{ items, pages: [{ pageInfo, items }], pageCount, truncated }`.
  */
 async function paginate(fetchPage, itemsKey, options) {
-  requireItemsKey("paginate", itemsKey);
-  return collect("paginate", fetchPage, options, ANILIST_PAGES, itemsKey);
+  requireItemsKey('paginate', itemsKey);
+  return collect('paginate', fetchPage, options, ANILIST_PAGES, itemsKey);
 }
 
 /** Yield the raw pages of an AniList paginated query, in page order. */
 async function* paginatePages(fetchPage, options) {
-  yield* rawPages("paginatePages", fetchPage, options, ANILIST_PAGES);
+  yield* rawPages('paginatePages', fetchPage, options, ANILIST_PAGES);
 }
 
 /**
@@ -126,8 +126,8 @@ async function* paginatePages(fetchPage, options) {
  * (typically "lists"). Resolves `{ items, chunks: [{ hasNextChunk, items }], chunkCount, truncated }`.
  */
 async function paginateChunks(fetchChunk, itemsKey, options) {
-  requireItemsKey("paginateChunks", itemsKey);
-  return collect("paginateChunks", fetchChunk, options, ANILIST_CHUNKS, itemsKey);
+  requireItemsKey('paginateChunks', itemsKey);
+  return collect('paginateChunks', fetchChunk, options, ANILIST_CHUNKS, itemsKey);
 }
 
 /**
@@ -135,12 +135,12 @@ async function paginateChunks(fetchChunk, itemsKey, options) {
  * Resolves `{ items, pages: [{ paging, items }], pageCount, truncated }`.
  */
 async function malPaginate(fetchPage, options) {
-  return collect("malPaginate", fetchPage, options, MAL_PAGES);
+  return collect('malPaginate', fetchPage, options, MAL_PAGES);
 }
 
 /** Yield the raw `{ data, paging }` pages of a MyAnimeList listing, in page order. */
 async function* malPaginatePages(fetchPage, options) {
-  yield* rawPages("malPaginatePages", fetchPage, options, MAL_PAGES);
+  yield* rawPages('malPaginatePages', fetchPage, options, MAL_PAGES);
 }
 
 /**
@@ -156,9 +156,7 @@ async function* walk(helper, fetchPage, run, family) {
   const launch = () => {
     const pageNumber = nextPage++;
     const controller = new AbortController();
-    const signal = run.signal
-      ? AbortSignal.any([run.signal, controller.signal])
-      : controller.signal;
+    const signal = run.signal ? AbortSignal.any([run.signal, controller.signal]) : controller.signal;
     let promise;
     try {
       promise = Promise.resolve(fetchPage(pageNumber, run.size, signal));
@@ -225,35 +223,31 @@ async function* rawPages(helper, fetchPage, options, family) {
 
 /** Validate the fetcher and options (TypeError naming the option and rule) and apply defaults. */
 function resolveRun(helper, fetchPage, options, family) {
-  if (typeof fetchPage !== "function") {
-    throw new TypeError(
-      `${helper}: the page fetcher must be a function, received ${describe(fetchPage)}`,
-    );
+  if (typeof fetchPage !== 'function') {
+    throw new TypeError(`${helper}: the page fetcher must be a function, received ${describe(fetchPage)}`);
   }
-  if (options !== undefined && options !== null && typeof options !== "object") {
+  if (options !== undefined && options !== null && typeof options !== 'object') {
     throw new TypeError(`${helper}: options must be an object, received ${describe(options)}`);
   }
   const given = options ?? {};
-  const diagnostics = given.diagnostics ?? "warn";
+  const diagnostics = given.diagnostics ?? 'warn';
   if (!DIAGNOSTICS_MODES.includes(diagnostics)) {
     throw new TypeError(
       `${helper}: diagnostics must be one of "warn", "hook" or "silent", received ${describe(diagnostics)}`,
     );
   }
   if (given.signal !== undefined && !(given.signal instanceof AbortSignal)) {
-    throw new TypeError(
-      `${helper}: signal must be an AbortSignal, received ${describe(given.signal)}`,
-    );
+    throw new TypeError(`${helper}: signal must be an AbortSignal, received ${describe(given.signal)}`);
   }
   const { sizeOption, firstOption, countOption } = family;
-  const onHookError = optionalFunction(helper, "onHookError", given.onHookError);
+  const onHookError = optionalFunction(helper, 'onHookError', given.onHookError);
   const route = { onHookError, diagnostics };
   const count = (name, fallback, max) => pageCount(helper, name, given[name], fallback, max, route);
   return {
     size: count(sizeOption, family.defaultSize, family.maxSize),
     first: count(firstOption, 1),
     count: count(countOption, 100),
-    concurrency: count("concurrency", family.defaultConcurrency, MAX_CONCURRENCY),
+    concurrency: count('concurrency', family.defaultConcurrency, MAX_CONCURRENCY),
     signal: given.signal,
     hookName: family.hookOption,
     hook: optionalFunction(helper, family.hookOption, given[family.hookOption]),
@@ -271,8 +265,8 @@ function pageCount(helper, name, value, fallback, max, route) {
   if (Number.isInteger(value) && value >= 1) return Math.min(value, max ?? Infinity);
   reportDiagnostic(
     {
-      source: "anilink",
-      kind: "invalid-option",
+      source: 'anilink',
+      kind: 'invalid-option',
       hookName: helper,
       message: `${helper}: ${name} must be a positive integer, received ${describe(value)}; using the default ${fallback}.`,
     },
@@ -283,25 +277,21 @@ function pageCount(helper, name, value, fallback, max, route) {
 }
 
 function optionalFunction(helper, name, value) {
-  if (value !== undefined && typeof value !== "function") {
+  if (value !== undefined && typeof value !== 'function') {
     throw new TypeError(`${helper}: ${name} must be a function, received ${describe(value)}`);
   }
   return value;
 }
 
 function requireItemsKey(helper, itemsKey) {
-  if (typeof itemsKey !== "string" || itemsKey === "") {
-    throw new TypeError(
-      `${helper}: itemsKey must be a non-empty string, received ${describe(itemsKey)}`,
-    );
+  if (typeof itemsKey !== 'string' || itemsKey === '') {
+    throw new TypeError(`${helper}: itemsKey must be a non-empty string, received ${describe(itemsKey)}`);
   }
 }
 
 function requireObject(page, pageNumber, helper) {
-  if (page === null || typeof page !== "object") {
-    throw new TypeError(
-      `${helper}: page ${pageNumber} resolved ${describe(page)} instead of an object`,
-    );
+  if (page === null || typeof page !== 'object') {
+    throw new TypeError(`${helper}: page ${pageNumber} resolved ${describe(page)} instead of an object`);
   }
   return page;
 }

@@ -44,7 +44,8 @@ function createRefresher(provider, slot) {
       refreshToken = effective.refresh_token;
       slot.native.setToken(response.access_token);
       generation += 1;
-      if (typeof options.onTokenRefresh === 'function') callHook('onTokenRefresh', options.onTokenRefresh, [effective], route);
+      if (typeof options.onTokenRefresh === 'function')
+        callHook('onTokenRefresh', options.onTokenRefresh, [effective], route);
     } catch (error) {
       if (typeof options.onTokenRefreshError === 'function') {
         callHook('onTokenRefreshError', options.onTokenRefreshError, [error], route);

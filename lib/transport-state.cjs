@@ -21,7 +21,9 @@ function bindStateOwner(owner, nativeClient) {
     throw new TypeError('stateOwner must be an object (the state owner of one provider client).');
   }
   if (nativeClients.has(owner)) {
-    throw new TypeError('stateOwner already names the state of another provider client; give each client its own owner.');
+    throw new TypeError(
+      'stateOwner already names the state of another provider client; give each client its own owner.',
+    );
   }
   nativeClients.set(owner, nativeClient);
   return owner;
@@ -41,7 +43,9 @@ function deepFreeze(value) {
  */
 function snapshotTransportState(owner, responseCache) {
   if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function')) {
-    throw new TypeError('snapshotTransportState: owner must be an object (a state owner from buildProviderClients().stateOwners).');
+    throw new TypeError(
+      'snapshotTransportState: owner must be an object (a state owner from buildProviderClients().stateOwners).',
+    );
   }
   if (responseCache !== undefined && !(responseCache instanceof native.ResponseCache)) {
     throw new TypeError('snapshotTransportState: responseCache must be a ResponseCache when given.');

@@ -34,14 +34,18 @@ const WATCHERS = {
 function checked(name, watcher, options) {
   const helper = `watch.${name}`;
   if (options === undefined) options = {};
-  if (!isObject(options)) throw new TypeError(`${helper}: options must be an object (received ${describeKind(options)}).`);
+  if (!isObject(options))
+    throw new TypeError(`${helper}: options must be an object (received ${describeKind(options)}).`);
   const valid = [...COMMON_KEYS, ...watcher.filters];
   for (const key of Object.keys(options)) {
-    if (!valid.includes(key)) throw new TypeError(`${helper}: unknown option "${key}". Valid options are: ${valid.join(', ')}.`);
+    if (!valid.includes(key))
+      throw new TypeError(`${helper}: unknown option "${key}". Valid options are: ${valid.join(', ')}.`);
   }
   const { since, intervalMs = DEFAULT_INTERVAL_MS, perPage = MAX_PER_PAGE, signal, transportOptions } = options;
   if (since !== undefined && !(Number.isFinite(since) && since >= 0)) {
-    throw new TypeError(`${helper}: since must be a Unix time in seconds, a finite number ≥ 0 (received ${describeKind(since)}).`);
+    throw new TypeError(
+      `${helper}: since must be a Unix time in seconds, a finite number ≥ 0 (received ${describeKind(since)}).`,
+    );
   }
   if (!(Number.isFinite(intervalMs) && intervalMs > 0)) {
     throw new TypeError(`${helper}: intervalMs must be a finite number > 0 (received ${describeKind(intervalMs)}).`);

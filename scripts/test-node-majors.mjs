@@ -28,16 +28,20 @@ for (const major of majors.length ? majors : [20, 22, 24]) {
     maxBuffer: 256 * 1024 * 1024,
   });
   const output = `${run.stdout}${run.stderr}`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the runner's colour codes
   const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
   const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   const tests = plain.match(/^\s*Tests\s+(.*)$/m)?.[1].trim() ?? 'no summary';
   const files = plain.match(/^\s*Test Files\s+(.*)$/m)?.[1].trim() ?? 'no summary';
   results.push({ version, status: run.status, tests, files, seconds: (Date.now() - started) / 1000 });
   if (run.status !== 0) process.stdout.write(plain.split('\n').slice(-80).join('\n'));
-  console.log(`node ${version}: exit ${run.status}; files ${files}; tests ${tests}; ${results.at(-1).seconds.toFixed(0)} s`);
+  console.log(
+    `node ${version}: exit ${run.status}; files ${files}; tests ${tests}; ${results.at(-1).seconds.toFixed(0)} s`,
+  );
 }
 console.log('\nsummary:');
 for (const r of results) console.log(`  node ${r.version}: ${r.status === 0 ? 'pass' : 'FAIL'} (tests ${r.tests})`);
-const count = (word) => results.reduce((sum, r) => sum + Number(r.tests.match(new RegExp(`(\\d+) ${word}`))?.[1] ?? 0), 0);
+const count = (word) =>
+  results.reduce((sum, r) => sum + Number(r.tests.match(new RegExp(`(\\d+) ${word}`))?.[1] ?? 0), 0);
 console.log(`tests: ${count('passed')} passed, ${count('failed')} failed`);
 process.exitCode = results.every((r) => r.status === 0) ? 0 : 1;

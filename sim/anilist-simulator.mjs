@@ -68,7 +68,7 @@ export async function startSimulator(options = {}) {
     /** Root lookups of these ids (`Media(id:)`, `User(id:)`, …) answer 404 until replaced; `[]` ends it. */
     missing({ ids } = {}) {
       if (!Array.isArray(ids)) throw new TypeError(`missing ids must be an array of ids, got ${JSON.stringify(ids)}`);
-      ids.forEach((id, index) => requireInteger(`missing ids[${index}]`, id, 1));
+      for (const [index, id] of ids.entries()) requireInteger(`missing ids[${index}]`, id, 1);
       missingIds = new Set(ids);
     },
     /** Clear every script, restore the configured quota and zero the statistics. */

@@ -13,7 +13,15 @@
  * `SaveMediaListEntry(mediaId: 5, status: CURRENT)` returns `mediaId: 5, status: CURRENT`), and
  * `Page`/connection item lists agree with their `pageInfo`.
  */
-import { getNamedType, getNullableType, isAbstractType, isEnumType, isInputObjectType, isListType, isObjectType } from 'graphql';
+import {
+  getNamedType,
+  getNullableType,
+  isAbstractType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isObjectType,
+} from 'graphql';
 
 /**
  * Ids the simulator makes up (related entities, connection items) fall in 1..GENERATED_ID_RANGE.
@@ -24,7 +32,18 @@ const GENERATED_ID_RANGE = 100_000;
 const MAX_PER_PAGE = 50;
 const DEFAULT_CONNECTION_PER_PAGE = 25;
 const DEFAULT_PAGE_PER_PAGE = 50;
-const GENRES = ['Action', 'Adventure', 'Comedy', 'Drama', 'Fantasy', 'Mystery', 'Romance', 'Sci-Fi', 'Slice of Life', 'Sports'];
+const GENRES = [
+  'Action',
+  'Adventure',
+  'Comedy',
+  'Drama',
+  'Fantasy',
+  'Mystery',
+  'Romance',
+  'Sci-Fi',
+  'Slice of Life',
+  'Sports',
+];
 const COUNTRIES = ['JP', 'JP', 'JP', 'KR', 'CN', 'TW'];
 const MEDIA_FORMATS = {
   ANIME: ['TV', 'TV', 'TV', 'TV_SHORT', 'MOVIE', 'SPECIAL', 'OVA', 'ONA'],

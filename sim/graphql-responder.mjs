@@ -56,7 +56,11 @@ export function createGraphQLResponder(schema, options) {
       return failure(400, error.message, error.locations);
     }
     const invalid = validate(schema, document);
-    if (invalid.length > 0) return envelope(invalid.map((error) => errorEntry(error, 400)), null);
+    if (invalid.length > 0)
+      return envelope(
+        invalid.map((error) => errorEntry(error, 400)),
+        null,
+      );
 
     const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
     const operation = getOperationAST(document, operationName);

@@ -78,7 +78,8 @@ export class RateLimitQuota {
   currentHeaders() {
     const now = this.#now();
     if (this.#timeoutEndsAt !== undefined && now < this.#timeoutEndsAt) return this.#headers(0);
-    const windowOpen = this.#windowEndsAt !== undefined && now < this.#windowEndsAt && this.#timeoutEndsAt === undefined;
+    const windowOpen =
+      this.#windowEndsAt !== undefined && now < this.#windowEndsAt && this.#timeoutEndsAt === undefined;
     return this.#headers(windowOpen ? this.#limit - this.#used : this.#limit);
   }
 

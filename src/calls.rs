@@ -20,13 +20,23 @@ pub struct Registration {
 pub fn register(id: u32, cancellable: bool) -> Registration {
     let token = CancellationToken::new();
     if cancellable {
-        registry().lock().unwrap_or_else(|e| e.into_inner()).insert(id, token.clone());
+        registry()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, token.clone());
     }
-    Registration { id: cancellable.then_some(id), cancellation: token }
+    Registration {
+        id: cancellable.then_some(id),
+        cancellation: token,
+    }
 }
 
 pub fn cancel(id: u32) {
-    if let Some(token) = registry().lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+    if let Some(token) = registry()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&id)
+    {
         token.cancel();
     }
 }
@@ -34,7 +44,10 @@ pub fn cancel(id: u32) {
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Some(id) = self.id {
-            registry().lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+            registry()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
         }
     }
 }

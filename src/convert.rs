@@ -19,7 +19,8 @@ const MAX_DEPTH: u32 = 32;
 
 /// An option value; `path` (`options.retry`) names it should reading it throw (decisions D33).
 pub fn option_value(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
-    option_value_at(env, value, path, depth).map_err(|error| thrown_while_reading(env.raw(), error, TYPE_ERROR, path))
+    option_value_at(env, value, path, depth)
+        .map_err(|error| thrown_while_reading(env.raw(), error, TYPE_ERROR, path))
 }
 
 fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
@@ -40,7 +41,9 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
                 let mut items = Vec::with_capacity(length as usize);
                 for i in 0..length {
                     let item_path = format!("{path}[{i}]");
-                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env.raw(), e, TYPE_ERROR, &item_path))?;
+                    let item = object
+                        .get_element::<Unknown>(i)
+                        .map_err(|e| thrown_while_reading(env.raw(), e, TYPE_ERROR, &item_path))?;
                     items.push(option_value(env, item, &item_path, depth + 1)?);
                 }
                 OptValue::Array(items)
@@ -49,7 +52,9 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
             } else if ResponseCache::instance_of(env, &object)? {
                 // The type tag is checked too: an object that only borrowed the prototype is
                 // not a cache.
-                match unsafe { ClassInstance::<ResponseCache>::from_napi_value(env.raw(), object.raw()) } {
+                match unsafe {
+                    ClassInstance::<ResponseCache>::from_napi_value(env.raw(), object.raw())
+                } {
                     Ok(instance) => OptValue::ResponseCache(instance.shared()),
                     Err(_) => OptValue::Other("object"),
                 }
@@ -112,12 +117,23 @@ fn is_abort_signal(env: &Env, object: &Object<'_>) -> Result<bool> {
 /// Variables or parameters as JSON. `undefined` properties are left out, as `JSON.stringify`
 /// would; what JSON cannot carry (NaN, functions, symbols, cycles) is a problem reported with
 /// its path, so the caller gets a validation error instead of a silently altered value.
-pub fn json_value(value: Unknown, path: &str, problems: &mut Vec<String>, depth: u32) -> Result<Option<Value>> {
+pub fn json_value(
+    value: Unknown,
+    path: &str,
+    problems: &mut Vec<String>,
+    depth: u32,
+) -> Result<Option<Value>> {
     let env = value.value().env;
-    json_value_at(value, path, problems, depth).map_err(|error| thrown_while_reading(env, error, VALIDATION_ERROR, path))
+    json_value_at(value, path, problems, depth)
+        .map_err(|error| thrown_while_reading(env, error, VALIDATION_ERROR, path))
 }
 
-fn json_value_at(value: Unknown, path: &str, problems: &mut Vec<String>, depth: u32) -> Result<Option<Value>> {
+fn json_value_at(
+    value: Unknown,
+    path: &str,
+    problems: &mut Vec<String>,
+    depth: u32,
+) -> Result<Option<Value>> {
     let env = value.value().env;
     let invalid = |problems: &mut Vec<String>, what: &str| {
         problems.push(format!("Invalid {path}: {what}. Expected a JSON value"));
@@ -145,7 +161,9 @@ fn json_value_at(value: Unknown, path: &str, problems: &mut Vec<String>, depth: 
             let text = unsafe { value.cast::<String>()? };
             // Node replaces a lone surrogate with U+FFFD on the way out; JSON cannot carry one,
             // so it is refused rather than silently changed (decisions D33).
-            if text.contains('\u{FFFD}') && has_lone_surrogate(unsafe { value.cast::<JsString>()? })? {
+            if text.contains('\u{FFFD}')
+                && has_lone_surrogate(unsafe { value.cast::<JsString>()? })?
+            {
                 invalid(problems, "a string with a lone surrogate (an unpaired UTF-16 code unit from U+D800 to U+DFFF)");
                 return Ok(None);
             }
@@ -162,14 +180,22 @@ fn json_value_at(value: Unknown, path: &str, problems: &mut Vec<String>, depth: 
                 let mut items = Vec::with_capacity(length as usize);
                 for i in 0..length {
                     let item_path = format!("{path}[{i}]");
-                    let item = object.get_element::<Unknown>(i).map_err(|e| thrown_while_reading(env, e, VALIDATION_ERROR, &item_path))?;
-                    items.push(json_value(item, &item_path, problems, depth + 1)?.unwrap_or(Value::Null));
+                    let item = object
+                        .get_element::<Unknown>(i)
+                        .map_err(|e| thrown_while_reading(env, e, VALIDATION_ERROR, &item_path))?;
+                    items.push(
+                        json_value(item, &item_path, problems, depth + 1)?.unwrap_or(Value::Null),
+                    );
                 }
                 Some(Value::Array(items))
             } else {
                 let mut map = Map::new();
                 for key in own_keys(&object)? {
-                    let child_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                    let child_path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
                     let child = object
                         .get_named_property::<Unknown>(&key)
                         .map_err(|e| thrown_while_reading(env, e, VALIDATION_ERROR, &child_path))?;
@@ -212,26 +238,38 @@ fn has_lone_surrogate(text: JsString<'_>) -> Result<bool> {
 pub fn thrown_while_reading(env: sys::napi_env, error: Error, code: &str, path: &str) -> Error {
     // Already described at a deeper path: an enclosing value passes it on as it is.
     let mut pending = false;
-    if error.reason == DESCRIBED || unsafe { sys::napi_is_exception_pending(env, &mut pending) } != sys::Status::napi_ok || !pending {
+    if error.reason == DESCRIBED
+        || unsafe { sys::napi_is_exception_pending(env, &mut pending) } != sys::Status::napi_ok
+        || !pending
+    {
         return error;
     }
     let mut thrown = std::ptr::null_mut();
-    if unsafe { sys::napi_get_and_clear_last_exception(env, &mut thrown) } != sys::Status::napi_ok || thrown.is_null() {
+    if unsafe { sys::napi_get_and_clear_last_exception(env, &mut thrown) } != sys::Status::napi_ok
+        || thrown.is_null()
+    {
         return error;
     }
     let name = if path.is_empty() { "variables" } else { path };
-    let problem = format!("{name} could not be read: a getter or Proxy threw (the thrown value is the cause)");
+    let problem = format!(
+        "{name} could not be read: a getter or Proxy threw (the thrown value is the cause)"
+    );
     let describe = || -> Result<()> {
         let env = Env::from_raw(env);
         let message = env.create_string(&problem)?;
         let mut raw = std::ptr::null_mut();
-        check(unsafe { sys::napi_create_error(env.raw(), std::ptr::null_mut(), message.raw(), &mut raw) })?;
-        let mut description: Object<'_> = unsafe { Unknown::from_raw_unchecked(env.raw(), raw).cast()? };
+        check(unsafe {
+            sys::napi_create_error(env.raw(), std::ptr::null_mut(), message.raw(), &mut raw)
+        })?;
+        let mut description: Object<'_> =
+            unsafe { Unknown::from_raw_unchecked(env.raw(), raw).cast()? };
         description.set_named_property("code", code)?;
         if code == VALIDATION_ERROR {
             description.set_named_property("details", vec![problem.clone()])?;
         }
-        description.set_named_property("cause", unsafe { Unknown::from_raw_unchecked(env.raw(), thrown) })?;
+        description.set_named_property("cause", unsafe {
+            Unknown::from_raw_unchecked(env.raw(), thrown)
+        })?;
         check(unsafe { sys::napi_throw(env.raw(), raw) })
     };
     match describe() {

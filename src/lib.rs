@@ -22,7 +22,11 @@ use napi_derive::napi;
 /// every call is I/O-bound (measured in shared/notes/napi-rs-v3.md).
 #[napi_derive::module_init]
 fn init() {
-    if let Ok(runtime) = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+    if let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
         napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
     }
 }

@@ -11,7 +11,9 @@ use napi_derive::napi;
 use serde::Serialize;
 use serde_json::Value;
 
-use anilink_providers::requests::{token_request, AniListEndpoint, MalEndpoint, ANILIST_DEFAULT_URL, MAL_DEFAULT_URL};
+use anilink_providers::requests::{
+    token_request, AniListEndpoint, MalEndpoint, ANILIST_DEFAULT_URL, MAL_DEFAULT_URL,
+};
 use anilink_transport::attempt::Completed;
 use anilink_transport::error::TransportError;
 use anilink_transport::events::NoEvents;
@@ -87,7 +89,13 @@ pub struct NativeClient {
     outbox: Outbox,
 }
 
-const AUTH_FIELDS_TAIL: [&str; 5] = ["refreshToken", "clientId", "clientSecret", "onTokenRefresh", "onTokenRefreshError"];
+const AUTH_FIELDS_TAIL: [&str; 5] = [
+    "refreshToken",
+    "clientId",
+    "clientSecret",
+    "onTokenRefresh",
+    "onTokenRefreshError",
+];
 
 /// Fail a call before dispatch: `error` is thrown as its description (see [`throw`]).
 fn fail_before_dispatch<T>(env: &Env, error: &TransportError) -> Result<T> {
@@ -108,13 +116,20 @@ impl NativeClient {
     /// `on_batch(text)` receives this client's messages, `[[callId, kind, payload?], …]` (the
     /// kinds are in `contract().kinds`), on the JavaScript thread.
     #[napi(factory, catch_unwind)]
-    pub fn create(env: Env, provider: Provider, slot: Object<'_>, on_batch: Function<'_, String, ()>) -> Result<Self> {
-
+    pub fn create(
+        env: Env,
+        provider: Provider,
+        slot: Object<'_>,
+        on_batch: Function<'_, String, ()>,
+    ) -> Result<Self> {
         let mut options = PartialOptions::default();
         let mut strings: Vec<(String, String)> = Vec::new();
         for key in own_keys(&slot)? {
             let value = option_value(&env, slot.get_named_property::<Unknown>(&key)?, &key, 0)?;
-            if options.parse_key(&key, &value).map_err(|e| invalid_arg(e.0))? {
+            if options
+                .parse_key(&key, &value)
+                .map_err(|e| invalid_arg(e.0))?
+            {
                 continue;
             }
             let is_callback = key == "onTokenRefresh" || key == "onTokenRefreshError";
@@ -125,7 +140,8 @@ impl NativeClient {
                     TRANSPORT_OPTION_KEYS.join(", ")
                 )));
             };
-            let known = key == token_field || key == "baseUrl" || AUTH_FIELDS_TAIL.contains(&key.as_str());
+            let known =
+                key == token_field || key == "baseUrl" || AUTH_FIELDS_TAIL.contains(&key.as_str());
             if !known {
                 return Err(invalid_arg(format!(
                     "Unknown credential key \"{key}\". Valid transport options are: {}. Provider auth fields are: {token_field}, {}. Endpoint option: baseUrl.",
@@ -138,15 +154,32 @@ impl NativeClient {
                 (OptValue::Function, true) => {}
                 (OptValue::String(text), false) => strings.push((key, text.clone())),
                 // Credentials and URLs are described by kind, never echoed (D31).
-                (other, true) => return Err(invalid_arg(format!("{key} must be a function (received {}).", kind_of(other)))),
-                (other, false) => return Err(invalid_arg(format!("{key} must be a string (received {}).", kind_of(other)))),
+                (other, true) => {
+                    return Err(invalid_arg(format!(
+                        "{key} must be a function (received {}).",
+                        kind_of(other)
+                    )))
+                }
+                (other, false) => {
+                    return Err(invalid_arg(format!(
+                        "{key} must be a string (received {}).",
+                        kind_of(other)
+                    )))
+                }
             }
         }
-        let field = |name: &str| strings.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let field = |name: &str| {
+            strings
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
         let environment = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let base_url = match provider.default_base_url() {
             Some((default, variable)) => {
-                let url = field("baseUrl").or_else(|| environment(variable)).unwrap_or_else(|| default.into());
+                let url = field("baseUrl")
+                    .or_else(|| environment(variable))
+                    .unwrap_or_else(|| default.into());
                 whatwg_base_url(&env, &url, provider.name())?
             }
             None => String::new(),
@@ -155,7 +188,9 @@ impl NativeClient {
         let token = provider.token_field().and_then(field);
         let endpoint = build_endpoint(provider, &base_url, token.as_deref(), client_id.as_deref())?;
         Ok(Self {
-            inner: Arc::new(Inner { client: ProviderClient::new(options) }),
+            inner: Arc::new(Inner {
+                client: ProviderClient::new(options),
+            }),
             endpoint: RefCell::new(endpoint),
             base_url,
             client_id,
@@ -169,9 +204,18 @@ impl NativeClient {
         let provider = match &*self.endpoint.borrow() {
             Endpoint::AniList(_) => Provider::AniList,
             Endpoint::Mal(_) => Provider::Mal,
-            Endpoint::External => return Err(invalid_arg("an external client has no token of its own".into())),
+            Endpoint::External => {
+                return Err(invalid_arg(
+                    "an external client has no token of its own".into(),
+                ))
+            }
         };
-        let endpoint = build_endpoint(provider, &self.base_url, Some(&token), self.client_id.as_deref())?;
+        let endpoint = build_endpoint(
+            provider,
+            &self.base_url,
+            Some(&token),
+            self.client_id.as_deref(),
+        )?;
         *self.endpoint.borrow_mut() = endpoint;
         Ok(())
     }
@@ -210,7 +254,11 @@ impl NativeClient {
                 }
                 endpoint.operation(&operation, &input, fields.as_ref())
             }
-            Endpoint::External => return Err(invalid_arg("an external client has no catalog operations".into())),
+            Endpoint::External => {
+                return Err(invalid_arg(
+                    "an external client has no catalog operations".into(),
+                ))
+            }
         };
         match spec {
             Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
@@ -232,13 +280,18 @@ impl NativeClient {
         let spec = match &*self.endpoint.borrow() {
             Endpoint::AniList(endpoint) => {
                 let mut problems = Vec::new();
-                let variables = json_value(variables, "variables", &mut problems, 0)?.unwrap_or(Value::Null);
+                let variables =
+                    json_value(variables, "variables", &mut problems, 0)?.unwrap_or(Value::Null);
                 if !problems.is_empty() {
                     return fail_before_dispatch(&env, &TransportError::validation(problems));
                 }
                 endpoint.custom(&document, &variables)
             }
-            _ => return Err(invalid_arg("custom documents are an AniList feature".into())),
+            _ => {
+                return Err(invalid_arg(
+                    "custom documents are an AniList feature".into(),
+                ))
+            }
         };
         match spec {
             Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
@@ -261,7 +314,9 @@ impl NativeClient {
         flags: u32,
     ) -> Result<()> {
         let Endpoint::External = &*self.endpoint.borrow() else {
-            return Err(invalid_arg("posts to absolute URLs need an external client".into()));
+            return Err(invalid_arg(
+                "posts to absolute URLs need an external client".into(),
+            ));
         };
         match token_request(&url, &content_type, body) {
             Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
@@ -295,13 +350,27 @@ impl NativeClient {
                 .collect(),
             pace_deadlines: hosts
                 .iter()
-                .filter_map(|h| h.pace_deadline.map(|deadline_ms| PaceDeadline { host: &h.host, deadline_ms }))
+                .filter_map(|h| {
+                    h.pace_deadline.map(|deadline_ms| PaceDeadline {
+                        host: &h.host,
+                        deadline_ms,
+                    })
+                })
                 .collect(),
             retry_budgets: hosts
                 .iter()
-                .filter_map(|h| h.budget.map(|w| HostBudget { host: &h.host, budget: Budget::from(w) }))
+                .filter_map(|h| {
+                    h.budget.map(|w| HostBudget {
+                        host: &h.host,
+                        budget: Budget::from(w),
+                    })
+                })
                 .collect(),
-            retry_budget: hosts.iter().find(|h| Some(&h.host) == own_host.as_ref()).and_then(|h| h.budget).map(Budget::from),
+            retry_budget: hosts
+                .iter()
+                .find(|h| Some(&h.host) == own_host.as_ref())
+                .and_then(|h| h.budget)
+                .map(Budget::from),
             response_cache: self.inner.client.response_cache().map(|cache| {
                 let stats = cache.stats();
                 CacheCounters {
@@ -359,7 +428,10 @@ struct Budget {
 
 impl From<anilink_transport::budget::BudgetWindow> for Budget {
     fn from(window: anilink_transport::budget::BudgetWindow) -> Self {
-        Self { retries_used: window.retries_used, window_ends_at: window.window_ends_at }
+        Self {
+            retries_used: window.retries_used,
+            window_ends_at: window.window_ends_at,
+        }
     }
 }
 
@@ -392,7 +464,10 @@ impl NativeClient {
             Some(object) => Some(request_options(env, &object)?),
             None => None,
         };
-        let options = self.inner.client.options(request_options.as_ref(), spec.is_write);
+        let options = self
+            .inner
+            .client
+            .options(request_options.as_ref(), spec.is_write);
         let inner = self.inner.clone();
         let outbox = self.outbox.clone();
         let registration = calls::register(call_id, flags & CANCELLABLE != 0);
@@ -401,24 +476,51 @@ impl NativeClient {
         }
         // Only a call with hooks sends events: the resolved options are the one place that
         // decides which hooks a call has.
-        let events = (!options.hooks.is_empty()).then(|| HookEvents { outbox: outbox.clone(), call_id });
+        let events = (!options.hooks.is_empty()).then(|| HookEvents {
+            outbox: outbox.clone(),
+            call_id,
+        });
         let pool = inner.client.pool(&options);
         outbox.call_started(env);
         napi::bindgen_prelude::spawn(async move {
             let outcome = contained(async {
                 match &events {
-                    Some(sink) => inner.client.execute(pool, &spec, &options, sink, &registration.cancellation).await,
-                    None => inner.client.execute(pool, &spec, &options, &NoEvents, &registration.cancellation).await,
+                    Some(sink) => {
+                        inner
+                            .client
+                            .execute(pool, &spec, &options, sink, &registration.cancellation)
+                            .await
+                    }
+                    None => {
+                        inner
+                            .client
+                            .execute(pool, &spec, &options, &NoEvents, &registration.cancellation)
+                            .await
+                    }
                 }
             })
             .await;
             drop(registration);
             match outcome {
-                Ok(Completed { result: Some(result), request_id }) => {
-                    outbox.send(call_id, Kind::Value, Payload::Result { json: &result, request_id: &request_id })
+                Ok(Completed {
+                    result: Some(result),
+                    request_id,
+                }) => outbox.send(
+                    call_id,
+                    Kind::Value,
+                    Payload::Result {
+                        json: &result,
+                        request_id: &request_id,
+                    },
+                ),
+                Ok(Completed { result: None, .. }) => {
+                    outbox.send(call_id, Kind::Nothing, Payload::None)
                 }
-                Ok(Completed { result: None, .. }) => outbox.send(call_id, Kind::Nothing, Payload::None),
-                Err(error) => outbox.send(call_id, Kind::Failure, Payload::Failure(&ErrorDescription::of(&error))),
+                Err(error) => outbox.send(
+                    call_id,
+                    Kind::Failure,
+                    Payload::Failure(&ErrorDescription::of(&error)),
+                ),
             }
         });
         Ok(())
@@ -433,7 +535,11 @@ async fn contained<T>(
     AssertUnwindSafe(call)
         .catch_unwind()
         .await
-        .unwrap_or_else(|_| Err(TransportError::unknown("internal error (a panic was caught)")))
+        .unwrap_or_else(|_| {
+            Err(TransportError::unknown(
+                "internal error (a panic was caught)",
+            ))
+        })
 }
 
 /// `baseUrl` parsed by the WHATWG rules, with Node's own `URL` (decisions D30): what `new URL`
@@ -443,21 +549,34 @@ fn whatwg_base_url(env: &Env, url: &str, provider: &str) -> Result<String> {
     let constructor: Function<'_, String, Unknown> = env.get_global()?.get_named_property("URL")?;
     let can_parse: Function<'_, String, bool> = constructor.get_named_property("canParse")?;
     if !can_parse.call(url.to_string())? {
-        return Err(invalid_arg(format!("{rule} (received a string that new URL() rejects; a port must be 0 to 65535).")));
+        return Err(invalid_arg(format!(
+            "{rule} (received a string that new URL() rejects; a port must be 0 to 65535)."
+        )));
     }
     let parsed: Object<'_> = unsafe { constructor.new_instance(url.to_string())?.cast()? };
     let protocol: String = parsed.get_named_property("protocol")?;
     if protocol != "http:" && protocol != "https:" {
-        return Err(invalid_arg(format!("{rule} (received a URL with another scheme).")));
+        return Err(invalid_arg(format!(
+            "{rule} (received a URL with another scheme)."
+        )));
     }
     parsed.get_named_property("href")
 }
 
 /// The endpoint of a provider slot with its credentials (an external client has none).
-fn build_endpoint(provider: Provider, base_url: &str, token: Option<&str>, client_id: Option<&str>) -> Result<Endpoint> {
+fn build_endpoint(
+    provider: Provider,
+    base_url: &str,
+    token: Option<&str>,
+    client_id: Option<&str>,
+) -> Result<Endpoint> {
     Ok(match provider {
-        Provider::AniList => Endpoint::AniList(Box::new(AniListEndpoint::new(base_url, token).map_err(invalid_arg)?)),
-        Provider::Mal => Endpoint::Mal(MalEndpoint::new(base_url, token, client_id).map_err(invalid_arg)?),
+        Provider::AniList => Endpoint::AniList(Box::new(
+            AniListEndpoint::new(base_url, token).map_err(invalid_arg)?,
+        )),
+        Provider::Mal => {
+            Endpoint::Mal(MalEndpoint::new(base_url, token, client_id).map_err(invalid_arg)?)
+        }
         Provider::External => Endpoint::External,
     })
 }
@@ -467,7 +586,12 @@ fn build_endpoint(provider: Provider, base_url: &str, token: Option<&str>, clien
 fn request_options(env: &Env, object: &Object<'_>) -> Result<PartialOptions> {
     let mut options = PartialOptions::default();
     for key in own_keys(object)? {
-        let value = option_value(env, object.get_named_property::<Unknown>(&key)?, &format!("options.{key}"), 0)?;
+        let value = option_value(
+            env,
+            object.get_named_property::<Unknown>(&key)?,
+            &format!("options.{key}"),
+            0,
+        )?;
         if let Err(error) = options.parse_key(&key, &value) {
             return Err(throw(env, &ErrorDescription::type_error(&error.0)));
         }
@@ -479,11 +603,16 @@ fn request_options(env: &Env, object: &Object<'_>) -> Result<PartialOptions> {
 fn anilist_fields(fields: Unknown, problems: &mut Vec<String>) -> Result<Option<Vec<String>>> {
     match json_value(fields, "fields", problems, 0)? {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-            Ok(Some(items.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect()))
-        }
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => Ok(Some(
+            items
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+        )),
         Some(other) => {
-            problems.push(format!("Invalid fields: {other}. Expected an array of field paths (strings)"));
+            problems.push(format!(
+                "Invalid fields: {other}. Expected an array of field paths (strings)"
+            ));
             Ok(None)
         }
     }
@@ -496,7 +625,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_panic_inside_a_call_becomes_an_unknown_error() {
-        let outcome: std::result::Result<(), TransportError> = contained(async { panic!("boom") }).await;
+        let outcome: std::result::Result<(), TransportError> =
+            contained(async { panic!("boom") }).await;
         let error = outcome.expect_err("the panic must surface as an error");
         assert_eq!(error.code, ErrorCode::Unknown);
         assert_eq!(error.message, "The request failed.");

@@ -74,7 +74,11 @@ pub struct Outbox {
 impl Outbox {
     /// `on_batch(text)` receives `[[callId, kind, payload?], …]` on the JavaScript thread.
     pub fn new(on_batch: Function<'_, String, ()>) -> napi::Result<Self> {
-        let shared = Arc::new(Shared { queue: Mutex::default(), pending: AtomicU32::new(0), wake: RwLock::new(None) });
+        let shared = Arc::new(Shared {
+            queue: Mutex::default(),
+            pending: AtomicU32::new(0),
+            wake: RwLock::new(None),
+        });
         // Weak: the function lives in `shared`, so a strong reference here would keep both alive forever.
         let drained = Arc::downgrade(&shared);
         let wake: BatchFunction = on_batch
@@ -86,7 +90,10 @@ impl Outbox {
                     return Ok("[]".to_string());
                 };
                 let batch = lock(&drained.queue).pop_front().unwrap_or_default();
-                let left = drained.pending.load(Ordering::Relaxed).saturating_sub(batch.settlements);
+                let left = drained
+                    .pending
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(batch.settlements);
                 drained.pending.store(left, Ordering::Relaxed);
                 if left == 0 {
                     set_referenced(&drained, &context.env, false);
@@ -97,7 +104,8 @@ impl Outbox {
                 }
                 text.push(b']');
                 // Every message was appended from Rust strings, so this never has to repair anything.
-                Ok(String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+                Ok(String::from_utf8(text)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
             })?;
         *shared.wake.write().unwrap_or_else(|e| e.into_inner()) = Some(wake);
         Ok(Self { shared })
@@ -117,11 +125,15 @@ impl Outbox {
     pub fn send(&self, call_id: u32, kind: Kind, payload: Payload<'_>) {
         let opened_batch = {
             let mut queue = lock(&self.shared.queue);
-            let open = queue.back().is_some_and(|batch| batch.text.len() < BATCH_LIMIT);
+            let open = queue
+                .back()
+                .is_some_and(|batch| batch.text.len() < BATCH_LIMIT);
             if !open {
                 queue.push_back(Batch::default());
             }
-            let Some(batch) = queue.back_mut() else { return };
+            let Some(batch) = queue.back_mut() else {
+                return;
+            };
             let start = batch.text.len();
             let written = write_message(&mut batch.text, open, call_id, kind, &payload);
             if let Err(size) = written {
@@ -139,7 +151,13 @@ impl Outbox {
         };
         // One wake-up per batch: the JavaScript thread takes one batch per call.
         if opened_batch {
-            if let Some(wake) = self.shared.wake.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            if let Some(wake) = self
+                .shared
+                .wake
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+            {
                 wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
             }
         }
@@ -150,7 +168,10 @@ impl Outbox {
 pub enum Payload<'a> {
     None,
     /// A call's result: JSON text as the transport produced it, and the call's request id.
-    Result { json: &'a str, request_id: &'a str },
+    Result {
+        json: &'a str,
+        request_id: &'a str,
+    },
     Failure(&'a ErrorDescription<'a>),
     Event(&'a HookMessage<'a>),
 }
@@ -172,7 +193,11 @@ impl Payload<'_> {
         let failure = ErrorDescription::of(&error);
         match (kind, self) {
             (Kind::Event, Payload::Event(event)) => {
-                let event = HookMessage { hook: event.hook, ctx: event.ctx.clone(), error: Some(failure) };
+                let event = HookMessage {
+                    hook: event.hook,
+                    ctx: event.ctx.clone(),
+                    error: Some(failure),
+                };
                 send(Kind::Event, &Payload::Event(&event))
             }
             _ => send(Kind::Failure, &Payload::Failure(&failure)),
@@ -190,7 +215,13 @@ const MESSAGE_LIMIT: usize = JS_STRING_LIMIT - BATCH_LIMIT - 64;
 
 /// Append `[callId,kind,payload]` (after a comma, or opening the batch). Err(size) when the
 /// payload would pass [`MESSAGE_LIMIT`]; `out` may then hold a partial message.
-fn write_message(out: &mut Vec<u8>, open: bool, call_id: u32, kind: Kind, payload: &Payload<'_>) -> Result<(), usize> {
+fn write_message(
+    out: &mut Vec<u8>,
+    open: bool,
+    call_id: u32,
+    kind: Kind,
+    payload: &Payload<'_>,
+) -> Result<(), usize> {
     out.push(if open { b',' } else { b'[' });
     out.push(b'[');
     out.extend_from_slice(call_id.to_string().as_bytes());
@@ -244,7 +275,16 @@ impl std::io::Write for Capped<'_> {
 /// instead cannot express "referenced only while calls are pending" for a long-lived function.
 #[allow(deprecated)]
 fn set_referenced(shared: &Shared, env: &Env, referenced: bool) {
-    if let Some(function) = shared.wake.write().unwrap_or_else(|e| e.into_inner()).as_mut() {
-        let _ = if referenced { function.refer(env) } else { function.unref(env) };
+    if let Some(function) = shared
+        .wake
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+    {
+        let _ = if referenced {
+            function.refer(env)
+        } else {
+            function.unref(env)
+        };
     }
 }

@@ -41,7 +41,9 @@ fn json_text(env: &Env, value: Unknown<'_>) -> Result<Option<String>> {
     let json: Object<'_> = env.get_global()?.get_named_property("JSON")?;
     let stringify: Function<'_, Unknown<'_>, Unknown<'_>> = json.get_named_property("stringify")?;
     match stringify.call(value) {
-        Ok(text) if text.get_type()? == ValueType::String => Ok(Some(unsafe { text.cast::<String>()? })),
+        Ok(text) if text.get_type()? == ValueType::String => {
+            Ok(Some(unsafe { text.cast::<String>()? }))
+        }
         _ => Ok(None),
     }
 }
@@ -49,11 +51,19 @@ fn json_text(env: &Env, value: Unknown<'_>) -> Result<Option<String>> {
 /// The key the transport would use for these parts. `data` is the request body: a string is
 /// the body text, an object is serialised (its key order does not matter either way, JSON
 /// bodies are hashed in a stable form). `authKey` defaults to `"none"`.
-fn key(env: &Env, method: Unknown<'_>, url: Unknown<'_>, data: Option<Unknown<'_>>, auth_key: Option<Unknown<'_>>) -> Result<CacheKey> {
+fn key(
+    env: &Env,
+    method: Unknown<'_>,
+    url: Unknown<'_>,
+    data: Option<Unknown<'_>>,
+    auth_key: Option<Unknown<'_>>,
+) -> Result<CacheKey> {
     let method = string_argument(env, "method", method)?;
     let url = string_argument(env, "url", url)?;
     let auth_key = match auth_key {
-        Some(value) if !matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) => Some(string_argument(env, "authKey", value)?),
+        Some(value) if !matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) => {
+            Some(string_argument(env, "authKey", value)?)
+        }
         _ => None,
     };
     let (method, url, auth_key) = (method.as_str(), url.as_str(), auth_key.as_deref());
@@ -85,7 +95,10 @@ fn string_argument(env: &Env, name: &str, value: Unknown<'_>) -> Result<String> 
         ValueType::Function => OptValue::Function,
         _ => OptValue::Other("object"),
     });
-    Err(throw_type_error(env, format!("ResponseCache: {name} must be a string (received {kind}).")))
+    Err(throw_type_error(
+        env,
+        format!("ResponseCache: {name} must be a string (received {kind})."),
+    ))
 }
 
 fn count(n: usize) -> u32 {
@@ -103,7 +116,9 @@ impl ResponseCache {
             None => OptValue::Undefined,
         };
         let config = CacheConfig::parse(&options).map_err(|e| throw_type_error(&env, e.0))?;
-        Ok(Self { cache: Arc::new(Cache::new(config)) })
+        Ok(Self {
+            cache: Arc::new(Cache::new(config)),
+        })
     }
 
     /// The cached value (a fresh copy), or `undefined` on a miss or an expired entry.
@@ -159,7 +174,11 @@ impl ResponseCache {
         response: Unknown<'_>,
     ) -> Result<bool> {
         let key = key(&env, method, url, data, auth_key)?;
-        let generation = if generation_at_read.is_finite() && generation_at_read >= 0.0 { generation_at_read as u64 } else { 0 };
+        let generation = if generation_at_read.is_finite() && generation_at_read >= 0.0 {
+            generation_at_read as u64
+        } else {
+            0
+        };
         Ok(match json_text(&env, response)? {
             Some(text) => self.cache.set_if_fresh(&key, generation, Arc::from(text)),
             None => false,
@@ -189,13 +208,20 @@ impl ResponseCache {
     /// Delete every entry at or under `urlPrefix` (path-boundary aware); returns how many.
     #[napi(catch_unwind)]
     pub fn delete_matching(&self, env: Env, url_prefix: Unknown<'_>) -> Result<u32> {
-        Ok(count(self.cache.delete_matching(&string_argument(&env, "urlPrefix", url_prefix)?)))
+        Ok(count(self.cache.delete_matching(&string_argument(
+            &env,
+            "urlPrefix",
+            url_prefix,
+        )?)))
     }
 
     /// Delete every entry for `url` (any query string, method, body or auth); returns how many.
     #[napi(catch_unwind)]
     pub fn delete_all_for_url(&self, env: Env, url: Unknown<'_>) -> Result<u32> {
-        Ok(count(self.cache.delete_all_for_url(&string_argument(&env, "url", url)?)))
+        Ok(count(
+            self.cache
+                .delete_all_for_url(&string_argument(&env, "url", url)?),
+        ))
     }
 
     #[napi(catch_unwind)]
@@ -204,7 +230,10 @@ impl ResponseCache {
     }
 
     /// Frozen `{ entries, hits, misses, expirations, evictions }`; lifetime counters.
-    #[napi(catch_unwind, ts_return_type = "Readonly<{ entries: number; hits: number; misses: number; expirations: number; evictions: number }>")]
+    #[napi(
+        catch_unwind,
+        ts_return_type = "Readonly<{ entries: number; hits: number; misses: number; expirations: number; evictions: number }>"
+    )]
     pub fn stats<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         let stats = self.cache.stats();
         let mut object = Object::new(env)?;

@@ -4,14 +4,14 @@ import type {
   AniListPageOperations,
   AniListQueryOperations,
   NotificationUnion,
-} from "./anilist.generated";
-import type { FlattenedMediaListEntry, MediaListCollectionLike, crossLink, fuzzyDate, fuzzyDateInt } from "./helpers";
-import type { mapExternalIds } from "./helpers";
-import type { MyAnimeListApi } from "./mal";
-import type { PaginateOptions, PaginateResult, paginate, paginateChunks, paginatePages } from "./paginate";
-import type { DiagnosticsMode, OnHookErrorHandler, RequestOptions, TransportStateSnapshot } from "./transport";
-import type { ResponseCache } from "./response-cache";
-import type { AniLinkError } from "./errors";
+} from './anilist.generated';
+import type { FlattenedMediaListEntry, MediaListCollectionLike, crossLink, fuzzyDate, fuzzyDateInt } from './helpers';
+import type { mapExternalIds } from './helpers';
+import type { MyAnimeListApi } from './mal';
+import type { PaginateOptions, PaginateResult, paginate, paginateChunks, paginatePages } from './paginate';
+import type { DiagnosticsMode, OnHookErrorHandler, RequestOptions, TransportStateSnapshot } from './transport';
+import type { ResponseCache } from './response-cache';
+import type { AniLinkError } from './errors';
 
 /** Transport options for the positional form `new AniLink(token, options)` (AniList only). */
 export interface AniLinkOptions extends RequestOptions {
@@ -96,7 +96,7 @@ export interface ResolvedProviderCredentials {
   options?: RequestOptions;
 }
 
-export type ProviderId = "anilist" | "mal";
+export type ProviderId = 'anilist' | 'mal';
 
 /** The provider clients of one `AniLink`, from `buildProviderClients`. */
 export interface ProviderClients {
@@ -109,7 +109,10 @@ export interface ProviderClients {
 }
 
 /** Builds one provider's client from its slot alone (`legacyOptions`: the positional form's options). */
-export type ProviderFactory<TCredentials, TClient> = (credentials?: TCredentials, legacyOptions?: RequestOptions) => TClient;
+export type ProviderFactory<TCredentials, TClient> = (
+  credentials?: TCredentials,
+  legacyOptions?: RequestOptions,
+) => TClient;
 
 export interface CustomPageOptions extends PaginateOptions {
   /** Transport options for every page request. */
@@ -201,7 +204,10 @@ export declare class AniLink {
  * when its slot has no transport option of its own.
  * @throws {TypeError} for a credentials object the constructor would refuse.
  */
-export declare function buildProviderClients(credentials?: AniLinkCredentials, legacyOptions?: AniLinkOptions): ProviderClients;
+export declare function buildProviderClients(
+  credentials?: AniLinkCredentials,
+  legacyOptions?: AniLinkOptions,
+): ProviderClients;
 
 /**
  * A MyAnimeList client alone. `stateOwner`, when given, names its state for
@@ -221,9 +227,9 @@ export declare function snapshotTransportState(owner: object, responseCache?: Re
  */
 export declare function destroyCachedAgents(): void;
 
-export declare const ANILIST_AUTHORIZE_URL: "https://anilist.co/api/v2/oauth/authorize";
-export declare const ANILIST_TOKEN_URL: "https://anilist.co/api/v2/oauth/token";
-export declare const MAL_API_BASE_URL: "https://api.myanimelist.net/v2";
-export declare const MAL_API_REFERENCE: "https://myanimelist.net/apiconfig/references/api/v2";
-export declare const MAL_AUTHORIZE_URL: "https://myanimelist.net/v1/oauth2/authorize";
-export declare const MAL_TOKEN_URL: "https://myanimelist.net/v1/oauth2/token";
+export declare const ANILIST_AUTHORIZE_URL: 'https://anilist.co/api/v2/oauth/authorize';
+export declare const ANILIST_TOKEN_URL: 'https://anilist.co/api/v2/oauth/token';
+export declare const MAL_API_BASE_URL: 'https://api.myanimelist.net/v2';
+export declare const MAL_API_REFERENCE: 'https://myanimelist.net/apiconfig/references/api/v2';
+export declare const MAL_AUTHORIZE_URL: 'https://myanimelist.net/v1/oauth2/authorize';
+export declare const MAL_TOKEN_URL: 'https://myanimelist.net/v1/oauth2/token';

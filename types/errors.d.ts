@@ -1,16 +1,16 @@
-import type { AniLinkErrorCode, RateLimitInfo } from "./transport";
+import type { AniLinkErrorCode, RateLimitInfo } from './transport';
 
 export declare const AniLinkErrorCodes: {
-  readonly API: "API_ERROR";
-  readonly GRAPHQL: "GRAPHQL_ERROR";
-  readonly REST: "REST_ERROR";
-  readonly NETWORK: "NETWORK_ERROR";
-  readonly TIMEOUT: "TIMEOUT_ERROR";
-  readonly ABORTED: "ABORTED_ERROR";
-  readonly CIRCUIT: "CIRCUIT_OPEN_ERROR";
-  readonly AUTH: "AUTH_ERROR";
-  readonly VALIDATION: "VALIDATION_ERROR";
-  readonly UNKNOWN: "UNKNOWN_ERROR";
+  readonly API: 'API_ERROR';
+  readonly GRAPHQL: 'GRAPHQL_ERROR';
+  readonly REST: 'REST_ERROR';
+  readonly NETWORK: 'NETWORK_ERROR';
+  readonly TIMEOUT: 'TIMEOUT_ERROR';
+  readonly ABORTED: 'ABORTED_ERROR';
+  readonly CIRCUIT: 'CIRCUIT_OPEN_ERROR';
+  readonly AUTH: 'AUTH_ERROR';
+  readonly VALIDATION: 'VALIDATION_ERROR';
+  readonly UNKNOWN: 'UNKNOWN_ERROR';
 };
 
 export declare class AniLinkError extends Error {
@@ -49,7 +49,12 @@ export interface GraphQLErrorEntry {
 }
 
 export declare class AniLinkGraphQLError extends AniLinkApiError {
-  constructor(errors: readonly GraphQLErrorEntry[], data?: unknown, rawAxiosError?: unknown, options?: ApiErrorOptions & { status?: number });
+  constructor(
+    errors: readonly GraphQLErrorEntry[],
+    data?: unknown,
+    rawAxiosError?: unknown,
+    options?: ApiErrorOptions & { status?: number },
+  );
   readonly graphqlErrors: readonly GraphQLErrorEntry[];
   readonly partialData: unknown;
 }
@@ -60,7 +65,7 @@ export declare class AniLinkRestError extends AniLinkApiError {
 
 export declare class AniLinkNetworkError extends AniLinkError {
   constructor(
-    code: "NETWORK_ERROR" | "TIMEOUT_ERROR" | "ABORTED_ERROR" | "CIRCUIT_OPEN_ERROR",
+    code: 'NETWORK_ERROR' | 'TIMEOUT_ERROR' | 'ABORTED_ERROR' | 'CIRCUIT_OPEN_ERROR',
     message?: string,
     rawAxiosError?: unknown,
     options?: { timeoutMs?: number; abortedDuringPacing?: boolean; requestId?: string },

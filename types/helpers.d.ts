@@ -1,7 +1,7 @@
 // Pure helpers: AniList fuzzy dates, list flattening, AniList↔MyAnimeList id maps, and the
 // OAuth authorize-URL and token-expiry helpers. None of them sends a request.
-import type { AniListTokenResponse, MalTokenResponse } from "./anilink";
-import type { RequestOptions } from "./transport";
+import type { AniListTokenResponse, MalTokenResponse } from './anilink';
+import type { RequestOptions } from './transport';
 
 /** Parts of an AniList fuzzy date; a missing (or null) part means "unknown" and becomes 0. */
 export interface FuzzyDateOptions {
@@ -38,12 +38,14 @@ export interface MediaListCollectionEntryLike {
 
 /** The `MediaListCollection` shape `flattenMediaListCollection` reads. */
 export interface MediaListCollectionLike {
-  lists?: readonly {
-    name?: string | null;
-    isCustomList?: boolean | null;
-    isSplitCompletedList?: boolean | null;
-    entries?: readonly MediaListCollectionEntryLike[] | null;
-  }[] | null;
+  lists?:
+    | readonly {
+        name?: string | null;
+        isCustomList?: boolean | null;
+        isSplitCompletedList?: boolean | null;
+        entries?: readonly MediaListCollectionEntryLike[] | null;
+      }[]
+    | null;
 }
 
 /** One list entry of a flattened `MediaListCollection`, with every list group it appears in. */
@@ -93,7 +95,10 @@ export declare function buildAuthorizationUrl(clientId: string | number, redirec
  * When an AniList access token expires: `now` (epoch ms or a Date; default: the current time)
  * plus `expires_in` seconds. Throws a `TypeError` when `expires_in` is not a finite number ≥ 0.
  */
-export declare function getTokenExpiry(response: AniListTokenResponse | Pick<AniListTokenResponse, "expires_in">, now?: number | Date): Date;
+export declare function getTokenExpiry(
+  response: AniListTokenResponse | Pick<AniListTokenResponse, 'expires_in'>,
+  now?: number | Date,
+): Date;
 
 /**
  * The MyAnimeList authorize URL (PKCE, `code_challenge_method=plain`): `response_type=code`,
@@ -104,7 +109,10 @@ export declare function getTokenExpiry(response: AniListTokenResponse | Pick<Ani
 export declare function buildMalAuthorizationUrl(clientId: string, codeChallenge: string, state?: string): string;
 
 /** When a MyAnimeList access token expires: `now` plus `expires_in` seconds. */
-export declare function getMalTokenExpiry(response: MalTokenResponse | Pick<MalTokenResponse, "expires_in">, now?: number | Date): Date;
+export declare function getMalTokenExpiry(
+  response: MalTokenResponse | Pick<MalTokenResponse, 'expires_in'>,
+  now?: number | Date,
+): Date;
 
 /**
  * Where a token request goes and its per-call transport settings over the token client's
@@ -164,7 +172,7 @@ export declare function refreshMalAccessToken(request: MalRefreshTokenRequest): 
 // ---- mapExternalIds ----
 
 /** The site the ids given to `mapExternalIds` belong to. */
-export type MapExternalIdsSource = "anilist" | "myanimelist";
+export type MapExternalIdsSource = 'anilist' | 'myanimelist';
 
 /**
  * Per-call transport settings of `mapExternalIds` (over the AniList slot's for

@@ -2,10 +2,10 @@
 // Records use MAL's own snake_case field names; parameter objects are camelCase, except that
 // list-status updates also accept MAL's snake_case names.
 
-import type { RequestOptions } from "./transport";
-import type { malPaginate, malPaginatePages } from "./paginate";
-import type { MalAuthorizationCodeRequest } from "./helpers";
-import type { MalTokenResponse } from "./anilink";
+import type { RequestOptions } from './transport';
+import type { malPaginate, malPaginatePages } from './paginate';
+import type { MalAuthorizationCodeRequest } from './helpers';
+import type { MalTokenResponse } from './anilink';
 
 /** Per-call options of MAL reads: transport options plus the `fields` selection. */
 export type MalRequestOptions = RequestOptions & {
@@ -42,8 +42,8 @@ export interface MalAlternativeTitles {
   ja?: string;
 }
 
-export type MalNsfwLevel = "white" | "gray" | "black";
-export type MalSeason = "winter" | "spring" | "summer" | "fall";
+export type MalNsfwLevel = 'white' | 'gray' | 'black';
+export type MalSeason = 'winter' | 'spring' | 'summer' | 'fall';
 
 export interface MalRelated<TNode> {
   node: TNode;
@@ -82,19 +82,19 @@ interface MalWork {
 
 // ---- anime ----
 
-export type MalAnimeListStatusValue = "watching" | "completed" | "on_hold" | "dropped" | "plan_to_watch";
+export type MalAnimeListStatusValue = 'watching' | 'completed' | 'on_hold' | 'dropped' | 'plan_to_watch';
 export type MalAnimeRankingType =
-  | "all"
-  | "airing"
-  | "upcoming"
-  | "tv"
-  | "ova"
-  | "movie"
-  | "special"
-  | "bypopularity"
-  | "favorite";
-export type MalAnimeSeasonalSort = "anime_score" | "anime_num_list_users";
-export type MalAnimeListSort = "list_score" | "list_updated_at" | "anime_title" | "anime_start_date" | "anime_id";
+  | 'all'
+  | 'airing'
+  | 'upcoming'
+  | 'tv'
+  | 'ova'
+  | 'movie'
+  | 'special'
+  | 'bypopularity'
+  | 'favorite';
+export type MalAnimeSeasonalSort = 'anime_score' | 'anime_num_list_users';
+export type MalAnimeListSort = 'list_score' | 'list_updated_at' | 'anime_title' | 'anime_start_date' | 'anime_id';
 
 /** The token owner's entry for an anime, as MAL returns it. */
 export interface MalAnimeListStatus {
@@ -156,7 +156,7 @@ export interface MalAnimeStatistics {
 
 export interface MalAnime extends MalWork {
   media_type?: string;
-  status?: "finished_airing" | "currently_airing" | "not_yet_aired";
+  status?: 'finished_airing' | 'currently_airing' | 'not_yet_aired';
   my_list_status?: MalAnimeListStatus;
   num_episodes?: number;
   start_season?: { year: number; season: MalSeason };
@@ -197,18 +197,18 @@ export interface MalAnimeSeasonalPage extends MalPage<MalAnimeNode> {
 
 // ---- manga ----
 
-export type MalMangaListStatusValue = "reading" | "completed" | "on_hold" | "dropped" | "plan_to_read";
+export type MalMangaListStatusValue = 'reading' | 'completed' | 'on_hold' | 'dropped' | 'plan_to_read';
 export type MalMangaRankingType =
-  | "all"
-  | "manga"
-  | "novels"
-  | "oneshots"
-  | "doujin"
-  | "manhwa"
-  | "manhua"
-  | "bypopularity"
-  | "favorite";
-export type MalMangaListSort = "list_score" | "list_updated_at" | "manga_title" | "manga_start_date" | "manga_id";
+  | 'all'
+  | 'manga'
+  | 'novels'
+  | 'oneshots'
+  | 'doujin'
+  | 'manhwa'
+  | 'manhua'
+  | 'bypopularity'
+  | 'favorite';
+export type MalMangaListSort = 'list_score' | 'list_updated_at' | 'manga_title' | 'manga_start_date' | 'manga_id';
 
 /** The token owner's entry for a manga, as MAL returns it. */
 export interface MalMangaListStatus {
@@ -435,7 +435,7 @@ export interface MalForumTopicsParams extends MalPagingParams {
   q?: string;
   topicUserName?: string;
   userName?: string;
-  sort?: "recent";
+  sort?: 'recent';
 }
 
 export interface MalForumTopicParams extends MalIdParams, MalPagingParams {}
@@ -458,7 +458,11 @@ export interface MyAnimeListAnimeApi {
   suggestions(options?: MalRequestOptions): Promise<MalPage<MalAnimeNode>>;
   updateMyListStatus(params: MalAnimeListStatusUpdateParams, options?: MalRequestOptions): Promise<MalAnimeListStatus>;
   /** The 2.2.0 positional form of `updateMyListStatus({ id, ...payload }, options)`. */
-  updateMyListStatus(id: number, payload: MalAnimeListStatusUpdate, options?: MalRequestOptions): Promise<MalAnimeListStatus>;
+  updateMyListStatus(
+    id: number,
+    payload: MalAnimeListStatusUpdate,
+    options?: MalRequestOptions,
+  ): Promise<MalAnimeListStatus>;
   deleteFromList(params: MalIdParams, options?: MalRequestOptions): Promise<void>;
   /** The 2.2.0 positional form of `deleteFromList({ id }, options)`. */
   deleteFromList(id: number, options?: MalRequestOptions): Promise<void>;
@@ -472,7 +476,11 @@ export interface MyAnimeListMangaApi {
   ranking(params: MalMangaRankingParams, options?: MalRequestOptions): Promise<MalPage<MalMangaRankingEntry>>;
   updateMyListStatus(params: MalMangaListStatusUpdateParams, options?: MalRequestOptions): Promise<MalMangaListStatus>;
   /** The 2.2.0 positional form of `updateMyListStatus({ id, ...payload }, options)`. */
-  updateMyListStatus(id: number, payload: MalMangaListStatusUpdate, options?: MalRequestOptions): Promise<MalMangaListStatus>;
+  updateMyListStatus(
+    id: number,
+    payload: MalMangaListStatusUpdate,
+    options?: MalRequestOptions,
+  ): Promise<MalMangaListStatus>;
   deleteFromList(params: MalIdParams, options?: MalRequestOptions): Promise<void>;
   /** The 2.2.0 positional form of `deleteFromList({ id }, options)`. */
   deleteFromList(id: number, options?: MalRequestOptions): Promise<void>;

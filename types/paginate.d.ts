@@ -1,7 +1,7 @@
 // Pagination helpers (api.md §8): orchestration over a caller-supplied page fetcher.
 // Implemented by lib/paginate.cjs.
 
-import type { MalPage, MalPaging } from "./mal";
+import type { MalPage, MalPaging } from './mal';
 
 /** The part of an AniList `pageInfo` the helpers read. */
 interface PaginationPageInfo {
@@ -44,7 +44,7 @@ interface CommonPaginateOptions {
   /** Receives failures of `onPage` / `onChunk` (which never end the run). */
   onHookError?: (hookName: string, error: unknown) => void;
   /** Without `onHookError`: `"warn"` (default) logs a JSON diagnostic, the others stay quiet. */
-  diagnostics?: "warn" | "hook" | "silent";
+  diagnostics?: 'warn' | 'hook' | 'silent';
 }
 
 export interface PaginateOptions<TPage = unknown> extends CommonPaginateOptions {
@@ -60,7 +60,7 @@ export interface PaginateOptions<TPage = unknown> extends CommonPaginateOptions 
 
 export interface PaginateResult<TItem, TPage extends AniListPageShape = AniListPageShape> {
   items: TItem[];
-  pages: { pageInfo: TPage["pageInfo"]; items: TItem[] }[];
+  pages: { pageInfo: TPage['pageInfo']; items: TItem[] }[];
   pageCount: number;
   /** `maxPages` or the received `lastPage` stopped a run the API said goes on. */
   truncated: boolean;
@@ -135,7 +135,7 @@ export declare function paginateChunks<TChunk extends AniListChunkShape, K exten
 export declare function malPaginate<TPage extends MalPage<unknown>>(
   fetchPage: PageFetcher<TPage>,
   options?: MalPaginateOptions<TPage>,
-): Promise<MalPaginateResult<TPage["data"][number]>>;
+): Promise<MalPaginateResult<TPage['data'][number]>>;
 
 /** Yield the `{ data, paging }` pages of a MyAnimeList listing in order. */
 export declare function malPaginatePages<TPage extends MalPage<unknown>>(

@@ -32,7 +32,13 @@ export declare class ResponseCache {
   constructor(options?: ResponseCacheOptions);
   /** A fresh copy of the cached value, or undefined (a miss, or an expired entry, which is deleted). */
   get<T = unknown>(method: string, url: string, data?: object | string, authKey?: string): T | undefined;
-  set<T>(method: string, url: string, data: object | string | undefined, authKey: string | undefined, response: T): void;
+  set<T>(
+    method: string,
+    url: string,
+    data: object | string | undefined,
+    authKey: string | undefined,
+    response: T,
+  ): void;
   /** Stores unless an invalidation affecting this key happened after `generationAtRead`; returns whether it stored. */
   setIfFresh<T>(
     method: string,

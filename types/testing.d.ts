@@ -1,6 +1,6 @@
 // anilink-api-wrapper/testing: local upstreams on 127.0.0.1 for users' tests.
-import type { AniLink, AniLinkCredentials } from "./anilink";
-import type { GraphQLErrorEntry } from "./errors";
+import type { AniLink, AniLinkCredentials } from './anilink';
+import type { GraphQLErrorEntry } from './errors';
 
 /** One response as the scripted server plays it. */
 export interface ScriptedResponse {
@@ -19,7 +19,7 @@ export interface ScriptedResponse {
    * Reset the socket (RST): before any byte of the response, or after the headers and the first
    * half of the body (the headers announce the full length, so the client sees a truncated body).
    */
-  drop?: "before-response" | "mid-body";
+  drop?: 'before-response' | 'mid-body';
   /** Never answer; the socket stays open until the client gives up or the server closes. */
   hang?: boolean;
   /** Answer with `Connection: close` and close the socket afterwards. */
@@ -110,7 +110,7 @@ export interface AnswerDelivery {
   bodyDelayMs?: number;
   trickle?: { chunks: number; intervalMs: number };
   /** Drop the connection: before the response, or in the middle of its body. */
-  drop?: "before-response" | "mid-body";
+  drop?: 'before-response' | 'mid-body';
   hang?: boolean;
   closeAfter?: boolean;
   /** The raw body, sent instead of the envelope the other keys would build. */
@@ -130,11 +130,11 @@ export interface AniListAnswer extends AnswerDelivery {
 export type MalAnswer = AnswerDelivery;
 
 export interface UpstreamRequest extends RecordedRequest {
-  provider: "anilist" | "mal";
+  provider: 'anilist' | 'mal';
 }
 
 export interface AniListRequest extends UpstreamRequest {
-  provider: "anilist";
+  provider: 'anilist';
   /** The GraphQL document. */
   document: string;
   operationName?: string;
@@ -144,7 +144,7 @@ export interface AniListRequest extends UpstreamRequest {
 }
 
 export interface MalRequest extends UpstreamRequest {
-  provider: "mal";
+  provider: 'mal';
   /** The MAL API path, e.g. `/anime/1` (without the `/v2` base). */
   path: string;
 }
@@ -166,7 +166,7 @@ export interface ProviderUpstream<Answer, Request> {
 }
 
 export interface PendingAnswers {
-  provider: "anilist" | "mal";
+  provider: 'anilist' | 'mal';
   key: string;
   count: number;
 }
@@ -202,8 +202,8 @@ export interface TestUpstream extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-export type { SimulatorOptions, SimulatorStats, SimulatorScript, SimulatorQuota } from "../sim/anilist-simulator.mjs";
-import type { Simulator, SimulatorOptions } from "../sim/anilist-simulator.mjs";
+export type { SimulatorOptions, SimulatorStats, SimulatorScript, SimulatorQuota } from '../sim/anilist-simulator.mjs';
+import type { Simulator, SimulatorOptions } from '../sim/anilist-simulator.mjs';
 
 /** The AniList simulator, with a client helper. */
 export interface AniListSimulator extends Simulator, AsyncDisposable {
@@ -214,7 +214,7 @@ export interface AniListSimulator extends Simulator, AsyncDisposable {
 /** Start a local AniList + MAL upstream on 127.0.0.1; it never keeps the process alive. */
 export function startTestUpstream(options?: ScriptedServerOptions): Promise<TestUpstream>;
 /** Start the AniList simulator (needs the `graphql` package); it never keeps the process alive. */
-export function startAniListSimulator(options?: Omit<SimulatorOptions, "unref">): Promise<AniListSimulator>;
+export function startAniListSimulator(options?: Omit<SimulatorOptions, 'unref'>): Promise<AniListSimulator>;
 /** Start a low-level scripted server (one response queue for every request). */
 export function startScriptedServer(options?: ScriptedServerOptions): Promise<ScriptedServer>;
 /** The `x-ratelimit-*` headers AniList sends (reset in epoch seconds, when given). */

@@ -1,22 +1,22 @@
 // Transport options, hooks, errors' context and snapshots: the types every provider shares
 // (api.md §3, §6). Options are validated at runtime too (decisions D10).
 
-import type { ResponseCache, ResponseCacheStats } from "./response-cache";
+import type { ResponseCache, ResponseCacheStats } from './response-cache';
 
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Every code an AniLinkError can carry. */
 export type AniLinkErrorCode =
-  | "API_ERROR"
-  | "GRAPHQL_ERROR"
-  | "REST_ERROR"
-  | "NETWORK_ERROR"
-  | "TIMEOUT_ERROR"
-  | "ABORTED_ERROR"
-  | "CIRCUIT_OPEN_ERROR"
-  | "AUTH_ERROR"
-  | "VALIDATION_ERROR"
-  | "UNKNOWN_ERROR";
+  | 'API_ERROR'
+  | 'GRAPHQL_ERROR'
+  | 'REST_ERROR'
+  | 'NETWORK_ERROR'
+  | 'TIMEOUT_ERROR'
+  | 'ABORTED_ERROR'
+  | 'CIRCUIT_OPEN_ERROR'
+  | 'AUTH_ERROR'
+  | 'VALIDATION_ERROR'
+  | 'UNKNOWN_ERROR';
 
 /** The upstream's quota from `x-ratelimit-*` headers; `reset` is Unix epoch seconds. */
 export interface RateLimitInfo {
@@ -55,7 +55,7 @@ export interface CircuitBreakerOptions {
   cooldownMs: number;
 }
 
-export type DiagnosticsMode = "warn" | "hook" | "silent";
+export type DiagnosticsMode = 'warn' | 'hook' | 'silent';
 
 export interface RequestContext {
   /** A UUID v4 shared by every hook of one logical request and by its error. */
@@ -109,8 +109,8 @@ export interface CircuitCloseContext extends RequestContext {
 }
 
 export interface AniLinkDiagnostic {
-  source: "anilink";
-  kind: "hook-failure" | "state-owner" | "token-refresh" | "http-mock";
+  source: 'anilink';
+  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock';
   hookName: string;
   requestId?: string;
   message: string;
@@ -119,7 +119,7 @@ export interface AniLinkDiagnostic {
 export type OnRequestStartHandler = (context: RequestContext) => void;
 export type OnResponseHandler = (context: ResponseContext) => void;
 export type OnPaceHandler = (context: PaceContext) => void;
-export type OnErrorHandler = (error: import("./errors").AniLinkError, context: RequestErrorContext) => void;
+export type OnErrorHandler = (error: import('./errors').AniLinkError, context: RequestErrorContext) => void;
 export type OnCircuitOpenHandler = (context: CircuitOpenContext) => void;
 export type OnCircuitCloseHandler = (context: CircuitCloseContext) => void;
 export type OnHookErrorHandler = (hookName: string, error: unknown) => void;

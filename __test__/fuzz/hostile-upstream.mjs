@@ -51,8 +51,25 @@ function generator(seed) {
   return { next, int, pick, chance: (p) => next() < p };
 }
 
-const STATUSES = [200, 200, 200, 200, 201, 204, 206, 301, 304, 400, 401, 403, 404, 418, 429, 429, 500, 502, 503, 503, 504, 599, 100, 101, 199, 600, 999];
-const RETRY_AFTER = ['0', '1', '2', '-5', 'abc', '99999999999', '1e3', ' 1 ', '', 'Infinity', '1.5', 'Wed, 21 Oct 2015 07:28:00 GMT', 'date'];
+const STATUSES = [
+  200, 200, 200, 200, 201, 204, 206, 301, 304, 400, 401, 403, 404, 418, 429, 429, 500, 502, 503, 503, 504, 599, 100,
+  101, 199, 600, 999,
+];
+const RETRY_AFTER = [
+  '0',
+  '1',
+  '2',
+  '-5',
+  'abc',
+  '99999999999',
+  '1e3',
+  ' 1 ',
+  '',
+  'Infinity',
+  '1.5',
+  'Wed, 21 Oct 2015 07:28:00 GMT',
+  'date',
+];
 const RATE_VALUES = ['0', '1', '90', '-1', 'NaN', '1e309', 'abc', '', '18446744073709551616', 'soon', 'past', '4.5'];
 
 function rateValue(g) {
@@ -74,7 +91,10 @@ function envelope(g) {
     if (roll < 0.7) return `{${Array.from({ length: size }, () => `"${g.pick(keys)}":${value(depth + 1)}`).join(',')}}`;
     return `[${Array.from({ length: size }, () => value(depth + 1)).join(',')}]`;
   };
-  const members = Array.from({ length: 1 + g.int(3) }, () => `"${g.pick(['data', 'errors', 'errors', 'x'])}":${value(1)}`);
+  const members = Array.from(
+    { length: 1 + g.int(3) },
+    () => `"${g.pick(['data', 'errors', 'errors', 'x'])}":${value(1)}`,
+  );
   let body = `{${members.join(',')}}`;
   if (g.chance(0.1)) {
     const at = g.int(body.length);
@@ -100,7 +120,9 @@ function body(g) {
     case 7:
       return Buffer.alloc(0);
     case 8:
-      return Buffer.from(g.pick(['<html>oops</html>', '"just a string"', '42', 'null', '[]', '{}', '\ufeff{"data":{}}']));
+      return Buffer.from(
+        g.pick(['<html>oops</html>', '"just a string"', '42', 'null', '[]', '{}', '\ufeff{"data":{}}']),
+      );
     default:
       return Buffer.from(`{"data":{"Media":{"id":1}},"errors":[{"message":"m","status":${g.pick(STATUSES)}}]}`);
   }
@@ -109,8 +131,14 @@ function body(g) {
 /** The headers of a response: framing is added by the caller. */
 function headers(g) {
   const lines = [];
-  if (g.chance(0.7)) lines.push(`content-type: ${g.pick(['application/json', 'text/plain', 'text/html; charset=utf-8', 'application/json; charset=latin1', '', 'x/\u00ff'])}`);
-  if (g.chance(0.3)) lines.push(`retry-after: ${g.pick(RETRY_AFTER) === 'date' ? new Date(Date.now() + g.int(3000)).toUTCString() : g.pick(RETRY_AFTER)}`);
+  if (g.chance(0.7))
+    lines.push(
+      `content-type: ${g.pick(['application/json', 'text/plain', 'text/html; charset=utf-8', 'application/json; charset=latin1', '', 'x/\u00ff'])}`,
+    );
+  if (g.chance(0.3))
+    lines.push(
+      `retry-after: ${g.pick(RETRY_AFTER) === 'date' ? new Date(Date.now() + g.int(3000)).toUTCString() : g.pick(RETRY_AFTER)}`,
+    );
   if (g.chance(0.4)) {
     lines.push(`x-ratelimit-limit: ${rateValue(g)}`);
     lines.push(`x-ratelimit-remaining: ${rateValue(g)}`);
@@ -118,7 +146,8 @@ function headers(g) {
   }
   if (g.chance(0.05)) lines.push(`x-big: ${'v'.repeat(g.pick([1000, 70_000, 500_000]))}`);
   if (g.chance(0.05)) for (let i = 0; i < 150; i++) lines.push(`x-many-${i}: ${i}`);
-  if (g.chance(0.05)) lines.push(g.pick(['no colon here', 'bad header\u0000: x', ': empty name', 'x-obs-fold: a\r\n continued']));
+  if (g.chance(0.05))
+    lines.push(g.pick(['no colon here', 'bad header\u0000: x', ': empty name', 'x-obs-fold: a\r\n continued']));
   return lines;
 }
 
@@ -130,7 +159,10 @@ function hostileResponse(caseSeed) {
   const g = generator(caseSeed);
   const status = g.chance(0.5) ? 200 : g.pick(STATUSES);
   const payload = body(g);
-  const head = [`${(g.chance(0.9) ? 'HTTP/1.1' : g.pick(['HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1x']))} ${status} ${(g.chance(0.9) ? 'OK' : g.pick(['Whatever', '', '\u00ff\u00fe']))}`, ...headers(g)];
+  const head = [
+    `${g.chance(0.9) ? 'HTTP/1.1' : g.pick(['HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1x'])} ${status} ${g.chance(0.9) ? 'OK' : g.pick(['Whatever', '', '\u00ff\u00fe'])}`,
+    ...headers(g),
+  ];
   const framing = g.int(14);
   let pieces;
   let after = 'keep';
@@ -153,7 +185,10 @@ function hostileResponse(caseSeed) {
       const chunk = g.pick(['ok', 'bad-size', 'truncated', 'no-terminator']);
       const size = chunk === 'bad-size' ? 'zz' : payload.length.toString(16);
       const tail = chunk === 'truncated' ? '' : chunk === 'no-terminator' ? '\r\n' : '\r\n0\r\n\r\n';
-      pieces = withHead([...head, 'transfer-encoding: chunked'], Buffer.concat([Buffer.from(`${size}\r\n`), payload, Buffer.from(tail)]));
+      pieces = withHead(
+        [...head, 'transfer-encoding: chunked'],
+        Buffer.concat([Buffer.from(`${size}\r\n`), payload, Buffer.from(tail)]),
+      );
       if (chunk !== 'ok') after = g.pick(['end', 'hang']);
       break;
     }
@@ -163,12 +198,28 @@ function hostileResponse(caseSeed) {
       break;
     case 7: // both framings, or two lengths
       pieces = withHead(
-        [...head, ...(g.chance(0.5) ? ['transfer-encoding: chunked', `content-length: ${payload.length}`] : [`content-length: ${payload.length}`, `content-length: ${payload.length + 1}`])],
+        [
+          ...head,
+          ...(g.chance(0.5)
+            ? ['transfer-encoding: chunked', `content-length: ${payload.length}`]
+            : [`content-length: ${payload.length}`, `content-length: ${payload.length + 1}`]),
+        ],
         payload,
       );
       break;
     case 8: // garbage instead of a response
-      pieces = [Buffer.from(g.pick(['garbage\r\n\r\n', '\u0000\u0001\u0002', 'HTTP/1.1 abc\r\n\r\n', 'SSH-2.0-OpenSSH\r\n', '\r\n\r\n\r\n']), 'latin1')];
+      pieces = [
+        Buffer.from(
+          g.pick([
+            'garbage\r\n\r\n',
+            '\u0000\u0001\u0002',
+            'HTTP/1.1 abc\r\n\r\n',
+            'SSH-2.0-OpenSSH\r\n',
+            '\r\n\r\n\r\n',
+          ]),
+          'latin1',
+        ),
+      ];
       after = g.pick(['end', 'keep', 'hang']);
       break;
     case 9: // nothing at all
@@ -272,8 +323,16 @@ function callFor(url, n, onHookFailure) {
     circuitBreaker: g.chance(0.2) ? { threshold: 1, cooldownMs: 50 } : undefined,
     ignorePaceDeadline: g.chance(0.5),
     onHookError: onHookFailure,
-    onResponse: g.chance(0.1) ? () => { throw Object.create(null); } : undefined,
-    onError: g.chance(0.1) ? async () => { throw new Error('hook rejects'); } : undefined,
+    onResponse: g.chance(0.1)
+      ? () => {
+          throw Object.create(null);
+        }
+      : undefined,
+    onError: g.chance(0.1)
+      ? async () => {
+          throw new Error('hook rejects');
+        }
+      : undefined,
   };
   const signal = AbortSignal.timeout(DEADLINE_MS);
   if (g.chance(0.5)) {

@@ -43,6 +43,7 @@ export function runNode(args: string[], killAfterMs = 30_000): Promise<ChildRun>
 /** The JSON a child printed on its `RESULT ` line. */
 export function resultOf<T>(run: ChildRun): T {
   const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '));
-  if (line === undefined) throw new Error(`the child printed no result (exit ${run.code}, ${run.signal}):\n${run.stdout}\n${run.stderr}`);
+  if (line === undefined)
+    throw new Error(`the child printed no result (exit ${run.code}, ${run.signal}):\n${run.stdout}\n${run.stderr}`);
   return JSON.parse(line.slice('RESULT '.length)) as T;
 }

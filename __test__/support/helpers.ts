@@ -128,7 +128,14 @@ export function failureRecorder() {
 }
 
 /** The hooks that report on a request (all but onHookError). */
-export type RequestHookName = 'onRequestStart' | 'onResponse' | 'onPace' | 'onError' | 'onRetry' | 'onCircuitOpen' | 'onCircuitClose';
+export type RequestHookName =
+  | 'onRequestStart'
+  | 'onResponse'
+  | 'onPace'
+  | 'onError'
+  | 'onRetry'
+  | 'onCircuitOpen'
+  | 'onCircuitClose';
 
 /** One hook invocation: the hook's name, its context, and the error for onError/onRetry. */
 export interface HookCall {

@@ -2,12 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  graphqlData,
-  rateLimitHeaders,
-  startTestServer,
-  type TestServer,
-} from './test-server';
+import { graphqlData, rateLimitHeaders, startTestServer, type TestServer } from './test-server';
 
 interface ClientResponse {
   status: number;
@@ -226,7 +221,9 @@ describe('test server', () => {
       await send(server, agent);
       await send(server, agent);
       await expect(waiting).resolves.toBeUndefined();
-      await expect(server.waitForRequests(3, 30)).rejects.toThrow(/timed out after 30 ms waiting for 3 requests \(received 2\)/);
+      await expect(server.waitForRequests(3, 30)).rejects.toThrow(
+        /timed out after 30 ms waiting for 3 requests \(received 2\)/,
+      );
     });
   });
 

@@ -7,7 +7,7 @@ import type {
   FuzzyDateInput,
   Media,
   MediaListStatus,
-} from "../../types/anilist.generated";
+} from '../../types/anilist.generated';
 
 declare const query: AniListQueryOperations;
 declare const page: AniListPageOperations;
@@ -15,9 +15,11 @@ declare const mutation: AniListMutationOperations;
 
 // Results: every field is a plain T, as in the original's typings (AniListStrict has the nulls).
 export const romaji: Promise<string> = query.media({ id: 1 }).then((media) => media.title.romaji);
-export const mediaId: Promise<number> = query.media({ search: "Frieren", type: "ANIME" }).then((media: Media) => media.id);
+export const mediaId: Promise<number> = query
+  .media({ search: 'Frieren', type: 'ANIME' })
+  .then((media: Media) => media.id);
 export const tagNames: Promise<string[]> = query
-  .media({ id: 1 }, { fields: ["tags.name"], timeout: 5_000 })
+  .media({ id: 1 }, { fields: ['tags.name'], timeout: 5_000 })
   .then((media) => media.tags.map((tag) => tag.name));
 
 // Operations whose variables are all optional take `variables?`.
@@ -26,7 +28,7 @@ export const genres: Promise<string[]> = query.genreCollection();
 
 // Page operations return `{ pageInfo, <items> }`.
 export const hasNextPage: Promise<boolean> = page
-  .medias({ page: 1, perPage: 50, sort: ["POPULARITY_DESC"], genre_in: ["Action"] })
+  .medias({ page: 1, perPage: 50, sort: ['POPULARITY_DESC'], genre_in: ['Action'] })
   .then((result) => result.pageInfo.hasNextPage);
 export const firstTitle = page.medias().then((result) => result.media[0]?.title.english);
 export const followerNames = page.followers({ userId: 1 }).then((result) => result.followers.map((user) => user.name));
@@ -36,17 +38,17 @@ export const activityKind = query.activity({ id: 1 }).then((activity) => activit
 
 // Mutations: enums are string unions, FuzzyDateInput is an object.
 const completedAt: FuzzyDateInput = { year: 2024, month: 3 };
-const status: MediaListStatus = "COMPLETED";
-export const saved = mutation.saveMediaListEntry({ mediaId: 1, status, completedAt, customLists: ["Favourites"] });
+const status: MediaListStatus = 'COMPLETED';
+export const saved = mutation.saveMediaListEntry({ mediaId: 1, status, completedAt, customLists: ['Favourites'] });
 export const deleted: Promise<boolean> = mutation.deleteMediaListEntry({ id: 1 }).then((result) => result.deleted);
 
 // Wrong variable type.
 // @ts-expect-error id is an Int
-query.media({ id: "1" });
+query.media({ id: '1' });
 // @ts-expect-error status is a MediaListStatus
-mutation.saveMediaListEntry({ mediaId: 1, status: "FINISHED" });
+mutation.saveMediaListEntry({ mediaId: 1, status: 'FINISHED' });
 // @ts-expect-error sort is a list of MediaSort
-page.medias({ sort: "POPULARITY_DESC" });
+page.medias({ sort: 'POPULARITY_DESC' });
 
 // Unknown variable.
 // @ts-expect-error idd is not a variable of query.media
@@ -64,4 +66,4 @@ query.media();
 
 // `fields` only exists on the operations that accept it.
 // @ts-expect-error query.viewer does not accept fields
-query.viewer(undefined, { fields: ["id"] });
+query.viewer(undefined, { fields: ['id'] });

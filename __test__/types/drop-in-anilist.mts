@@ -24,8 +24,8 @@ import {
   type ProviderId,
   type RateLimitInfo,
   type RequestErrorContext,
-} from "anilink-api-wrapper";
-import { paginate, type AniListApi } from "anilink-api-wrapper/anilist";
+} from 'anilink-api-wrapper';
+import { paginate, type AniListApi } from 'anilink-api-wrapper/anilist';
 
 declare const log: (...values: unknown[]) => void;
 declare const store: { upsert(item: { id: number }): void };
@@ -34,31 +34,31 @@ declare const code: string;
 
 // --- Constructor forms (getting started, provider configuration, authentication) ---
 export const anonymous = new AniLink();
-export const positional = new AniLink("anilist-token");
-export const positionalWithOptions = new AniLink("token", { timeout: 5_000 });
+export const positional = new AniLink('anilist-token');
+export const positionalWithOptions = new AniLink('token', { timeout: 5_000 });
 export const optionsOnly = new AniLink(undefined, { retry: false });
 export const slots = new AniLink({
-  anilist: { authToken: "anilist-token" },
-  mal: { accessToken: "mal-token", clientId: "c" },
+  anilist: { authToken: 'anilist-token' },
+  mal: { accessToken: 'mal-token', clientId: 'c' },
 });
 export const autoRefresh = new AniLink({
   anilist: {
-    authToken: "access",
-    refreshToken: "refresh",
-    clientId: "your-client-id",
-    clientSecret: "your-client-secret",
+    authToken: 'access',
+    refreshToken: 'refresh',
+    clientId: 'your-client-id',
+    clientSecret: 'your-client-secret',
     onTokenRefresh: (response) => saveToken(response),
     onTokenRefreshError: (error) => log(error.code, error.message),
   },
   onHookError: (hookName, error) => log(hookName, error),
-  diagnostics: "silent",
+  diagnostics: 'silent',
 });
 
 const aniLink = new AniLink();
 
 // --- Queries, read into plain values under --strict (querying, typical user code) ---
 export async function typicalUser(): Promise<void> {
-  const media = await aniLink.anilist.query.media({ id: 21, type: "ANIME" });
+  const media = await aniLink.anilist.query.media({ id: 21, type: 'ANIME' });
   const title: string = media.title.romaji;
   const english: string = media.title.english;
   const score: number = media.averageScore;
@@ -77,7 +77,7 @@ export async function typicalUser(): Promise<void> {
   const character = await aniLink.anilist.query.character({
     id: 1,
     asHtml: true,
-    mediaSort: ["POPULARITY_DESC"],
+    mediaSort: ['POPULARITY_DESC'],
     mediaPage: 1,
     mediaPerPage: 10,
   });
@@ -85,12 +85,17 @@ export async function typicalUser(): Promise<void> {
   const appearsIn: string[] = character.media.nodes.map((node) => node.title.romaji);
   log(fullName, appearsIn);
 
-  const staff = await aniLink.anilist.query.staff({ id: 95269, staffMediaPage: 1, characterMediaPerPage: 5, charactersSort: ["FAVOURITES_DESC"] });
+  const staff = await aniLink.anilist.query.staff({
+    id: 95269,
+    staffMediaPage: 1,
+    characterMediaPerPage: 5,
+    charactersSort: ['FAVOURITES_DESC'],
+  });
   const staffName: string = staff.name.full;
   const roles: number = staff.characters.nodes.length;
   log(staffName, roles);
 
-  const studio = await aniLink.anilist.query.studio({ id: 11, mediaSort: ["START_DATE_DESC"], mediaIsMain: true });
+  const studio = await aniLink.anilist.query.studio({ id: 11, mediaSort: ['START_DATE_DESC'], mediaIsMain: true });
   const works: string[] = studio.media.nodes.map((work) => work.title.userPreferred);
   log(studio.name, works);
 
@@ -100,7 +105,7 @@ export async function typicalUser(): Promise<void> {
   const avatar: string = user.avatar.large;
   log(name, watched, avatar);
 
-  const viewer = await new AniLink("token").anilist.query.viewer();
+  const viewer = await new AniLink('token').anilist.query.viewer();
   const unread: number = viewer.unreadNotificationCount;
   log(unread);
 
@@ -109,29 +114,34 @@ export async function typicalUser(): Promise<void> {
   const tagName: string | undefined = tags[0]?.name;
   log(genresList, tagName);
 
-  const collection = await aniLink.anilist.query.mediaListCollection({ userId: 542244, type: "ANIME" });
+  const collection = await aniLink.anilist.query.mediaListCollection({ userId: 542244, type: 'ANIME' });
   const entries = aniLink.anilist.flattenMediaListCollection(collection);
   const listName: string | undefined = collection.lists[0]?.name;
   const firstProgress: number | undefined = collection.lists[0]?.entries[0]?.progress;
   log(entries.length, listName, firstProgress);
 
-  const stats = await aniLink.anilist.query.siteStatistics({ usersSort: ["DATE_DESC"], usersPerPage: 7 });
+  const stats = await aniLink.anilist.query.siteStatistics({ usersSort: ['DATE_DESC'], usersPerPage: 7 });
   const newUsers: number | undefined = stats.users.nodes[0]?.count;
   log(newUsers);
 }
 
 // --- Page queries and pagination helpers (page queries, pagination) ---
 export async function pages(): Promise<void> {
-  const page = await aniLink.anilist.query.page.medias({ page: 1, perPage: 10, type: "ANIME", sort: ["POPULARITY_DESC"] });
-  if (page.pageInfo.hasNextPage) log("more");
+  const page = await aniLink.anilist.query.page.medias({
+    page: 1,
+    perPage: 10,
+    type: 'ANIME',
+    sort: ['POPULARITY_DESC'],
+  });
+  if (page.pageInfo.hasNextPage) log('more');
   const total: number = page.pageInfo.total;
   const current: number = page.pageInfo.currentPage;
   const firstTitle: string | undefined = page.media[0]?.title.romaji;
   log(total, current, firstTitle, page.media.length);
 
   const result = await aniLink.anilist.paginate(
-    (page, perPage) => aniLink.anilist.query.page.medias({ page, perPage, type: "ANIME" }),
-    "media",
+    (page, perPage) => aniLink.anilist.query.page.medias({ page, perPage, type: 'ANIME' }),
+    'media',
     { perPage: 50, maxPages: 10, concurrency: 4 },
   );
   const itemTitle: string | undefined = result.items[0]?.title.romaji;
@@ -140,12 +150,15 @@ export async function pages(): Promise<void> {
   log(itemTitle, pageCount, truncated, result.items.length);
 
   // The root helper is the same function, typed the same way.
-  const rooted = await paginate((page, perPage) => aniLink.anilist.query.page.characters({ page, perPage, search: "Frieren" }), "characters");
+  const rooted = await paginate(
+    (page, perPage) => aniLink.anilist.query.page.characters({ page, perPage, search: 'Frieren' }),
+    'characters',
+  );
   log(rooted.items.map((item) => item.name.full));
 
   const controller = new AbortController();
   for await (const walked of aniLink.anilist.paginatePages(
-    (page, perPage, signal) => aniLink.anilist.query.page.medias({ page, perPage, type: "ANIME" }, { signal }),
+    (page, perPage, signal) => aniLink.anilist.query.page.medias({ page, perPage, type: 'ANIME' }, { signal }),
     { signal: controller.signal, concurrency: 4 },
   )) {
     for (const item of walked.media) store.upsert(item);
@@ -156,8 +169,8 @@ export async function pages(): Promise<void> {
   }
 
   const chunked = await aniLink.anilist.paginateChunks(
-    (chunk, perChunk) => aniLink.anilist.query.mediaListCollection({ userId: 542244, type: "ANIME", chunk, perChunk }),
-    "lists",
+    (chunk, perChunk) => aniLink.anilist.query.mediaListCollection({ userId: 542244, type: 'ANIME', chunk, perChunk }),
+    'lists',
     { perChunk: 500, maxChunks: 20 },
   );
   const chunkCount: number = chunked.chunkCount;
@@ -169,14 +182,19 @@ export async function pages(): Promise<void> {
 
 // --- Mutations ---
 export async function mutations(): Promise<void> {
-  const authed = new AniLink("anilist-token");
-  const entry = await authed.anilist.mutation.saveMediaListEntry({ mediaId: 143271, status: "CURRENT", score: 8.5, progress: 3 });
+  const authed = new AniLink('anilist-token');
+  const entry = await authed.anilist.mutation.saveMediaListEntry({
+    mediaId: 143271,
+    status: 'CURRENT',
+    score: 8.5,
+    progress: 3,
+  });
   const progress: number = entry.progress;
   const status: string = entry.status;
   await authed.anilist.mutation.saveMediaListEntry({
     id: 123456,
     mediaId: 21,
-    status: "CURRENT",
+    status: 'CURRENT',
     score: 9.5,
     scoreRaw: 95,
     progress: 12,
@@ -184,9 +202,9 @@ export async function mutations(): Promise<void> {
     repeat: 1,
     priority: 1,
     private: false,
-    notes: "cozy rewatch",
+    notes: 'cozy rewatch',
     hiddenFromStatusLists: false,
-    customLists: ["Winter 2026"],
+    customLists: ['Winter 2026'],
     advancedScores: [90, 95],
     startedAt: { year: 2026, month: 1, day: 15 },
     completedAt: authed.anilist.fuzzyDate({ year: 2026, month: 3, day: 31 }),
@@ -198,11 +216,11 @@ export async function mutations(): Promise<void> {
 
 // --- Field selection ---
 export async function fieldSelection(): Promise<void> {
-  const slim = await aniLink.anilist.query.media({ id: 123 }, { fields: ["id", "title", "averageScore"] });
+  const slim = await aniLink.anilist.query.media({ id: 123 }, { fields: ['id', 'title', 'averageScore'] });
   const slimScore: number = slim.averageScore;
-  const romaji = await aniLink.anilist.query.media({ id: 123 }, { fields: ["title.romaji"], timeout: 5_000 });
+  const romaji = await aniLink.anilist.query.media({ id: 123 }, { fields: ['title.romaji'], timeout: 5_000 });
   const handle: number = romaji.idMal;
-  const tagged = await aniLink.anilist.query.media({ id: 123 }, { fields: ["tags.name", "tags.category"] });
+  const tagged = await aniLink.anilist.query.media({ id: 123 }, { fields: ['tags.name', 'tags.category'] });
   const categories: string[] = tagged.tags.map((tag) => tag.category);
   log(slimScore, handle, categories);
 }
@@ -210,23 +228,28 @@ export async function fieldSelection(): Promise<void> {
 // --- Per-request options, cancellation and timeouts ---
 export async function perRequest(): Promise<void> {
   const controller = new AbortController();
-  await aniLink.anilist.query.media({ id: 1, type: "ANIME" }, { timeout: 5_000, signal: controller.signal });
+  await aniLink.anilist.query.media({ id: 1, type: 'ANIME' }, { timeout: 5_000, signal: controller.signal });
   await aniLink.anilist.query.media({ id: 1 }, { retry: { maxRetries: 1 } });
   await aniLink.anilist.query.media({ id: 1 }, { signal: AbortSignal.timeout(2_000), retry: false });
-  await aniLink.anilist.query.media({ id: 1 }, { responseCache: new ResponseCache({ ttlMs: 30_000 }), bypassResponseCache: true });
+  await aniLink.anilist.query.media(
+    { id: 1 },
+    { responseCache: new ResponseCache({ ttlMs: 30_000 }), bypassResponseCache: true },
+  );
 }
 
 // --- Hooks (observability) ---
-export const observed = new AniLink("token", {
+export const observed = new AniLink('token', {
   onRequestStart: ({ requestId, url, method, attempt }) => log(requestId, url, method, attempt),
-  onResponse: ({ durationMs, rateLimit, cacheHit, pacedMs }) => log(durationMs, rateLimit?.remaining, cacheHit, pacedMs),
+  onResponse: ({ durationMs, rateLimit, cacheHit, pacedMs }) =>
+    log(durationMs, rateLimit?.remaining, cacheHit, pacedMs),
   onRetry: (error, context) => log(error.code, context.attempt, context.nextDelayMs),
-  onError: (error: AniLinkError, context: RequestErrorContext) => log(error.requestId, context.code, context.status, context.budgetExhausted),
+  onError: (error: AniLinkError, context: RequestErrorContext) =>
+    log(error.requestId, context.code, context.status, context.budgetExhausted),
   onPace: ({ delayMs, aborted }) => log(delayMs, aborted),
   onCircuitOpen: ({ host, failures }) => log(host, failures),
   onCircuitClose: ({ host }) => log(host),
   onHookError: (hookName, error) => log(hookName, error),
-  diagnostics: "hook",
+  diagnostics: 'hook',
 });
 const state = observed.getTransportState();
 export const openSince: number | null = state.anilist.circuit[0]?.openedAt ?? null;
@@ -246,7 +269,7 @@ export async function errors(): Promise<void> {
       const reset: number | undefined = error.rateLimit?.reset;
       log(error.code, status, error.data, reset);
     } else if (error instanceof AniLinkAuthError) {
-      log("Token missing or rejected:", error.code);
+      log('Token missing or rejected:', error.code);
     } else if (error instanceof AniLinkNetworkError) {
       const timeoutMs: number | undefined = error.timeoutMs;
       log(error.code, error.message, timeoutMs);
@@ -281,7 +304,7 @@ export async function errors(): Promise<void> {
   try {
     await aniLink.mal.anime.get({ id: 21 });
   } catch (error) {
-    if (error instanceof AniLinkRestError && error.contentType?.includes("application/json")) log(error.data);
+    if (error instanceof AniLinkRestError && error.contentType?.includes('application/json')) log(error.data);
   }
 }
 
@@ -291,10 +314,13 @@ interface MediaTitle {
   title: { romaji: string };
 }
 export async function custom(): Promise<void> {
-  const single = await aniLink.anilist.custom<MediaTitle>("query ($id: Int) { Media(id: $id) { id title { romaji } } }", { id: 1 });
+  const single = await aniLink.anilist.custom<MediaTitle>(
+    'query ($id: Int) { Media(id: $id) { id title { romaji } } }',
+    { id: 1 },
+  );
   const romaji: string = single.title.romaji;
   const envelope = await aniLink.anilist.custom<{ data: { User: { name: string }; Media: MediaTitle } }>(
-    "query { User(id: 1) { name } Media(id: 1) { id title { romaji } } }",
+    'query { User(id: 1) { name } Media(id: 1) { id title { romaji } } }',
     undefined,
     { allowPartialData: true, onError: (error) => log(error.code) },
   );
@@ -304,12 +330,21 @@ export async function custom(): Promise<void> {
 // --- OAuth helpers (authentication) ---
 export async function oauth(): Promise<void> {
   const state = crypto.randomUUID();
-  const authorizeUrl: string = buildAuthorizationUrl("your-client-id", "https://example.com/callback", state);
-  let tokenResponse = await getAccessToken("your-client-id", "your-client-secret", code, "https://example.com/callback");
+  const authorizeUrl: string = buildAuthorizationUrl('your-client-id', 'https://example.com/callback', state);
+  let tokenResponse = await getAccessToken(
+    'your-client-id',
+    'your-client-secret',
+    code,
+    'https://example.com/callback',
+  );
   const { access_token, refresh_token } = tokenResponse;
   const client = new AniLink(access_token);
   if (refresh_token !== undefined && Date.now() >= getTokenExpiry(tokenResponse).getTime() - 60_000) {
-    const { refresh_token: rotated } = (tokenResponse = await refreshAccessToken("your-client-id", "your-client-secret", refresh_token));
+    const { refresh_token: rotated } = (tokenResponse = await refreshAccessToken(
+      'your-client-id',
+      'your-client-secret',
+      refresh_token,
+    ));
     const nextRefreshToken: string = rotated ?? refresh_token;
     log(nextRefreshToken);
   }
@@ -317,15 +352,15 @@ export async function oauth(): Promise<void> {
 }
 
 // --- Types for the caller's own signatures (TypeScript patterns) ---
-export const provider: ProviderId = "anilist";
+export const provider: ProviderId = 'anilist';
 export function titles(api: AniListApi): Promise<string[]> {
-  return api.query.page.medias({ search: "Frieren" }).then((page) => page.media.map((media) => media.title.romaji));
+  return api.query.page.medias({ search: 'Frieren' }).then((page) => page.media.map((media) => media.title.romaji));
 }
 
 // --- The opt-in schema-exact types: annotating a result opts that code into null checks ---
 export async function strictOptIn(): Promise<void> {
   const media: AniListStrict.Media = await aniLink.anilist.query.media({ id: 1 });
-  const title: string = media.title?.romaji ?? "untitled";
+  const title: string = media.title?.romaji ?? 'untitled';
   const page: AniListStrict.MediasPageResult = await aniLink.anilist.query.page.medias({ page: 1 });
   const more: boolean = page.pageInfo?.hasNextPage ?? false;
   log(title, more);
@@ -336,7 +371,7 @@ export async function strictOptIn(): Promise<void> {
 
 // --- Documentation examples that do not compile against the original's typings either ---
 export async function documentationMistakes(): Promise<void> {
-  const anime = await aniLink.anilist.query.media({ id: 21, type: "ANIME" });
+  const anime = await aniLink.anilist.query.media({ id: 21, type: 'ANIME' });
   // getting-started.md: the result is the Media itself, it has no `media` field.
   // @ts-expect-error no property media on the Media result
   log(anime.media?.title?.romaji);
@@ -353,28 +388,28 @@ export async function documentationMistakes(): Promise<void> {
   // @ts-expect-error an object is not a number[]
   await aniLink.anilist.mutation.saveMediaListEntry({ mediaId: 21, advancedScores: { story: 90, characters: 95 } });
 
-  const { refresh_token } = await getAccessToken("id", "secret", code, "https://example.com/callback");
+  const { refresh_token } = await getAccessToken('id', 'secret', code, 'https://example.com/callback');
   // authentication.md: `refresh_token` is optional in AniListTokenResponse.
   // @ts-expect-error string | undefined is not a string
-  await refreshAccessToken("id", "secret", refresh_token);
+  await refreshAccessToken('id', 'secret', refresh_token);
 }
 
 // --- Helpers on the client (AniList helpers) ---
 export async function helpers(): Promise<void> {
-  const client = new AniLink({ anilist: { authToken: "anilist-token" }, mal: { accessToken: "mal-token" } });
+  const client = new AniLink({ anilist: { authToken: 'anilist-token' }, mal: { accessToken: 'mal-token' } });
   const startedAt = client.anilist.fuzzyDate({ year: 2024, month: 4, day: 15 });
   const month: number = startedAt.month;
-  await client.anilist.mutation.saveMediaListEntry({ mediaId: 1, status: "COMPLETED", startedAt });
+  await client.anilist.mutation.saveMediaListEntry({ mediaId: 1, status: 'COMPLETED', startedAt });
   const full: number = client.anilist.fuzzyDateInt({ year: 2024, month: 4, day: 15 });
-  const page = await client.anilist.query.page.medias({ page: 1, perPage: 50, type: "ANIME", startDate: full });
+  const page = await client.anilist.query.page.medias({ page: 1, perPage: 50, type: 'ANIME', startDate: full });
   const { anilistToMal, malToAnilist, unmapped } = client.anilist.crossLink(page.media);
   const malId = anilistToMal.get(21);
   if (malId !== undefined) {
-    const malAnime = await client.mal.anime.get({ id: malId }, { fields: ["id", "title"] });
+    const malAnime = await client.mal.anime.get({ id: malId }, { fields: ['id', 'title'] });
     log(malAnime.title);
   }
   const unmappedTitle: string | undefined = unmapped[0]?.title.romaji;
-  const collection = await client.anilist.query.mediaListCollection({ userId: 542244, type: "ANIME" });
+  const collection = await client.anilist.query.mediaListCollection({ userId: 542244, type: 'ANIME' });
   const entries = client.anilist.flattenMediaListCollection(collection);
   const lists: string[] | undefined = entries[0]?.listNames;
   log(month, malToAnilist.size, unmappedTitle, lists);
@@ -385,24 +420,24 @@ declare const metrics: { observe(name: string, value: number, tags?: object): vo
 export const perSlot = new AniLink({
   onHookError: (hookName, error) => log(`hook ${hookName} threw`, error),
   anilist: {
-    authToken: "t",
+    authToken: 't',
     onResponse: ({ requestId, url, durationMs, rateLimit, pacedMs }) => {
-      metrics.observe(pacedMs === undefined ? "latency" : "paced-latency", durationMs, { requestId, url });
-      if (rateLimit && rateLimit.remaining < 10) log("quota running low:", rateLimit.remaining, "/", rateLimit.limit);
+      metrics.observe(pacedMs === undefined ? 'latency' : 'paced-latency', durationMs, { requestId, url });
+      if (rateLimit && rateLimit.remaining < 10) log('quota running low:', rateLimit.remaining, '/', rateLimit.limit);
     },
     onError: (error, { requestId, attempt, code }) => log(requestId, attempt, code, error.message),
     onRetry: (_error, { attempt, nextDelayMs }) => log(attempt, nextDelayMs),
     onPace: ({ requestId, delayMs }) => log(requestId, delayMs),
   },
-  mal: { accessToken: "m" },
+  mal: { accessToken: 'm' },
 });
 
 // --- custom(): the caller types the unwrapped value (custom queries) ---
 export async function customEnvelope(): Promise<void> {
-  const media = await aniLink.anilist.custom<{ id: number }>("query { Media(id: 1) { id } }");
+  const media = await aniLink.anilist.custom<{ id: number }>('query { Media(id: 1) { id } }');
   const id: number = media.id;
   const both = await aniLink.anilist.custom<{ data: { Media: { id: number }; Viewer: { id: number } } }>(
-    "query { Media(id: 1) { id } Viewer { id } }",
+    'query { Media(id: 1) { id } Viewer { id } }',
     undefined,
     { timeout: 10_000 },
   );
@@ -415,17 +450,22 @@ declare const counters: { increment(name: string, tags: object): void; record(pr
 export async function recipes(): Promise<void> {
   const fromEnv = new AniLink(process.env.ANILIST_TOKEN);
   const synced = await fromEnv.anilist.paginate(
-    (page, perPage) => fromEnv.anilist.query.page.medias({ page, perPage, type: "ANIME", sort: ["TRENDING_DESC"] }),
-    "media",
+    (page, perPage) => fromEnv.anilist.query.page.medias({ page, perPage, type: 'ANIME', sort: ['TRENDING_DESC'] }),
+    'media',
     { perPage: 50, maxPages: 10, concurrency: 4 },
   );
   if (synced.truncated) log(`synced ${synced.items.length} items across ${synced.pageCount} pages`);
 
-  const both = new AniLink({ anilist: { authToken: process.env.ANILIST_TOKEN }, mal: { accessToken: process.env.MAL_TOKEN } });
-  const anilistMedia = await both.anilist.query.media({ id: 21, type: "ANIME" });
+  const both = new AniLink({
+    anilist: { authToken: process.env.ANILIST_TOKEN },
+    mal: { accessToken: process.env.MAL_TOKEN },
+  });
+  const anilistMedia = await both.anilist.query.media({ id: 21, type: 'ANIME' });
   const { anilistToMal } = both.anilist.crossLink([anilistMedia]);
-  const page = await both.anilist.query.page.medias({ page: 1, perPage: 50, type: "ANIME" });
-  const malIds: number[] = page.media.map((media) => anilistToMal.get(media.id)).filter((malId): malId is number => malId !== undefined);
+  const page = await both.anilist.query.page.medias({ page: 1, perPage: 50, type: 'ANIME' });
+  const malIds: number[] = page.media
+    .map((media) => anilistToMal.get(media.id))
+    .filter((malId): malId is number => malId !== undefined);
   log(anilistMedia.title.romaji, malIds);
 
   const scheduler = new AniLink({
@@ -433,31 +473,36 @@ export async function recipes(): Promise<void> {
       authToken: process.env.ANILIST_TOKEN,
       paceWithRateLimit: true,
       circuitBreaker: { threshold: 5, cooldownMs: 30_000 },
-      onCircuitOpen: ({ host, failures }) => counters.increment("circuit.open", { host, failures }),
-      onCircuitClose: ({ host }) => counters.increment("circuit.close", { host }),
-      onResponse: ({ durationMs }) => counters.record("anilist", durationMs),
+      onCircuitOpen: ({ host, failures }) => counters.increment('circuit.open', { host, failures }),
+      onCircuitClose: ({ host }) => counters.increment('circuit.close', { host }),
+      onResponse: ({ durationMs }) => counters.record('anilist', durationMs),
     },
-    mal: { accessToken: process.env.MAL_TOKEN, retry: { maxRetries: 2 }, onResponse: ({ durationMs }) => counters.record("mal", durationMs) },
+    mal: {
+      accessToken: process.env.MAL_TOKEN,
+      retry: { maxRetries: 2 },
+      onResponse: ({ durationMs }) => counters.record('mal', durationMs),
+    },
   });
   log(scheduler);
 
   const scoped = new AniLink({
-    anilist: { authToken: "t", timeout: 5_000, retry: false },
-    mal: { accessToken: "m", timeout: 15_000 },
+    anilist: { authToken: 't', timeout: 5_000, retry: false },
+    mal: { accessToken: 'm', timeout: 15_000 },
   });
   const controller = new AbortController();
-  const cancellable = new AniLink("token", { signal: controller.signal, timeout: 10_000 });
+  const cancellable = new AniLink('token', { signal: controller.signal, timeout: 10_000 });
   try {
     await cancellable.anilist.query.page.medias({ page: 1, perPage: 50 });
   } catch (error) {
-    if (error instanceof AniLinkNetworkError && error.abortedDuringPacing) log("never reached the network");
+    if (error instanceof AniLinkNetworkError && error.abortedDuringPacing) log('never reached the network');
     if (error instanceof AniLinkNetworkError && error.code === AniLinkErrorCodes.TIMEOUT) log(error.timeoutMs);
   }
 
   const cache = new ResponseCache({ ttlMs: 120_000, maxEntries: 256 });
-  const cached = new AniLink("token", {
+  const cached = new AniLink('token', {
     responseCache: cache,
-    onResponse: ({ url, durationMs, cacheHit }) => (cacheHit ? counters.increment("cache.hit", { url }) : counters.record(url, durationMs)),
+    onResponse: ({ url, durationMs, cacheHit }) =>
+      cacheHit ? counters.increment('cache.hit', { url }) : counters.record(url, durationMs),
   });
   cache.clear();
   log(scoped, cached, cache.stats().hits);
@@ -465,9 +510,13 @@ export async function recipes(): Promise<void> {
 
 // --- Watchers ---
 export async function watchers(): Promise<void> {
-  const client = new AniLink({ anilist: { authToken: "anilist-token" } });
+  const client = new AniLink({ anilist: { authToken: 'anilist-token' } });
   const controller = new AbortController();
-  for await (const notification of client.anilist.watch.notifications({ since: Math.floor(Date.now() / 1000) - 3600, intervalMs: 60_000, signal: controller.signal })) {
+  for await (const notification of client.anilist.watch.notifications({
+    since: Math.floor(Date.now() / 1000) - 3600,
+    intervalMs: 60_000,
+    signal: controller.signal,
+  })) {
     const createdAt: number = notification.createdAt;
     log(notification.type, createdAt);
   }

@@ -89,9 +89,9 @@ import {
   type MalPage,
   type MalPaginateOptions,
   type MalPaginateResult,
-} from "anilink-api-wrapper";
-import * as anilistEntry from "anilink-api-wrapper/anilist";
-import * as malEntry from "anilink-api-wrapper/mal";
+} from 'anilink-api-wrapper';
+import * as anilistEntry from 'anilink-api-wrapper/anilist';
+import * as malEntry from 'anilink-api-wrapper/mal';
 
 // The /anilist barrel.
 export const anilistValues = [
@@ -186,53 +186,137 @@ export type MalEntryTypes = [
 ];
 
 // The root values, by kind.
-export const rootClasses = [AniLink, AniLinkError, AniLinkApiError, AniLinkGraphQLError, AniLinkRestError, AniLinkNetworkError, AniLinkAuthError, AniLinkValidationError, ResponseCache];
-export const rootConstants: string[] = [ANILIST_AUTHORIZE_URL, ANILIST_TOKEN_URL, MAL_API_BASE_URL, MAL_API_REFERENCE, MAL_AUTHORIZE_URL, MAL_TOKEN_URL];
+export const rootClasses = [
+  AniLink,
+  AniLinkError,
+  AniLinkApiError,
+  AniLinkGraphQLError,
+  AniLinkRestError,
+  AniLinkNetworkError,
+  AniLinkAuthError,
+  AniLinkValidationError,
+  ResponseCache,
+];
+export const rootConstants: string[] = [
+  ANILIST_AUTHORIZE_URL,
+  ANILIST_TOKEN_URL,
+  MAL_API_BASE_URL,
+  MAL_API_REFERENCE,
+  MAL_AUTHORIZE_URL,
+  MAL_TOKEN_URL,
+];
 export const rootFunctions = [
-  buildAuthorizationUrl, getAccessToken, getTokenExpiry, refreshAccessToken, paginate, paginatePages, paginateChunks,
-  crossLink, fuzzyDate, fuzzyDateInt, destroyCachedAgents, snapshotTransportState, buildProviderClients,
-  buildMalAuthorizationUrl, getMalAccessToken, getMalTokenExpiry, refreshMalAccessToken, buildMyAnimeListApi,
-  malPaginate, malPaginatePages,
+  buildAuthorizationUrl,
+  getAccessToken,
+  getTokenExpiry,
+  refreshAccessToken,
+  paginate,
+  paginatePages,
+  paginateChunks,
+  crossLink,
+  fuzzyDate,
+  fuzzyDateInt,
+  destroyCachedAgents,
+  snapshotTransportState,
+  buildProviderClients,
+  buildMalAuthorizationUrl,
+  getMalAccessToken,
+  getMalTokenExpiry,
+  refreshMalAccessToken,
+  buildMyAnimeListApi,
+  malPaginate,
+  malPaginatePages,
 ];
 export const codes: AniLinkErrorCode = AniLinkErrorCodes.VALIDATION;
 
 // The lower-level entry points, as the original types them.
-const clients: ProviderClients = buildProviderClients({ anilist: { authToken: "t" }, mal: { clientId: "c" } });
-const state: TransportStateSnapshot = snapshotTransportState(clients.stateOwners.anilist, clients.responseCaches?.anilist);
+const clients: ProviderClients = buildProviderClients({ anilist: { authToken: 't' }, mal: { clientId: 'c' } });
+const state: TransportStateSnapshot = snapshotTransportState(
+  clients.stateOwners.anilist,
+  clients.responseCaches?.anilist,
+);
 export const openedAt: number | null = state.circuit[0]?.openedAt ?? null;
 export const capturedAt: number = snapshotTransportState(clients.stateOwners.mal).capturedAt;
 export const legacy: ProviderClients = buildProviderClients({}, { timeout: 5_000 } satisfies AniLinkOptions);
 const owner = {};
-export const malOnly: MyAnimeListApi = buildMyAnimeListApi({ accessToken: "m" }, owner);
+export const malOnly: MyAnimeListApi = buildMyAnimeListApi({ accessToken: 'm' }, owner);
 export const malState: TransportStateSnapshot = snapshotTransportState(owner);
 export const anilistApi: AniListApi = clients.anilist;
-export const factory: ProviderFactory<MalCredentials, MyAnimeListApi> = (credentials) => buildMyAnimeListApi(credentials);
+export const factory: ProviderFactory<MalCredentials, MyAnimeListApi> = (credentials) =>
+  buildMyAnimeListApi(credentials);
 
 // Credentials and callbacks.
 const onTokenRefresh: AniListTokenRefreshCallback = (response: AniListTokenResponse) => void response.access_token;
 const onTokenRefreshError: AniListTokenRefreshErrorCallback = (error) => void error.code;
 const onMalRefresh: MalTokenRefreshCallback = (response: MalTokenResponse) => void response.scope;
 const onMalRefreshError: MalTokenRefreshErrorCallback = (error) => void error.message;
-const anilistSlot: AniListCredentials = { authToken: "t", refreshToken: "r", clientId: "1", clientSecret: "s", onTokenRefresh, onTokenRefreshError };
-const malSlot: MalCredentials = { accessToken: "m", refreshToken: "r", clientId: "c", onTokenRefresh: onMalRefresh, onTokenRefreshError: onMalRefreshError };
-export const credentials: AniLinkCredentials = { anilist: anilistSlot, mal: malSlot, diagnostics: "hook" satisfies DiagnosticsMode };
-export const anySlot: ProviderCredentials = { timeout: 1, authToken: "t" };
-export const resolved: ResolvedProviderCredentials = { auth: { token: "t", headers: { "X-MAL-CLIENT-ID": "c" } }, options: { retry: false } };
-export const auth: RequestAuthInput[] = ["token", { token: "t" } satisfies RequestAuth, { headers: { Authorization: "Basic x" } }];
-export const provider: ProviderId = "mal";
+const anilistSlot: AniListCredentials = {
+  authToken: 't',
+  refreshToken: 'r',
+  clientId: '1',
+  clientSecret: 's',
+  onTokenRefresh,
+  onTokenRefreshError,
+};
+const malSlot: MalCredentials = {
+  accessToken: 'm',
+  refreshToken: 'r',
+  clientId: 'c',
+  onTokenRefresh: onMalRefresh,
+  onTokenRefreshError: onMalRefreshError,
+};
+export const credentials: AniLinkCredentials = {
+  anilist: anilistSlot,
+  mal: malSlot,
+  diagnostics: 'hook' satisfies DiagnosticsMode,
+};
+export const anySlot: ProviderCredentials = { timeout: 1, authToken: 't' };
+export const resolved: ResolvedProviderCredentials = {
+  auth: { token: 't', headers: { 'X-MAL-CLIENT-ID': 'c' } },
+  options: { retry: false },
+};
+export const auth: RequestAuthInput[] = [
+  'token',
+  { token: 't' } satisfies RequestAuth,
+  { headers: { Authorization: 'Basic x' } },
+];
+export const provider: ProviderId = 'mal';
 
 // Every other type name resolves.
 export type RootTypes = [
-  RateLimitInfo, ChunkPaginateOptions, ChunkPaginateResult<unknown>, PaginateOptions, PaginateResult<unknown>,
-  CustomPageOptions, CrossLinkMedia, CrossLinkResult, FuzzyDateOptions, AniLinkDiagnostic, CircuitOpenContext,
-  OnCircuitCloseHandler, OnCircuitOpenHandler, OnHookErrorHandler, OnPaceHandler, OnResponseHandler, RequestContext,
-  RequestErrorContext, RequestOptions, ResponseCacheOptions, ResponseCacheStats, CircuitStateSnapshot,
-  PaceDeadlineSnapshot, RetryBudgetSnapshot, MalAuthorizationCodeRequest, MalRefreshTokenRequest,
-  MalPage<unknown>, MalPaginateOptions, MalPaginateResult<unknown>,
+  RateLimitInfo,
+  ChunkPaginateOptions,
+  ChunkPaginateResult<unknown>,
+  PaginateOptions,
+  PaginateResult<unknown>,
+  CustomPageOptions,
+  CrossLinkMedia,
+  CrossLinkResult,
+  FuzzyDateOptions,
+  AniLinkDiagnostic,
+  CircuitOpenContext,
+  OnCircuitCloseHandler,
+  OnCircuitOpenHandler,
+  OnHookErrorHandler,
+  OnPaceHandler,
+  OnResponseHandler,
+  RequestContext,
+  RequestErrorContext,
+  RequestOptions,
+  ResponseCacheOptions,
+  ResponseCacheStats,
+  CircuitStateSnapshot,
+  PaceDeadlineSnapshot,
+  RetryBudgetSnapshot,
+  MalAuthorizationCodeRequest,
+  MalRefreshTokenRequest,
+  MalPage<unknown>,
+  MalPaginateOptions,
+  MalPaginateResult<unknown>,
 ];
 
 // @ts-expect-error a state owner is an object
-snapshotTransportState("anilist");
+snapshotTransportState('anilist');
 // @ts-expect-error stateOwners cannot be replaced
 clients.stateOwners = { anilist: {}, mal: {} };
 // Deliberate difference: the named slots are closed (a mistyped key fails to compile), where the
@@ -240,4 +324,4 @@ clients.stateOwners = { anilist: {}, mal: {} };
 // @ts-expect-error no index signature on AniListCredentials
 export const slotsAreProviderCredentials: ProviderCredentials[] = [anilistSlot];
 // @ts-expect-error accessToken is not an AniList field
-export const misplaced: AniLinkCredentials = { anilist: { accessToken: "m" } };
+export const misplaced: AniLinkCredentials = { anilist: { accessToken: 'm' } };

@@ -47,7 +47,10 @@ function parseArgs(argv) {
     throw new Error(`usage: run-client.mjs <${KINDS.join('|')}> <url> <concurrency> <requests> <warmup>`);
   }
   const [concurrency, requests, warmup] = counts.map(Number);
-  if (![concurrency, requests].every((n) => Number.isInteger(n) && n >= 1) || !(Number.isInteger(warmup) && warmup >= 0)) {
+  if (
+    ![concurrency, requests].every((n) => Number.isInteger(n) && n >= 1) ||
+    !(Number.isInteger(warmup) && warmup >= 0)
+  ) {
     throw new Error(`concurrency and requests must be integers ≥ 1, warmup ≥ 0; got ${counts.join(' ')}`);
   }
   return { kind, url, concurrency, requests, warmup };

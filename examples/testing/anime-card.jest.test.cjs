@@ -36,7 +36,9 @@ test('rides out a 429: the client waits for Retry-After and retries', async () =
 test('passes a GraphQL error envelope on', async () => {
   upstream.anilist.reply('Media', { status: 200, errors: [{ message: 'Private media.', status: 403 }] });
 
-  await expect(animeCard(upstream.client({ anilist: { retry: false } }), 3)).rejects.toBeInstanceOf(AniLinkGraphQLError);
+  await expect(animeCard(upstream.client({ anilist: { retry: false } }), 3)).rejects.toBeInstanceOf(
+    AniLinkGraphQLError,
+  );
 });
 
 test('shows no score when MAL answers 404', async () => {
@@ -49,5 +51,7 @@ test('shows no score when MAL answers 404', async () => {
 test('fails with a network error when the connection drops', async () => {
   upstream.anilist.replyAlways('Media', { drop: 'before-response' });
 
-  await expect(animeCard(upstream.client({ anilist: { retry: false } }), 5)).rejects.toBeInstanceOf(AniLinkNetworkError);
+  await expect(animeCard(upstream.client({ anilist: { retry: false } }), 5)).rejects.toBeInstanceOf(
+    AniLinkNetworkError,
+  );
 });

@@ -27,7 +27,12 @@ describe('animeCard', () => {
   it('rides out a 429: the client waits for Retry-After and retries', async () => {
     upstream.anilist.reply(
       'Media',
-      { status: 429, retryAfter: 0.1, rateLimit: { limit: 90, remaining: 0 }, errors: [{ message: 'Too Many Requests.', status: 429 }] },
+      {
+        status: 429,
+        retryAfter: 0.1,
+        rateLimit: { limit: 90, remaining: 0 },
+        errors: [{ message: 'Too Many Requests.', status: 429 }],
+      },
       { data: { Media: { id: 2, idMal: null, title: { romaji: 'Trigun' } } } },
     );
 
@@ -38,7 +43,9 @@ describe('animeCard', () => {
   it('passes a GraphQL error envelope on', async () => {
     upstream.anilist.reply('Media', { status: 200, errors: [{ message: 'Private media.', status: 403 }] });
 
-    await expect(animeCard(upstream.client({ anilist: { retry: false } }), 3)).rejects.toBeInstanceOf(AniLinkGraphQLError);
+    await expect(animeCard(upstream.client({ anilist: { retry: false } }), 3)).rejects.toBeInstanceOf(
+      AniLinkGraphQLError,
+    );
   });
 
   it('shows no score when MAL answers 404', async () => {
@@ -51,6 +58,8 @@ describe('animeCard', () => {
   it('fails with a network error when the connection drops', async () => {
     upstream.anilist.replyAlways('Media', { drop: 'before-response' });
 
-    await expect(animeCard(upstream.client({ anilist: { retry: false } }), 5)).rejects.toBeInstanceOf(AniLinkNetworkError);
+    await expect(animeCard(upstream.client({ anilist: { retry: false } }), 5)).rejects.toBeInstanceOf(
+      AniLinkNetworkError,
+    );
   });
 });

@@ -288,7 +288,9 @@ async function deliver(res, scripted, signal) {
   }
 
   const truncating = scripted.drop === 'mid-body';
-  const { bytes, impliedType } = encodeBody(truncating && scripted.body === undefined ? DEFAULT_PAYLOAD : scripted.body);
+  const { bytes, impliedType } = encodeBody(
+    truncating && scripted.body === undefined ? DEFAULT_PAYLOAD : scripted.body,
+  );
   for (const [name, value] of Object.entries(scripted.headers ?? {})) res.setHeader(name, value);
   if (impliedType && !res.hasHeader('content-type')) res.setHeader('content-type', impliedType);
   if (!res.hasHeader('content-length')) res.setHeader('content-length', bytes.length);

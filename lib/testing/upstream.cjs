@@ -14,7 +14,19 @@ const UNSCRIPTED_STATUS = 501;
 const TEST_MAL_CLIENT_ID = 'anilink-test-client-id';
 const ANY = '*';
 
-const DELIVERY_KEYS = ['status', 'headers', 'rateLimit', 'retryAfter', 'delayMs', 'bodyDelayMs', 'trickle', 'drop', 'hang', 'closeAfter', 'body'];
+const DELIVERY_KEYS = [
+  'status',
+  'headers',
+  'rateLimit',
+  'retryAfter',
+  'delayMs',
+  'bodyDelayMs',
+  'trickle',
+  'drop',
+  'hang',
+  'closeAfter',
+  'body',
+];
 const ANSWER_KEYS = {
   anilist: ['data', 'errors', 'extensions', ...DELIVERY_KEYS],
   mal: DELIVERY_KEYS,
@@ -29,7 +41,10 @@ function typeError(provider, message) {
 function checkAnswer(provider, answer) {
   if (typeof answer === 'function') return;
   if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) {
-    throw typeError(provider, `expected an object or a function returning one (received ${answer === null ? 'null' : typeof answer}).`);
+    throw typeError(
+      provider,
+      `expected an object or a function returning one (received ${answer === null ? 'null' : typeof answer}).`,
+    );
   }
   const valid = ANSWER_KEYS[provider];
   for (const key of Object.keys(answer)) {
@@ -48,10 +63,16 @@ function checkAnswer(provider, answer) {
   if (drop !== undefined && !DROP_MODES.includes(drop)) {
     throw typeError(provider, `drop must be one of ${DROP_MODES.map((mode) => `"${mode}"`).join(', ')}.`);
   }
-  if (errors !== undefined && !(Array.isArray(errors) && errors.every((entry) => entry && typeof entry.message === 'string'))) {
+  if (
+    errors !== undefined &&
+    !(Array.isArray(errors) && errors.every((entry) => entry && typeof entry.message === 'string'))
+  ) {
     throw typeError(provider, 'errors must be an array of GraphQL error entries, each with a string `message`.');
   }
-  if (rateLimit !== undefined && !(rateLimit && Number.isInteger(rateLimit.limit) && Number.isInteger(rateLimit.remaining))) {
+  if (
+    rateLimit !== undefined &&
+    !(rateLimit && Number.isInteger(rateLimit.limit) && Number.isInteger(rateLimit.remaining))
+  ) {
     throw typeError(provider, 'rateLimit must be { limit, remaining, reset? } with integer limit and remaining.');
   }
 }
@@ -77,7 +98,8 @@ function malErrorBody(status) {
 function toScripted(provider, answer) {
   const { rateLimit, retryAfter, data, errors, extensions, ...delivery } = answer;
   const headers = {};
-  if (rateLimit) Object.assign(headers, rateLimitHeaders(rateLimit.limit, rateLimit.remaining, epochSeconds(rateLimit.reset)));
+  if (rateLimit)
+    Object.assign(headers, rateLimitHeaders(rateLimit.limit, rateLimit.remaining, epochSeconds(rateLimit.reset)));
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   Object.assign(headers, answer.headers);
   const scripted = { ...delivery, headers };
@@ -101,7 +123,10 @@ function createRoutes(provider) {
 
   function checkKey(key) {
     if (typeof key !== 'string' || key.trim() === '') {
-      const what = provider === 'anilist' ? 'an operation name or root field (e.g. "Media")' : 'a path (e.g. "/anime/1" or "GET /anime/1")';
+      const what =
+        provider === 'anilist'
+          ? 'an operation name or root field (e.g. "Media")'
+          : 'a path (e.g. "/anime/1" or "GET /anime/1")';
       throw typeError(provider, `the key must be ${what}, or "*" for any request.`);
     }
   }
@@ -128,7 +153,9 @@ function createRoutes(provider) {
       return undefined;
     },
     pending() {
-      return [...queued].filter(([, answers]) => answers.length > 0).map(([key, answers]) => ({ provider, key, count: answers.length }));
+      return [...queued]
+        .filter(([, answers]) => answers.length > 0)
+        .map(([key, answers]) => ({ provider, key, count: answers.length }));
     },
     clear() {
       queued.clear();
@@ -228,8 +255,11 @@ async function startTestUpstream(options = {}) {
     assertDone() {
       const left = pending();
       if (left.length === 0 && records.unmatched.length === 0) return;
-      const parts = left.map(({ provider, key, count }) => `${count} ${provider} answer(s) for ${JSON.stringify(key)} never requested`);
-      for (const request of records.unmatched) parts.push(`unscripted ${request.provider ?? 'unknown'} request ${request.method} ${request.path}`);
+      const parts = left.map(
+        ({ provider, key, count }) => `${count} ${provider} answer(s) for ${JSON.stringify(key)} never requested`,
+      );
+      for (const request of records.unmatched)
+        parts.push(`unscripted ${request.provider ?? 'unknown'} request ${request.method} ${request.path}`);
       throw new Error(`anilink-api-wrapper/testing: ${parts.join('; ')}.`);
     },
     client(credentials = {}) {

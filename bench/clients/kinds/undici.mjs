@@ -7,7 +7,12 @@ export function createClient({ url, concurrency }) {
   return {
     connectionLimit: concurrency,
     async send() {
-      const { statusCode, body } = await request(url, { method: 'POST', headers: REQUEST_HEADERS, body: REQUEST_BODY, dispatcher });
+      const { statusCode, body } = await request(url, {
+        method: 'POST',
+        headers: REQUEST_HEADERS,
+        body: REQUEST_BODY,
+        dispatcher,
+      });
       const text = await body.text();
       checkStatus('undici', statusCode);
       return mediaFromEnvelope(JSON.parse(text));

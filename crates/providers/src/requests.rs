@@ -25,8 +25,9 @@ const MAL_CLIENT_ID: HeaderName = HeaderName::from_static("x-mal-client-id");
 
 /// A credential as a header value that never shows up in debug output.
 fn secret_header(value: &str, field: &str) -> Result<HeaderValue, String> {
-    let mut header = HeaderValue::from_str(value)
-        .map_err(|_| format!("{field} contains characters that cannot be sent in an HTTP header"))?;
+    let mut header = HeaderValue::from_str(value).map_err(|_| {
+        format!("{field} contains characters that cannot be sent in an HTTP header")
+    })?;
     header.set_sensitive(true);
     Ok(header)
 }
@@ -60,12 +61,26 @@ impl AniListEndpoint {
         headers.insert(ACCEPT, JSON);
         let token = non_empty(token);
         if let Some(token) = token {
-            headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {token}"), "authToken")?);
+            headers.insert(
+                AUTHORIZATION,
+                secret_header(&format!("Bearer {token}"), "authToken")?,
+            );
         }
-        let mut template = RequestSpec::new(Method::POST, &url, headers, Bytes::new(), Protocol::GraphQl, ResultShape::GraphQl)
-            .map_err(|error| error.message.clone())?;
+        let mut template = RequestSpec::new(
+            Method::POST,
+            &url,
+            headers,
+            Bytes::new(),
+            Protocol::GraphQl,
+            ResultShape::GraphQl,
+        )
+        .map_err(|error| error.message.clone())?;
         template.is_write = false;
-        Ok(Self { url, template, has_token: token.is_some() })
+        Ok(Self {
+            url,
+            template,
+            has_token: token.is_some(),
+        })
     }
 
     pub fn url(&self) -> &str {
@@ -73,11 +88,17 @@ impl AniListEndpoint {
     }
 
     /// A catalog operation (`"query.media"`, `"mutation.saveMediaListEntry"`, …).
-    pub fn operation(&self, key: &str, variables: &Value, fields: Option<&[String]>) -> Result<RequestSpec, TransportError> {
+    pub fn operation(
+        &self,
+        key: &str,
+        variables: &Value,
+        fields: Option<&[String]>,
+    ) -> Result<RequestSpec, TransportError> {
         let operation = anilist::operation(key)
             .ok_or_else(|| TransportError::unknown(format!("unknown AniList operation {key}")))?;
         anilist::validate_variables(operation, variables).map_err(TransportError::validation)?;
-        let document = anilist::document_for(operation, fields).map_err(TransportError::validation)?;
+        let document =
+            anilist::document_for(operation, fields).map_err(TransportError::validation)?;
         let prefix = match fields {
             None => default_prefix(operation),
             Some(_) => document_prefix(&document)?,
@@ -93,7 +114,8 @@ impl AniListEndpoint {
 
     /// `anilist.custom(document, variables)`: a caller-written document.
     pub fn custom(&self, document: &str, variables: &Value) -> Result<RequestSpec, TransportError> {
-        let analysis = anilist::analyze_custom_document(document).map_err(TransportError::validation)?;
+        let analysis =
+            anilist::analyze_custom_document(document).map_err(TransportError::validation)?;
         if !matches!(variables, Value::Object(_) | Value::Null) {
             return Err(TransportError::validation(vec![format!(
                 "Invalid variables: {variables}. Expected an object."
@@ -140,7 +162,11 @@ fn default_prefix(operation: &anilist::Operation) -> Bytes {
     static PREFIXES: OnceLock<HashMap<&'static str, Bytes>> = OnceLock::new();
     let prefixes = PREFIXES.get_or_init(|| {
         anilist::operations()
-            .filter_map(|op| document_prefix(op.default_document()).ok().map(|prefix| (op.key(), prefix)))
+            .filter_map(|op| {
+                document_prefix(op.default_document())
+                    .ok()
+                    .map(|prefix| (op.key(), prefix))
+            })
             .collect()
     });
     match prefixes.get(operation.key()) {
@@ -159,28 +185,45 @@ pub struct MalEndpoint {
 
 impl MalEndpoint {
     /// With an access token every call sends it; with only a client id, `X-MAL-CLIENT-ID`.
-    pub fn new(base_url: &str, access_token: Option<&str>, client_id: Option<&str>) -> Result<Self, String> {
+    pub fn new(
+        base_url: &str,
+        access_token: Option<&str>,
+        client_id: Option<&str>,
+    ) -> Result<Self, String> {
         let base = checked_base_url(base_url, "mal baseUrl")?;
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, JSON);
         let token = non_empty(access_token);
         let client_id = non_empty(client_id);
         if let Some(token) = token {
-            headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {token}"), "accessToken")?);
+            headers.insert(
+                AUTHORIZATION,
+                secret_header(&format!("Bearer {token}"), "accessToken")?,
+            );
         } else if let Some(client_id) = client_id {
             headers.insert(MAL_CLIENT_ID, secret_header(client_id, "clientId")?);
         }
-        Ok(Self { base, headers, has_token: token.is_some() })
+        Ok(Self {
+            base,
+            headers,
+            has_token: token.is_some(),
+        })
     }
 
     pub fn url(&self) -> &str {
         &self.base
     }
 
-    pub fn operation(&self, key: &str, params: &Value, fields: Option<&Value>) -> Result<RequestSpec, TransportError> {
-        let operation =
-            mal::operation(key).ok_or_else(|| TransportError::unknown(format!("unknown MAL operation {key}")))?;
-        let request = mal::build_request(operation, params, fields).map_err(TransportError::validation)?;
+    pub fn operation(
+        &self,
+        key: &str,
+        params: &Value,
+        fields: Option<&Value>,
+    ) -> Result<RequestSpec, TransportError> {
+        let operation = mal::operation(key)
+            .ok_or_else(|| TransportError::unknown(format!("unknown MAL operation {key}")))?;
+        let request =
+            mal::build_request(operation, params, fields).map_err(TransportError::validation)?;
         let mut headers = self.headers.clone();
         let body = match request.form_body {
             Some(form) => {
@@ -195,7 +238,11 @@ impl MalEndpoint {
             mal::HttpMethod::Delete => Method::DELETE,
         };
         let url = format!("{}{}", self.base, request.path_and_query);
-        let shape = if request.empty_result { ResultShape::Nothing } else { ResultShape::Rest };
+        let shape = if request.empty_result {
+            ResultShape::Nothing
+        } else {
+            ResultShape::Rest
+        };
         let mut spec = RequestSpec::new(method, &url, headers, body, Protocol::Rest, shape)?;
         if spec.is_write {
             spec.cache_hint = mal::write_cache_hint(&url);
@@ -211,13 +258,25 @@ impl MalEndpoint {
 
 /// A POST to an OAuth token endpoint: the body as given (JSON for AniList, a form for MAL), no
 /// credentials but those in the body. A write: never resent unless provably unsent.
-pub fn token_request(url: &str, content_type: &str, body: String) -> Result<RequestSpec, TransportError> {
+pub fn token_request(
+    url: &str,
+    content_type: &str,
+    body: String,
+) -> Result<RequestSpec, TransportError> {
     let mut headers = HeaderMap::new();
     headers.insert(ACCEPT, JSON);
-    let content_type = HeaderValue::from_str(content_type)
-        .map_err(|_| TransportError::validation(vec![format!("Invalid content type: {content_type:?}")]))?;
+    let content_type = HeaderValue::from_str(content_type).map_err(|_| {
+        TransportError::validation(vec![format!("Invalid content type: {content_type:?}")])
+    })?;
     headers.insert(CONTENT_TYPE, content_type);
-    let mut spec = RequestSpec::new(Method::POST, url, headers, Bytes::from(body), Protocol::Rest, ResultShape::Rest)?;
+    let mut spec = RequestSpec::new(
+        Method::POST,
+        url,
+        headers,
+        Bytes::from(body),
+        Protocol::Rest,
+        ResultShape::Rest,
+    )?;
     spec.is_write = true;
     Ok(spec)
 }
@@ -233,7 +292,10 @@ mod tests {
         let auth = endpoint.template.headers.get(AUTHORIZATION).unwrap();
         assert!(auth.is_sensitive());
         assert_eq!(auth, "Bearer tok");
-        assert!(!format!("{:?}", endpoint.template.headers).contains("tok"), "debug output never shows the token");
+        assert!(
+            !format!("{:?}", endpoint.template.headers).contains("tok"),
+            "debug output never shows the token"
+        );
     }
 
     #[test]
@@ -245,8 +307,13 @@ mod tests {
 
     #[test]
     fn bad_base_urls_are_rejected_with_the_option_name() {
-        let err = AniListEndpoint::new("graphql.anilist.co", None).err().unwrap();
-        assert!(err.starts_with("anilist baseUrl must be an absolute http:// or https:// URL"), "{err}");
+        let err = AniListEndpoint::new("graphql.anilist.co", None)
+            .err()
+            .unwrap();
+        assert!(
+            err.starts_with("anilist baseUrl must be an absolute http:// or https:// URL"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -262,14 +329,28 @@ mod tests {
     #[test]
     fn default_documents_are_shared_and_variables_follow() {
         let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
-        let first = endpoint.operation("query.media", &serde_json::json!({"id": 1}), None).unwrap();
-        let second = endpoint.operation("query.media", &serde_json::json!({"id": 2}), None).unwrap();
-        assert_eq!(first.body.chunks()[0].as_ptr(), second.body.chunks()[0].as_ptr(), "the document is not copied");
+        let first = endpoint
+            .operation("query.media", &serde_json::json!({"id": 1}), None)
+            .unwrap();
+        let second = endpoint
+            .operation("query.media", &serde_json::json!({"id": 2}), None)
+            .unwrap();
+        assert_eq!(
+            first.body.chunks()[0].as_ptr(),
+            second.body.chunks()[0].as_ptr(),
+            "the document is not copied"
+        );
         let body: Value = serde_json::from_slice(&second.body.to_vec()).unwrap();
         let media = anilist::operation("query.media").unwrap();
         assert_eq!(body["query"], media.default_document());
         assert_eq!(body["variables"], serde_json::json!({"id": 2}));
-        let narrowed = endpoint.operation("query.media", &serde_json::json!({"id": 3}), Some(&["episodes".to_string()])).unwrap();
+        let narrowed = endpoint
+            .operation(
+                "query.media",
+                &serde_json::json!({"id": 3}),
+                Some(&["episodes".to_string()]),
+            )
+            .unwrap();
         let body: Value = serde_json::from_slice(&narrowed.body.to_vec()).unwrap();
         assert!(body["query"].as_str().unwrap().contains("episodes"));
         assert_ne!(body["query"], media.default_document());
@@ -277,7 +358,12 @@ mod tests {
 
     #[test]
     fn token_requests_are_writes_with_their_own_content_type() {
-        let spec = token_request("https://anilist.co/api/v2/oauth/token", "application/json", "{}".into()).unwrap();
+        let spec = token_request(
+            "https://anilist.co/api/v2/oauth/token",
+            "application/json",
+            "{}".into(),
+        )
+        .unwrap();
         assert!(spec.is_write);
         assert_eq!(spec.method, Method::POST);
         assert_eq!(spec.headers.get(CONTENT_TYPE).unwrap(), "application/json");
@@ -288,10 +374,14 @@ mod tests {
     #[test]
     fn list_deletes_resolve_nothing_whatever_the_body() {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, Some("m"), None).unwrap();
-        let delete = endpoint.operation("anime.deleteFromList", &serde_json::json!({"id": 1}), None).unwrap();
+        let delete = endpoint
+            .operation("anime.deleteFromList", &serde_json::json!({"id": 1}), None)
+            .unwrap();
         assert_eq!(delete.shape, ResultShape::Nothing);
         assert!(delete.is_write && delete.missing_auth.is_none());
-        let get = endpoint.operation("anime.get", &serde_json::json!({"id": 1}), None).unwrap();
+        let get = endpoint
+            .operation("anime.get", &serde_json::json!({"id": 1}), None)
+            .unwrap();
         assert_eq!(get.shape, ResultShape::Rest);
     }
 
@@ -300,16 +390,23 @@ mod tests {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, None, Some("cid")).unwrap();
         let me = endpoint.operation("user.me", &Value::Null, None).unwrap();
         assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
-        let public = endpoint.operation("anime.get", &serde_json::json!({"id": 1}), None).unwrap();
+        let public = endpoint
+            .operation("anime.get", &serde_json::json!({"id": 1}), None)
+            .unwrap();
         assert!(public.missing_auth.is_none());
     }
 
     #[test]
     fn without_any_credentials_public_mal_calls_go_out_bare() {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, None, None).unwrap();
-        let public = endpoint.operation("anime.get", &serde_json::json!({"id": 1}), None).unwrap();
+        let public = endpoint
+            .operation("anime.get", &serde_json::json!({"id": 1}), None)
+            .unwrap();
         assert!(public.missing_auth.is_none());
-        assert!(public.headers.get(AUTHORIZATION).is_none() && public.headers.get(MAL_CLIENT_ID).is_none());
+        assert!(
+            public.headers.get(AUTHORIZATION).is_none()
+                && public.headers.get(MAL_CLIENT_ID).is_none()
+        );
         let me = endpoint.operation("user.me", &Value::Null, None).unwrap();
         assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
     }
@@ -318,34 +415,82 @@ mod tests {
     fn requests_carry_the_cache_hint_of_their_catalog_entry() {
         use anilink_transport::cache::{CacheHint, Invalidates};
         let anilist = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("t")).unwrap();
-        let media = anilist.operation("query.media", &serde_json::json!({"id": 1}), None).unwrap();
-        assert_eq!(media.cache_hint, CacheHint::Read { scope: Some("Media".into()) });
-        let page = anilist.operation("query.page.medias", &Value::Null, Some(&["id".to_string()])).unwrap();
-        assert_eq!(page.cache_hint, CacheHint::Read { scope: Some("Page".into()) });
-        let save = anilist.operation("mutation.saveMediaListEntry", &serde_json::json!({"mediaId": 1}), None).unwrap();
-        assert!(matches!(save.cache_hint, CacheHint::Write(Invalidates::Scopes(ref scopes)) if scopes.contains(&"MediaList".into())));
-        let custom = anilist.custom("mutation { DeleteActivity(id: 1) { deleted } }", &Value::Null).unwrap();
+        let media = anilist
+            .operation("query.media", &serde_json::json!({"id": 1}), None)
+            .unwrap();
+        assert_eq!(
+            media.cache_hint,
+            CacheHint::Read {
+                scope: Some("Media".into())
+            }
+        );
+        let page = anilist
+            .operation("query.page.medias", &Value::Null, Some(&["id".to_string()]))
+            .unwrap();
+        assert_eq!(
+            page.cache_hint,
+            CacheHint::Read {
+                scope: Some("Page".into())
+            }
+        );
+        let save = anilist
+            .operation(
+                "mutation.saveMediaListEntry",
+                &serde_json::json!({"mediaId": 1}),
+                None,
+            )
+            .unwrap();
+        assert!(
+            matches!(save.cache_hint, CacheHint::Write(Invalidates::Scopes(ref scopes)) if scopes.contains(&"MediaList".into()))
+        );
+        let custom = anilist
+            .custom(
+                "mutation { DeleteActivity(id: 1) { deleted } }",
+                &Value::Null,
+            )
+            .unwrap();
         assert_eq!(custom.cache_hint, CacheHint::Write(Invalidates::Url));
         let mal = MalEndpoint::new("http://h/v2", Some("m"), None).unwrap();
-        let get = mal.operation("anime.get", &serde_json::json!({"id": 21}), None).unwrap();
+        let get = mal
+            .operation("anime.get", &serde_json::json!({"id": 21}), None)
+            .unwrap();
         assert_eq!(get.cache_hint, CacheHint::Read { scope: None });
-        let patch = mal.operation("anime.updateMyListStatus", &serde_json::json!({"id": 21, "status": "watching"}), None).unwrap();
-        assert_eq!(patch.cache_hint, CacheHint::Write(Invalidates::GetsUnder("http://h/v2/anime/21".into())));
-        let token = token_request("https://h/oauth/token", "application/json", "{}".into()).unwrap();
+        let patch = mal
+            .operation(
+                "anime.updateMyListStatus",
+                &serde_json::json!({"id": 21, "status": "watching"}),
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            patch.cache_hint,
+            CacheHint::Write(Invalidates::GetsUnder("http://h/v2/anime/21".into()))
+        );
+        let token =
+            token_request("https://h/oauth/token", "application/json", "{}".into()).unwrap();
         assert_eq!(token.cache_hint, CacheHint::None);
     }
 
     #[test]
     fn custom_documents_follow_their_operation_type() {
         let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("t")).unwrap();
-        let query = endpoint.custom("query { Viewer { id } }", &Value::Null).unwrap();
+        let query = endpoint
+            .custom("query { Viewer { id } }", &Value::Null)
+            .unwrap();
         assert!(!query.is_write);
-        let mutation = endpoint.custom("mutation { ToggleFollow(userId: 1) { id } }", &Value::Null).unwrap();
+        let mutation = endpoint
+            .custom("mutation { ToggleFollow(userId: 1) { id } }", &Value::Null)
+            .unwrap();
         assert!(mutation.is_write);
         let body: Value = serde_json::from_slice(&query.body.to_vec()).unwrap();
         assert_eq!(body["variables"], serde_json::json!({}));
         assert_eq!(body["query"], "query { Viewer { id } }");
-        let with_vars = endpoint.custom("query ($id: Int) { Media(id: $id) { id } }", &serde_json::json!({"id": 1})).unwrap();
+        let with_vars = endpoint
+            .custom(
+                "query ($id: Int) { Media(id: $id) { id } }",
+                &serde_json::json!({"id": 1}),
+            )
+            .unwrap();
         let body: Value = serde_json::from_slice(&with_vars.body.to_vec()).unwrap();
         assert_eq!(body["variables"], serde_json::json!({"id": 1}));
     }

@@ -38,11 +38,11 @@ use outcome::{FailedAnswer, Failure, Settled};
 use report::{FailureExtras, Reporter};
 pub use result::{CallResult, Completed, ResultText};
 
+#[cfg(test)]
+mod composition_tests;
 mod outcome;
 mod report;
 mod result;
-#[cfg(test)]
-mod composition_tests;
 #[cfg(test)]
 mod tests;
 
@@ -58,7 +58,11 @@ enum CacheUse<'a> {
     Off,
     /// A cacheable read: looked up first, written back after a clean success unless an
     /// invalidation since `generation` (seen at the miss) affects it.
-    Read { cache: &'a ResponseCache, key: CacheKey, generation: u64 },
+    Read {
+        cache: &'a ResponseCache,
+        key: CacheKey,
+        generation: u64,
+    },
     /// A write: once it succeeds, drops the entries it may have changed.
     InvalidateOnSuccess(&'a ResponseCache),
 }
@@ -77,7 +81,11 @@ impl<'a> CacheUse<'a> {
             return CacheUse::Off;
         }
         match CacheKey::for_request(spec) {
-            Some(key) => CacheUse::Read { cache, key, generation: 0 },
+            Some(key) => CacheUse::Read {
+                cache,
+                key,
+                generation: 0,
+            },
             None => CacheUse::Off,
         }
     }
@@ -117,7 +125,10 @@ pub async fn execute_on(
         events: Reporter::new(sink, options.hooks, Arc::from(new_request_id()), spec),
     };
     match call.run(exchange).await {
-        Ok(result) => Ok(Completed { result, request_id: call.events.request_id }),
+        Ok(result) => Ok(Completed {
+            result,
+            request_id: call.events.request_id,
+        }),
         Err(mut error) => {
             error.request_id = Some(call.events.request_id.to_string());
             Err(error)
@@ -141,12 +152,19 @@ impl<S: EventSink> Call<'_, S> {
     fn record_outcome(&self, outcome: Outcome) -> Option<Transition> {
         let config = self.options.circuit_breaker?;
         let now = self.shared.clock.now_ms();
-        self.shared.hosts.with(&self.spec.host, |s| s.breaker.record(&config, outcome, now, self.token))
+        self.shared.hosts.with(&self.spec.host, |s| {
+            s.breaker.record(&config, outcome, now, self.token)
+        })
     }
 
     /// Serve a cacheable read from the cache, or remember the generation its miss saw.
     async fn read_cache(&mut self) -> Option<Arc<str>> {
-        let CacheUse::Read { cache, key, generation } = &mut self.cache else {
+        let CacheUse::Read {
+            cache,
+            key,
+            generation,
+        } = &mut self.cache
+        else {
             return None;
         };
         match cache.get(key) {
@@ -156,15 +174,16 @@ impl<S: EventSink> Call<'_, S> {
             }
             Lookup::Hit(text) => {
                 self.events.request_start().await;
-                self.events.emit_if(Hook::OnResponse, || Event::Response {
-                    context: self.events.context(),
-                    duration_ms: 0.0,
-                    rate_limit: None,
-                    cache_hit: Some(true),
-                    cache_write: false,
-                    paced_ms: None,
-                })
-                .await;
+                self.events
+                    .emit_if(Hook::OnResponse, || Event::Response {
+                        context: self.events.context(),
+                        duration_ms: 0.0,
+                        rate_limit: None,
+                        cache_hit: Some(true),
+                        cache_write: false,
+                        paced_ms: None,
+                    })
+                    .await;
                 Some(text)
             }
         }
@@ -183,14 +202,20 @@ impl<S: EventSink> Call<'_, S> {
             if let Some(operation) = &self.spec.missing_auth {
                 let error = TransportError::auth(Some(operation));
                 self.events.request_start().await;
-                self.events.report_failure(&error, FailureExtras::default()).await;
+                self.events
+                    .report_failure(&error, FailureExtras::default())
+                    .await;
                 return Err(error);
             }
             let is_probe = match self.admit() {
                 Ok(is_probe) => is_probe,
                 Err((error, retry_after_ms)) => {
                     self.events.request_start().await;
-                    let extras = FailureExtras { host: Some(self.spec.host.clone()), retry_after_ms, ..Default::default() };
+                    let extras = FailureExtras {
+                        host: Some(self.spec.host.clone()),
+                        retry_after_ms,
+                        ..Default::default()
+                    };
                     self.events.report_failure(&error, extras).await;
                     return Err(error);
                 }
@@ -206,18 +231,35 @@ impl<S: EventSink> Call<'_, S> {
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
 
-            let settled = outcome::settle(dispatched, self.spec, self.options.allow_partial_data, || self.shared.clock.now_ms());
+            let settled = outcome::settle(
+                dispatched,
+                self.spec,
+                self.options.allow_partial_data,
+                || self.shared.clock.now_ms(),
+            );
             let failure = match settled {
-                Settled::Success { result, partial, rate_limit } => {
-                    return Ok(self.finish_success(duration_ms, result, partial, rate_limit).await);
+                Settled::Success {
+                    result,
+                    partial,
+                    rate_limit,
+                } => {
+                    return Ok(self
+                        .finish_success(duration_ms, result, partial, rate_limit)
+                        .await);
                 }
                 Settled::Failed(failure) => failure,
             };
             match failure.answer {
                 FailedAnswer::Envelope(rate_limit) => {
-                    self.events.report_response(duration_ms, rate_limit, self.cacheable_miss(), false).await
+                    self.events
+                        .report_response(duration_ms, rate_limit, self.cacheable_miss(), false)
+                        .await
                 }
-                FailedAnswer::Bare => self.events.report_response(duration_ms, None, None, false).await,
+                FailedAnswer::Bare => {
+                    self.events
+                        .report_response(duration_ms, None, None, false)
+                        .await
+                }
             }
             let transition = self.record_outcome(failure.outcome);
             self.events.announce(transition).await;
@@ -226,10 +268,26 @@ impl<S: EventSink> Call<'_, S> {
             let Failure { error, .. } = failure;
             let Some(delay_ms) = wait else {
                 self.pace_after_terminal(&error);
-                self.events.report_failure(&error, FailureExtras { budget_exhausted, ..Default::default() }).await;
+                self.events
+                    .report_failure(
+                        &error,
+                        FailureExtras {
+                            budget_exhausted,
+                            ..Default::default()
+                        },
+                    )
+                    .await;
                 return Err(error);
             };
-            self.events.report_failure(&error, FailureExtras { next_delay_ms: Some(delay_ms), ..Default::default() }).await;
+            self.events
+                .report_failure(
+                    &error,
+                    FailureExtras {
+                        next_delay_ms: Some(delay_ms),
+                        ..Default::default()
+                    },
+                )
+                .await;
             self.events.retry_wait_ms += delay_ms;
             self.events.attempt += 1;
             tokio::select! {
@@ -253,9 +311,13 @@ impl<S: EventSink> Call<'_, S> {
         });
         match admission {
             Admission::Proceed { probe } => Ok(probe),
-            Admission::FastFail { retry_after_ms, probing } => {
-                Err((TransportError::circuit_open(config.threshold, probing), retry_after_ms))
-            }
+            Admission::FastFail {
+                retry_after_ms,
+                probing,
+            } => Err((
+                TransportError::circuit_open(config.threshold, probing),
+                retry_after_ms,
+            )),
         }
     }
 
@@ -266,7 +328,9 @@ impl<S: EventSink> Call<'_, S> {
         }
         let now = self.shared.clock.now_ms();
         let rng = self.shared.rng;
-        let Some(wait) = self.shared.hosts.with(&self.spec.host, |s| pacing::plan_wait(&mut s.pace_deadline, now, rng)) else {
+        let Some(wait) = self.shared.hosts.with(&self.spec.host, |s| {
+            pacing::plan_wait(&mut s.pace_deadline, now, rng)
+        }) else {
             return Ok(());
         };
         let started = Instant::now();
@@ -278,12 +342,27 @@ impl<S: EventSink> Call<'_, S> {
         };
         if aborted {
             let elapsed = (started.elapsed().as_millis() as u64).min(wait.delay_ms);
-            self.events.emit_if(Hook::OnPace, || Event::Pace { context: self.events.context(), delay_ms: elapsed, aborted: true }).await;
-            let transition = self.shared.hosts.with(&self.spec.host, |s| s.breaker.pacing_aborted(self.token));
+            self.events
+                .emit_if(Hook::OnPace, || Event::Pace {
+                    context: self.events.context(),
+                    delay_ms: elapsed,
+                    aborted: true,
+                })
+                .await;
+            let transition = self
+                .shared
+                .hosts
+                .with(&self.spec.host, |s| s.breaker.pacing_aborted(self.token));
             self.events.announce(transition).await;
             return Err(TransportError::aborted_during_pacing());
         }
-        self.events.emit_if(Hook::OnPace, || Event::Pace { context: self.events.context(), delay_ms: wait.delay_ms, aborted: false }).await;
+        self.events
+            .emit_if(Hook::OnPace, || Event::Pace {
+                context: self.events.context(),
+                delay_ms: wait.delay_ms,
+                aborted: false,
+            })
+            .await;
         self.events.paced_ms += wait.delay_ms;
         Ok(())
     }
@@ -300,7 +379,14 @@ impl<S: EventSink> Call<'_, S> {
     ) -> CallResult {
         let (result, cache_write) = match (&self.cache, result) {
             // Partial data is never cached; neither is `undefined` (an empty body).
-            (CacheUse::Read { cache, key, generation }, Some(ResultText::Fresh(text))) if partial.is_none() => {
+            (
+                CacheUse::Read {
+                    cache,
+                    key,
+                    generation,
+                },
+                Some(ResultText::Fresh(text)),
+            ) if partial.is_none() => {
                 let shared: Arc<str> = Arc::from(text);
                 let stored = cache.set_if_fresh(key, *generation, shared.clone());
                 (Some(ResultText::Cached(shared)), stored)
@@ -311,11 +397,15 @@ impl<S: EventSink> Call<'_, S> {
             }
             (_, result) => (result, false),
         };
-        self.events.report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write).await;
+        self.events
+            .report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write)
+            .await;
         let outcome = match &partial {
             None => Outcome::Success,
             Some(error) => {
-                self.events.report_failure(error, FailureExtras::default()).await;
+                self.events
+                    .report_failure(error, FailureExtras::default())
+                    .await;
                 outcome::envelope_classes(error, self.shared.clock.now_ms()).1
             }
         };
@@ -323,8 +413,12 @@ impl<S: EventSink> Call<'_, S> {
         self.events.announce(transition).await;
         if let Some(info) = rate_limit.filter(|_| self.options.pace_with_rate_limit) {
             let now = self.shared.clock.now_ms();
-            if let Some(deadline) = pacing::deadline_after_success(&info, self.options.rate_limit_floor, now) {
-                self.shared.hosts.with(&self.spec.host, |s| pacing::record_deadline(&mut s.pace_deadline, deadline, now));
+            if let Some(deadline) =
+                pacing::deadline_after_success(&info, self.options.rate_limit_floor, now)
+            {
+                self.shared.hosts.with(&self.spec.host, |s| {
+                    pacing::record_deadline(&mut s.pace_deadline, deadline, now)
+                });
             }
         }
         result
@@ -337,7 +431,8 @@ impl<S: EventSink> Call<'_, S> {
         let Some(policy) = self.options.retry.as_ref().filter(|_| !is_probe) else {
             return (None, false);
         };
-        let wanted = policy::retry_wait(policy, failure.class, self.events.attempt, self.shared.rng);
+        let wanted =
+            policy::retry_wait(policy, failure.class, self.events.attempt, self.shared.rng);
         let Some(config) = self.options.retry_budget else {
             return (wanted.map(|w| w.delay_ms()), false);
         };
@@ -366,7 +461,9 @@ impl<S: EventSink> Call<'_, S> {
         let Some(info) = error.rate_limit else { return };
         let now = self.shared.clock.now_ms();
         let deadline = pacing::deadline_after_terminal_429(&info, now);
-        self.shared.hosts.with(&self.spec.host, |s| pacing::record_deadline(&mut s.pace_deadline, deadline, now));
+        self.shared.hosts.with(&self.spec.host, |s| {
+            pacing::record_deadline(&mut s.pace_deadline, deadline, now)
+        });
     }
 }
 
@@ -377,6 +474,12 @@ fn new_request_id() -> String {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
-

@@ -36,7 +36,11 @@ impl ProviderClient {
         Self::with_time(slot, Box::new(SystemClock), Box::new(ThreadRandom))
     }
 
-    pub fn with_time(slot: PartialOptions, clock: Box<dyn Clock>, rng: Box<dyn RandomSource>) -> Self {
+    pub fn with_time(
+        slot: PartialOptions,
+        clock: Box<dyn Clock>,
+        rng: Box<dyn RandomSource>,
+    ) -> Self {
         Self {
             read: Arc::new(slot.resolve(false)),
             write: Arc::new(slot.resolve(true)),
@@ -49,7 +53,11 @@ impl ProviderClient {
     }
 
     /// The options of one call: the slot's, or the per-request ones merged over them.
-    pub fn options(&self, request: Option<&PartialOptions>, is_write: bool) -> Arc<ResolvedOptions> {
+    pub fn options(
+        &self,
+        request: Option<&PartialOptions>,
+        is_write: bool,
+    ) -> Arc<ResolvedOptions> {
         match request {
             None if is_write => self.write.clone(),
             None => self.read.clone(),
@@ -72,7 +80,11 @@ impl ProviderClient {
         sink: &impl EventSink,
         cancel: &CancellationToken,
     ) -> Result<Completed, TransportError> {
-        let shared = Shared { hosts: &self.hosts, clock: self.clock.as_ref(), rng: self.rng.as_ref() };
+        let shared = Shared {
+            hosts: &self.hosts,
+            clock: self.clock.as_ref(),
+            rng: self.rng.as_ref(),
+        };
         attempt::execute(&shared, pool, spec, options, sink, cancel).await
     }
 

@@ -16,7 +16,10 @@ pub enum Envelope {
     /// The JSON text of the call's result.
     Success(String),
     /// `allowPartialData`: the result, and the error that still has to be reported and counted.
-    Partial { result: String, error: TransportError },
+    Partial {
+        result: String,
+        error: TransportError,
+    },
     Failure(TransportError),
 }
 
@@ -37,7 +40,9 @@ pub fn classify(
     };
     let data = last_member(&members, "data");
     let errors = last_member(&members, "errors");
-    let roots = data.and_then(|d| object_members(text, d)).map(distinct_members);
+    let roots = data
+        .and_then(|d| object_members(text, d))
+        .map(distinct_members);
     let result = || match &roots {
         Some(roots) if roots.len() == 1 => slice(text, roots[0].1).to_string(),
         _ => text.to_string(),
@@ -46,8 +51,14 @@ pub fn classify(
         return Some(Envelope::Success(result()));
     };
     let entries = array_items(text, errors).unwrap_or_default();
-    let status = entries.iter().find_map(|entry| entry_status(text, *entry)).unwrap_or(200);
-    let mut messages: Vec<String> = entries.iter().map(|entry| entry_message(text, *entry)).collect();
+    let status = entries
+        .iter()
+        .find_map(|entry| entry_status(text, *entry))
+        .unwrap_or(200);
+    let mut messages: Vec<String> = entries
+        .iter()
+        .map(|entry| entry_message(text, *entry))
+        .collect();
     if messages.is_empty() {
         // `errors` is an object, a string, a number…: still a failure, with what can be said.
         messages.push(GENERIC_MESSAGE.to_string());
@@ -56,13 +67,19 @@ pub fn classify(
         status,
         &messages,
         slice(text, errors).to_string(),
-        data.map(|d| slice(text, d).to_string()).unwrap_or_else(|| "null".into()),
+        data.map(|d| slice(text, d).to_string())
+            .unwrap_or_else(|| "null".into()),
         rate_limit,
         content_type,
     );
-    let has_data = roots.as_ref().is_some_and(|r| r.iter().any(|(_, v)| slice(text, *v) != "null"));
+    let has_data = roots
+        .as_ref()
+        .is_some_and(|r| r.iter().any(|(_, v)| slice(text, *v) != "null"));
     if allow_partial && has_data {
-        return Some(Envelope::Partial { result: result(), error });
+        return Some(Envelope::Partial {
+            result: result(),
+            error,
+        });
     }
     Some(Envelope::Failure(error))
 }
@@ -77,7 +94,9 @@ pub fn is_json(text: &str) -> bool {
 /// owner of that rule: the JavaScript error class asks it too.
 pub fn errors_status(errors_json: &str) -> Option<u16> {
     let value = parse_document(errors_json)?;
-    array_items(errors_json, value)?.into_iter().find_map(|entry| entry_status(errors_json, entry))
+    array_items(errors_json, value)?
+        .into_iter()
+        .find_map(|entry| entry_status(errors_json, entry))
 }
 
 /// A value's byte range in the text.
@@ -90,7 +109,10 @@ fn slice(text: &str, span: Span) -> &str {
 fn entry_status(text: &str, entry: Span) -> Option<u16> {
     let members = object_members(text, entry)?;
     let status = slice(text, last_member(&members, "status")?);
-    let n: f64 = status.parse().ok().filter(|_| status.starts_with(|c: char| c == '-' || c.is_ascii_digit()))?;
+    let n: f64 = status
+        .parse()
+        .ok()
+        .filter(|_| status.starts_with(|c: char| c == '-' || c.is_ascii_digit()))?;
     (n.fract() == 0.0 && (100.0..=599.0).contains(&n)).then_some(n as u16)
 }
 
@@ -108,7 +130,11 @@ fn is_null_or_empty_array(text: &str, span: Span) -> bool {
 
 /// The last value given for `name` (as `JSON.parse` keeps it).
 fn last_member(members: &[(String, Span)], name: &str) -> Option<Span> {
-    members.iter().rev().find(|(key, _)| key == name).map(|(_, span)| *span)
+    members
+        .iter()
+        .rev()
+        .find(|(key, _)| key == name)
+        .map(|(_, span)| *span)
 }
 
 /// Members with duplicate keys resolved (the last value wins), in first-appearance order.
@@ -238,7 +264,9 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
         }
         // After a value: close containers, or move to the next member or item.
         loop {
-            let Some(open) = stack.last().copied() else { return Some(at) };
+            let Some(open) = stack.last().copied() else {
+                return Some(at);
+            };
             at = skip_ws(bytes, at);
             match (open, bytes.get(at)?) {
                 (Open::Object, b'}') | (Open::Array, b']') => {
@@ -264,7 +292,10 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 fn skip_literal(bytes: &[u8], at: usize, literal: &[u8]) -> Option<usize> {
-    bytes.get(at..at + literal.len()).filter(|b| *b == literal).map(|_| at + literal.len())
+    bytes
+        .get(at..at + literal.len())
+        .filter(|b| *b == literal)
+        .map(|_| at + literal.len())
 }
 
 /// A string starting at `at` (its opening quote); returns the index after the closing quote.
@@ -276,19 +307,17 @@ fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
     loop {
         match *bytes.get(at)? {
             b'"' => return Some(at + 1),
-            b'\\' => {
-                match bytes.get(at + 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
-                    b'u' => {
-                        let hex = bytes.get(at + 2..at + 6)?;
-                        if !hex.iter().all(u8::is_ascii_hexdigit) {
-                            return None;
-                        }
-                        at += 6;
+            b'\\' => match bytes.get(at + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
+                b'u' => {
+                    let hex = bytes.get(at + 2..at + 6)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
                     }
-                    _ => return None,
+                    at += 6;
                 }
-            }
+                _ => return None,
+            },
             0x00..=0x1f => return None,
             _ => at += 1,
         }
@@ -308,7 +337,11 @@ fn skip_number(bytes: &[u8], at: usize) -> Option<usize> {
     if bytes.get(at) == Some(&b'-') {
         at += 1;
     }
-    at = if bytes.get(at) == Some(&b'0') { at + 1 } else { digits(at)? };
+    at = if bytes.get(at) == Some(&b'0') {
+        at + 1
+    } else {
+        digits(at)?
+    };
     if bytes.get(at) == Some(&b'.') {
         at = digits(at + 1)?;
     }

@@ -120,9 +120,12 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
     while let Some(open) = rest.find('{') {
         text.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        let value = after
-            .find('}')
-            .and_then(|close| values.iter().find(|(name, _)| *name == &after[..close]).map(|(_, value)| (close, value)));
+        let value = after.find('}').and_then(|close| {
+            values
+                .iter()
+                .find(|(name, _)| *name == &after[..close])
+                .map(|(_, value)| (close, value))
+        });
         match value {
             Some((close, value)) => {
                 text.push_str(value);
@@ -197,7 +200,10 @@ impl TransportError {
             body: Some(body),
             rate_limit,
             content_type,
-            ..ErrorDetail::new(code, fill(messages::HTTP_STATUS, &[("status", &status.to_string())]))
+            ..ErrorDetail::new(
+                code,
+                fill(messages::HTTP_STATUS, &[("status", &status.to_string())]),
+            )
         }
         .into()
     }
@@ -226,7 +232,10 @@ impl TransportError {
             graphql_data: Some(data_json),
             rate_limit,
             content_type,
-            ..ErrorDetail::new(ErrorCode::GraphQl, fill(messages::GRAPHQL, &[("messages", &entries.join("; "))]))
+            ..ErrorDetail::new(
+                ErrorCode::GraphQl,
+                fill(messages::GRAPHQL, &[("messages", &entries.join("; "))]),
+            )
         }
         .into()
     }
@@ -279,7 +288,10 @@ impl TransportError {
 
     pub fn auth(operation: Option<&str>) -> Self {
         let message = match operation {
-            Some(name) => fill(messages::AUTH_FOR_OPERATION, &[("auth", messages::AUTH), ("operation", name)]),
+            Some(name) => fill(
+                messages::AUTH_FOR_OPERATION,
+                &[("auth", messages::AUTH), ("operation", name)],
+            ),
             None => messages::AUTH.to_string(),
         };
         ErrorDetail::new(ErrorCode::Auth, message).into()
@@ -339,38 +351,64 @@ mod tests {
 
     #[test]
     fn graphql_message_joins_every_entry() {
-        let e = TransportError::graphql(200, &["a".into(), "b".into()], "[]".into(), "null".into(), None, None);
+        let e = TransportError::graphql(
+            200,
+            &["a".into(), "b".into()],
+            "[]".into(),
+            "null".into(),
+            None,
+            None,
+        );
         assert_eq!(e.message, "The request failed with GraphQL errors: a; b");
     }
 
     #[test]
     fn validation_message_lists_details_on_lines() {
-        let e = TransportError::validation(vec!["Unknown variable: x".into(), "Unknown variable: y".into()]);
-        assert_eq!(e.message, "Request variables are invalid:\nUnknown variable: x\nUnknown variable: y");
+        let e = TransportError::validation(vec![
+            "Unknown variable: x".into(),
+            "Unknown variable: y".into(),
+        ]);
+        assert_eq!(
+            e.message,
+            "Request variables are invalid:\nUnknown variable: x\nUnknown variable: y"
+        );
         assert_eq!(e.details.len(), 2);
     }
 
     #[test]
     fn circuit_messages_differ_between_open_and_probing() {
-        assert!(TransportError::circuit_open(5, false).message.contains("after the cooldown elapses"));
-        assert!(TransportError::circuit_open(5, true).message.contains("once the probe settles"));
+        assert!(TransportError::circuit_open(5, false)
+            .message
+            .contains("after the cooldown elapses"));
+        assert!(TransportError::circuit_open(5, true)
+            .message
+            .contains("once the probe settles"));
     }
 
     #[test]
     fn auth_message_names_the_operation() {
         assert_eq!(TransportError::auth(None).message, messages::AUTH);
-        assert_eq!(TransportError::auth(Some("query.viewer")).message, format!("{} (operation: query.viewer)", messages::AUTH));
+        assert_eq!(
+            TransportError::auth(Some("query.viewer")).message,
+            format!("{} (operation: query.viewer)", messages::AUTH)
+        );
     }
 
     #[test]
     fn fill_replaces_every_placeholder_and_leaves_other_braces() {
-        assert_eq!(fill("{a}-{b}-{a} {c} {", &[("a", "1"), ("b", "2")]), "1-2-1 {c} {");
+        assert_eq!(
+            fill("{a}-{b}-{a} {c} {", &[("a", "1"), ("b", "2")]),
+            "1-2-1 {c} {"
+        );
         assert_eq!(fill("{a}", &[("a", "{b}"), ("b", "no")]), "{b}");
     }
 
     #[test]
     fn an_error_is_one_pointer_wide() {
-        assert_eq!(std::mem::size_of::<TransportError>(), std::mem::size_of::<usize>());
+        assert_eq!(
+            std::mem::size_of::<TransportError>(),
+            std::mem::size_of::<usize>()
+        );
     }
 
     #[test]

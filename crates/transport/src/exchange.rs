@@ -75,7 +75,12 @@ pub async fn send(
     }
 }
 
-async fn exchange(pool: &Arc<Pool>, slot: Slot, spec: &RequestSpec, max_body_bytes: u64) -> Result<RawResponse, TransportError> {
+async fn exchange(
+    pool: &Arc<Pool>,
+    slot: Slot,
+    spec: &RequestSpec,
+    max_body_bytes: u64,
+) -> Result<RawResponse, TransportError> {
     let mut fresh = false;
     let mut slot = Some(slot);
     loop {
@@ -91,15 +96,22 @@ async fn exchange(pool: &Arc<Pool>, slot: Slot, spec: &RequestSpec, max_body_byt
                 // Decoding sits in front of the limit, so the limit counts decoded bytes.
                 let body = match Encoding::take_from(&mut parts.headers)? {
                     None => read_body(body, max_body_bytes).await?,
-                    Some(encoding) => read_body(Decoded::new(body, encoding), max_body_bytes).await?,
+                    Some(encoding) => {
+                        read_body(Decoded::new(body, encoding), max_body_bytes).await?
+                    }
                 };
                 lease.release();
-                return Ok(RawResponse { status: parts.status.as_u16(), headers: parts.headers, body });
+                return Ok(RawResponse {
+                    status: parts.status.as_u16(),
+                    headers: parts.headers,
+                    body,
+                });
             }
             Err(mut failure) => {
                 let unsent = failure.take_message().is_some();
                 let error = failure.into_error();
-                let stale = lease.reused && (unsent || (!spec.is_write && closed_before_response(&error)));
+                let stale =
+                    lease.reused && (unsent || (!spec.is_write && closed_before_response(&error)));
                 if stale && !fresh {
                     fresh = true;
                     continue;
@@ -130,7 +142,9 @@ where
     let mut collected = bytes::BytesMut::new();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| TransportError::network(describe(&e)))?;
-        let Ok(data) = frame.into_data() else { continue };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
         if (collected.len() + data.len()) as u64 > limit {
             return Err(TransportError::response_too_large(limit));
         }
@@ -141,7 +155,10 @@ where
 
 /// `proxy`: plain HTTP through that proxy, so the target is the absolute URL and the proxy's
 /// credentials ride along.
-fn build_request(spec: &RequestSpec, proxy: Option<&ProxyServer>) -> Result<Request<SendBody>, TransportError> {
+fn build_request(
+    spec: &RequestSpec,
+    proxy: Option<&ProxyServer>,
+) -> Result<Request<SendBody>, TransportError> {
     let path = spec.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
     let target = match proxy {
         Some(_) => format!("http://{}{path}", spec.host),
@@ -157,8 +174,14 @@ fn build_request(spec: &RequestSpec, proxy: Option<&ProxyServer>) -> Result<Requ
     let host = HeaderValue::from_str(&spec.host)
         .map_err(|_| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
     request.headers_mut().insert(HOST, host);
-    if !request.headers().contains_key(http::header::ACCEPT_ENCODING) {
-        request.headers_mut().insert(http::header::ACCEPT_ENCODING, HeaderValue::from_static(ACCEPT_ENCODING));
+    if !request
+        .headers()
+        .contains_key(http::header::ACCEPT_ENCODING)
+    {
+        request.headers_mut().insert(
+            http::header::ACCEPT_ENCODING,
+            HeaderValue::from_static(ACCEPT_ENCODING),
+        );
     }
     if let Some(authorization) = proxy.and_then(ProxyServer::authorization) {
         let value = HeaderValue::from_str(authorization)
@@ -182,7 +205,9 @@ fn closed_before_response(error: &hyper::Error) -> bool {
         if let Some(io) = cause.downcast_ref::<std::io::Error>() {
             return matches!(
                 io.kind(),
-                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionAborted
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::ConnectionAborted
             );
         }
         source = cause.source();
@@ -196,28 +221,49 @@ mod tests {
     use http_body::Frame;
     use http_body_util::{Full, StreamBody};
 
-    fn chunked(chunks: &[&'static [u8]]) -> impl http_body::Body<Data = Bytes, Error = std::io::Error> {
-        let frames: Vec<Result<Frame<Bytes>, std::io::Error>> = chunks.iter().map(|c| Ok(Frame::data(Bytes::from_static(c)))).collect();
+    fn chunked(
+        chunks: &[&'static [u8]],
+    ) -> impl http_body::Body<Data = Bytes, Error = std::io::Error> {
+        let frames: Vec<Result<Frame<Bytes>, std::io::Error>> = chunks
+            .iter()
+            .map(|c| Ok(Frame::data(Bytes::from_static(c))))
+            .collect();
         StreamBody::new(futures_util::stream::iter(frames))
     }
 
     #[tokio::test]
     async fn a_body_within_the_limit_is_read_whole() {
-        assert_eq!(read_body(Full::new(Bytes::from_static(b"12345")), 5).await.unwrap(), Bytes::from_static(b"12345"));
-        assert_eq!(read_body(chunked(&[b"12", b"345"]), 5).await.unwrap(), Bytes::from_static(b"12345"));
+        assert_eq!(
+            read_body(Full::new(Bytes::from_static(b"12345")), 5)
+                .await
+                .unwrap(),
+            Bytes::from_static(b"12345")
+        );
+        assert_eq!(
+            read_body(chunked(&[b"12", b"345"]), 5).await.unwrap(),
+            Bytes::from_static(b"12345")
+        );
     }
 
     #[tokio::test]
     async fn a_declared_length_above_the_limit_fails_before_reading() {
-        let error = read_body(Full::new(Bytes::from_static(b"123456")), 5).await.unwrap_err();
+        let error = read_body(Full::new(Bytes::from_static(b"123456")), 5)
+            .await
+            .unwrap_err();
         assert_eq!(error.code, crate::ErrorCode::Network);
         assert_eq!(error.response_limit, Some(5));
-        assert!(error.reason.as_deref().unwrap().contains("maxResponseBytes (5 bytes)"));
+        assert!(error
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("maxResponseBytes (5 bytes)"));
     }
 
     #[tokio::test]
     async fn an_undeclared_length_fails_at_the_frame_that_passes_the_limit() {
-        let error = read_body(chunked(&[b"123", b"456", b"789"]), 5).await.unwrap_err();
+        let error = read_body(chunked(&[b"123", b"456", b"789"]), 5)
+            .await
+            .unwrap_err();
         assert_eq!(error.response_limit, Some(5));
     }
 }

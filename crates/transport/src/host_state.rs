@@ -86,7 +86,10 @@ mod tests {
         }
         let snapshot = states.snapshot();
         assert_eq!(snapshot.len(), MAX_HOSTS);
-        assert!(snapshot.iter().all(|h| h.host != "a" && h.host != "b"), "oldest hosts are evicted");
+        assert!(
+            snapshot.iter().all(|h| h.host != "a" && h.host != "b"),
+            "oldest hosts are evicted"
+        );
     }
 
     #[test]

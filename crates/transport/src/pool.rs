@@ -63,14 +63,20 @@ pub struct Lease {
 impl Lease {
     /// Give the connection back after its response was read completely.
     pub fn release(self) {
-        let Lease { sender, origin_pool, pool, .. } = self;
+        let Lease {
+            sender,
+            origin_pool,
+            pool,
+            ..
+        } = self;
         if pool.released.load(Ordering::Acquire) || sender.is_closed() {
             return;
         }
         let mut idle = lock(&origin_pool.idle);
         // A connection a waiting request will take is not idle: hand it over rather than close
         // it and make that request dial a new one (as Node's agents do).
-        let keep = (pool.bounds.max_free_sockets as usize).max(origin_pool.waiting.load(Ordering::Acquire));
+        let keep = (pool.bounds.max_free_sockets as usize)
+            .max(origin_pool.waiting.load(Ordering::Acquire));
         if idle.len() < keep {
             idle.push(sender);
         }
@@ -110,7 +116,11 @@ impl Pool {
 
     /// Take a connection to `origin`, waiting while `max_sockets` are in use. With `fresh`,
     /// idle connections are skipped (the stale-connection resend).
-    pub async fn lease(self: &Arc<Self>, origin: &Origin, fresh: bool) -> Result<Lease, TransportError> {
+    pub async fn lease(
+        self: &Arc<Self>,
+        origin: &Origin,
+        fresh: bool,
+    ) -> Result<Lease, TransportError> {
         self.slot(origin).await?.connect(origin, fresh).await
     }
 
@@ -130,7 +140,11 @@ impl Pool {
                     .map_err(|_| TransportError::network("connection pool closed".into()))?
             }
         };
-        Ok(Slot { origin_pool, pool: self.clone(), permit })
+        Ok(Slot {
+            origin_pool,
+            pool: self.clone(),
+            permit,
+        })
     }
 }
 
@@ -144,7 +158,11 @@ pub struct Slot {
 impl Slot {
     /// The connection for this slot: the warmest idle one, or (with `fresh`, or none idle) a new one.
     pub async fn connect(self, origin: &Origin, fresh: bool) -> Result<Lease, TransportError> {
-        let Slot { origin_pool, pool, permit } = self;
+        let Slot {
+            origin_pool,
+            pool,
+            permit,
+        } = self;
         let proxy = pool.proxy.for_origin(origin).cloned();
         let forward_proxy = proxy.clone().filter(|_| !origin.https);
         if !fresh {
@@ -155,12 +173,26 @@ impl Slot {
                     continue;
                 }
                 if sender.ready().await.is_ok() {
-                    return Ok(Lease { sender, reused: true, forward_proxy, origin_pool, pool, _permit: permit });
+                    return Ok(Lease {
+                        sender,
+                        reused: true,
+                        forward_proxy,
+                        origin_pool,
+                        pool,
+                        _permit: permit,
+                    });
                 }
             }
         }
         let sender = connector::connect(origin, proxy.as_ref()).await?;
-        Ok(Lease { sender, reused: false, forward_proxy, origin_pool, pool, _permit: permit })
+        Ok(Lease {
+            sender,
+            reused: false,
+            forward_proxy,
+            origin_pool,
+            pool,
+            _permit: permit,
+        })
     }
 }
 
@@ -218,7 +250,10 @@ impl PoolRegistry {
     pub fn pool(&self, bounds: Option<PoolBounds>, proxy: &Arc<ProxyRules>) -> Arc<Pool> {
         let mut state = lock(&self.state);
         if bounds.is_none() && proxy.is_direct() {
-            return state.default.get_or_insert_with(|| Pool::new(None, proxy.clone())).clone();
+            return state
+                .default
+                .get_or_insert_with(|| Pool::new(None, proxy.clone()))
+                .clone();
         }
         if let Some(index) = state.cached.iter().position(|p| p.has_key(bounds, proxy)) {
             let pool = state.cached.remove(index);
@@ -241,9 +276,17 @@ impl PoolRegistry {
     pub fn destroy_all(&self) {
         let (default, cached, parked) = {
             let mut state = lock(&self.state);
-            (state.default.take(), std::mem::take(&mut state.cached), std::mem::take(&mut state.parked))
+            (
+                state.default.take(),
+                std::mem::take(&mut state.cached),
+                std::mem::take(&mut state.parked),
+            )
         };
-        for pool in default.into_iter().chain(cached).chain(parked.iter().filter_map(Weak::upgrade)) {
+        for pool in default
+            .into_iter()
+            .chain(cached)
+            .chain(parked.iter().filter_map(Weak::upgrade))
+        {
             pool.release();
         }
     }
@@ -273,7 +316,10 @@ mod tests {
     }
 
     fn bounds(max_sockets: u32) -> Option<PoolBounds> {
-        Some(PoolBounds { max_sockets, max_free_sockets: 1 })
+        Some(PoolBounds {
+            max_sockets,
+            max_free_sockets: 1,
+        })
     }
 
     fn direct() -> Arc<ProxyRules> {
@@ -281,7 +327,9 @@ mod tests {
     }
 
     fn through(url: &str) -> Arc<ProxyRules> {
-        Arc::new(ProxyRules::fixed(Arc::new(ProxyServer::parse(url).unwrap())))
+        Arc::new(ProxyRules::fixed(Arc::new(
+            ProxyServer::parse(url).unwrap(),
+        )))
     }
 
     #[test]
@@ -289,11 +337,23 @@ mod tests {
         let registry = PoolRegistry::default();
         let default = registry.pool(None, &direct());
         let proxied = registry.pool(None, &through("http://p:1"));
-        assert!(!Arc::ptr_eq(&default, &proxied), "a proxied slot never shares the direct pool");
+        assert!(
+            !Arc::ptr_eq(&default, &proxied),
+            "a proxied slot never shares the direct pool"
+        );
         assert_eq!(proxied.bounds, PoolBounds::DEFAULT);
-        assert!(Arc::ptr_eq(&proxied, &registry.pool(None, &through("http://p:1"))), "equal rules share a pool");
-        assert!(!Arc::ptr_eq(&proxied, &registry.pool(None, &through("http://p:2"))));
-        assert!(!Arc::ptr_eq(&proxied, &registry.pool(bounds(3), &through("http://p:1"))));
+        assert!(
+            Arc::ptr_eq(&proxied, &registry.pool(None, &through("http://p:1"))),
+            "equal rules share a pool"
+        );
+        assert!(!Arc::ptr_eq(
+            &proxied,
+            &registry.pool(None, &through("http://p:2"))
+        ));
+        assert!(!Arc::ptr_eq(
+            &proxied,
+            &registry.pool(bounds(3), &through("http://p:1"))
+        ));
     }
 
     #[test]
@@ -306,7 +366,10 @@ mod tests {
         assert!(!Arc::ptr_eq(&a, &default));
         assert_eq!(default.bounds, PoolBounds::DEFAULT);
         let explicit_default_bounds = registry.pool(Some(PoolBounds::DEFAULT), &direct());
-        assert!(!Arc::ptr_eq(&explicit_default_bounds, &default), "custom bounds always get a dedicated pool");
+        assert!(
+            !Arc::ptr_eq(&explicit_default_bounds, &default),
+            "custom bounds always get a dedicated pool"
+        );
     }
 
     #[test]
@@ -321,11 +384,24 @@ mod tests {
         drop(registry.pool(bounds(9), &direct()));
         let stats = registry.stats();
         assert_eq!(stats.cached, MAX_CACHED_POOLS);
-        assert_eq!(stats.parked_alive, 1, "the evicted pool lives on while a request holds it");
-        assert!(Arc::ptr_eq(&second, &registry.pool(bounds(2), &direct())), "a recently used pool stays cached");
-        assert!(!Arc::ptr_eq(&in_flight, &registry.pool(bounds(1), &direct())), "the evicted configuration gets a new pool");
+        assert_eq!(
+            stats.parked_alive, 1,
+            "the evicted pool lives on while a request holds it"
+        );
+        assert!(
+            Arc::ptr_eq(&second, &registry.pool(bounds(2), &direct())),
+            "a recently used pool stays cached"
+        );
+        assert!(
+            !Arc::ptr_eq(&in_flight, &registry.pool(bounds(1), &direct())),
+            "the evicted configuration gets a new pool"
+        );
         drop(in_flight);
-        assert_eq!(registry.stats().parked_alive, 0, "a parked pool frees itself once unused");
+        assert_eq!(
+            registry.stats().parked_alive,
+            0,
+            "a parked pool frees itself once unused"
+        );
     }
 
     #[test]
@@ -336,9 +412,18 @@ mod tests {
         registry.destroy_all();
         registry.destroy_all();
         let stats = registry.stats();
-        assert_eq!((stats.default_alive, stats.cached, stats.parked_alive), (false, 0, 0));
-        assert!(held.released.load(Ordering::Acquire), "a held pool is marked so it keeps no connection");
+        assert_eq!(
+            (stats.default_alive, stats.cached, stats.parked_alive),
+            (false, 0, 0)
+        );
+        assert!(
+            held.released.load(Ordering::Acquire),
+            "a held pool is marked so it keeps no connection"
+        );
         let rebuilt = registry.pool(None, &direct());
-        assert!(!Arc::ptr_eq(&held, &rebuilt), "the default pool is rebuilt lazily");
+        assert!(
+            !Arc::ptr_eq(&held, &rebuilt),
+            "the default pool is rebuilt lazily"
+        );
     }
 }

@@ -29,6 +29,9 @@ impl SeededRandom {
 
 impl RandomSource for SeededRandom {
     fn below_inclusive(&self, max: u64) -> u64 {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).u64(0..=max)
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .u64(0..=max)
     }
 }

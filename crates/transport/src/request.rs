@@ -94,10 +94,15 @@ impl RequestSpec {
         protocol: Protocol,
         shape: ResultShape,
     ) -> Result<Self, TransportError> {
-        let (uri, origin, host) =
-            parse_target(url).ok_or_else(|| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
+        let (uri, origin, host) = parse_target(url).ok_or_else(|| {
+            TransportError::validation(vec!["Unparseable request URL".to_string()])
+        })?;
         let is_write = method != Method::GET && method != Method::HEAD;
-        let cache_hint = if method == Method::GET { CacheHint::Read { scope: None } } else { CacheHint::None };
+        let cache_hint = if method == Method::GET {
+            CacheHint::Read { scope: None }
+        } else {
+            CacheHint::None
+        };
         Ok(Self {
             method,
             origin,
@@ -120,7 +125,9 @@ pub fn redact_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
     let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
         return url.into();
     };
-    let authority_end = url[scheme_end..].find(['/', '?', '#']).map_or(url.len(), |i| scheme_end + i);
+    let authority_end = url[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| scheme_end + i);
     match url[scheme_end..authority_end].rfind('@') {
         Some(at) => format!("{}***{}", &url[..scheme_end], &url[scheme_end + at..]).into(),
         None => url.into(),
@@ -148,12 +155,27 @@ fn parse_target(url: &str) -> Option<(Uri, Origin, String)> {
     // A port that is not a u16 (99999) makes the URL invalid, as `new URL` says; it must
     // never fall back to the default port (D30). `host:` (empty port) is the default.
     let host_and_port = authority.as_str().rsplit('@').next().unwrap_or_default();
-    let port = match host_and_port.get(authority.host().len()..).unwrap_or_default() {
+    let port = match host_and_port
+        .get(authority.host().len()..)
+        .unwrap_or_default()
+    {
         "" | ":" => default_port,
         written => written.strip_prefix(':')?.parse::<u16>().ok()?,
     };
-    let host = if port == default_port { hostname.clone() } else { format!("{hostname}:{port}") };
-    Some((uri, Origin { https, host: hostname, port }, host))
+    let host = if port == default_port {
+        hostname.clone()
+    } else {
+        format!("{hostname}:{port}")
+    };
+    Some((
+        uri,
+        Origin {
+            https,
+            host: hostname,
+            port,
+        },
+        host,
+    ))
 }
 
 #[cfg(test)]
@@ -161,20 +183,39 @@ mod tests {
     use super::*;
 
     fn spec(url: &str) -> Result<RequestSpec, TransportError> {
-        RequestSpec::new(Method::POST, url, HeaderMap::new(), Bytes::new(), Protocol::GraphQl, ResultShape::GraphQl)
+        RequestSpec::new(
+            Method::POST,
+            url,
+            HeaderMap::new(),
+            Bytes::new(),
+            Protocol::GraphQl,
+            ResultShape::GraphQl,
+        )
     }
 
     #[test]
     fn host_omits_the_default_port_like_the_url_api() {
-        assert_eq!(spec("https://graphql.anilist.co").unwrap().host, "graphql.anilist.co");
-        assert_eq!(spec("https://graphql.anilist.co:443/").unwrap().host, "graphql.anilist.co");
-        assert_eq!(spec("http://127.0.0.1:8080/x").unwrap().host, "127.0.0.1:8080");
+        assert_eq!(
+            spec("https://graphql.anilist.co").unwrap().host,
+            "graphql.anilist.co"
+        );
+        assert_eq!(
+            spec("https://graphql.anilist.co:443/").unwrap().host,
+            "graphql.anilist.co"
+        );
+        assert_eq!(
+            spec("http://127.0.0.1:8080/x").unwrap().host,
+            "127.0.0.1:8080"
+        );
         assert_eq!(spec("http://Example.COM/").unwrap().origin.port, 80);
     }
 
     #[test]
     fn userinfo_is_redacted_and_nothing_else_changes() {
-        assert_eq!(redact_userinfo("http://user:secret@h:1/p?q=a@b"), "http://***@h:1/p?q=a@b");
+        assert_eq!(
+            redact_userinfo("http://user:secret@h:1/p?q=a@b"),
+            "http://***@h:1/p?q=a@b"
+        );
         assert_eq!(redact_userinfo("https://a@b@h/"), "https://***@h/");
         assert_eq!(redact_userinfo("https://h/p@x"), "https://h/p@x");
         assert_eq!(redact_userinfo("https://h"), "https://h");
@@ -195,14 +236,26 @@ mod tests {
     fn unparseable_urls_are_validation_errors() {
         for url in ["not a url", "ftp://x/", "http://", "/relative"] {
             let err = spec(url).expect_err(url);
-            assert_eq!(err.details, vec!["Unparseable request URL".to_string()], "{url}");
+            assert_eq!(
+                err.details,
+                vec!["Unparseable request URL".to_string()],
+                "{url}"
+            );
         }
     }
 
     #[test]
     fn posts_are_writes_unless_the_caller_says_otherwise() {
         assert!(spec("http://a/").unwrap().is_write);
-        let get = RequestSpec::new(Method::GET, "http://a/", HeaderMap::new(), Bytes::new(), Protocol::Rest, ResultShape::Rest).unwrap();
+        let get = RequestSpec::new(
+            Method::GET,
+            "http://a/",
+            HeaderMap::new(),
+            Bytes::new(),
+            Protocol::Rest,
+            ResultShape::Rest,
+        )
+        .unwrap();
         assert!(!get.is_write);
     }
 }

@@ -230,12 +230,36 @@ mod tests {
     #[test]
     fn random_header_values_parse_safely_and_by_the_rules() {
         const PIECES: [&str; 24] = [
-            "0", "1", "9", "-", "+", ".", "e", "E", "x", "0x", "0b", "1e400", "Infinity", "NaN", " ", "\u{a0}", "\u{feff}",
-            "_", "abc", "Wed, 21 Oct 2015 07:28:00 GMT", "Sun, 06 Nov 2094 08:49:37 GMT", ",", "\u{85}", "٣",
+            "0",
+            "1",
+            "9",
+            "-",
+            "+",
+            ".",
+            "e",
+            "E",
+            "x",
+            "0x",
+            "0b",
+            "1e400",
+            "Infinity",
+            "NaN",
+            " ",
+            "\u{a0}",
+            "\u{feff}",
+            "_",
+            "abc",
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "Sun, 06 Nov 2094 08:49:37 GMT",
+            ",",
+            "\u{85}",
+            "٣",
         ];
         let mut rng = fastrand::Rng::with_seed(5);
         for _ in 0..50_000 {
-            let text: String = (0..rng.usize(0..5)).map(|_| PIECES[rng.usize(0..PIECES.len())]).collect();
+            let text: String = (0..rng.usize(0..5))
+                .map(|_| PIECES[rng.usize(0..PIECES.len())])
+                .collect();
             let status = [200, 429, 500, 503][rng.usize(0..4)];
             let wait = server_directed_wait_ms(status, Some(&text), None, NOW_MS);
             if !matches!(status, 429 | 503) {
@@ -246,7 +270,10 @@ mod tests {
                 assert_eq!(wait, whole_ms(seconds * 1000.0), "{text:?}");
             }
             if let Some(info) = RateLimitInfo::from_headers(Some(&text), Some(&text), Some(&text)) {
-                assert!(info.limit.is_finite() && info.remaining.is_finite() && info.reset.is_finite(), "{text:?}");
+                assert!(
+                    info.limit.is_finite() && info.remaining.is_finite() && info.reset.is_finite(),
+                    "{text:?}"
+                );
                 let fallback = server_directed_wait_ms(429, None, Some(&info), NOW_MS);
                 assert_eq!(fallback, Some(info.reset_at_ms().saturating_sub(NOW_MS)));
             }
