@@ -10,6 +10,7 @@ const { AniLinkValidationError } = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
 const { bindMapExternalIds } = require('./map-external-ids.cjs');
+const { CREDENTIAL_FIELDS } = require('./external.cjs');
 const { getMalAccessToken } = require('./oauth.cjs');
 const { createStateOwner, bindStateOwner, snapshotTransportState } = require('./transport-state.cjs');
 
@@ -204,17 +205,6 @@ function clientsFromSlots(slotOptions) {
   return clients;
 }
 
-/** Keys of a slot that configure the client rather than the transport. */
-const AUTH_FIELDS = [
-  'authToken',
-  'accessToken',
-  'refreshToken',
-  'clientId',
-  'clientSecret',
-  'onTokenRefresh',
-  'onTokenRefreshError',
-];
-
 /**
  * The provider clients an `AniLink` is made of, from a credentials object: `{ anilist, mal,
  * stateOwners, responseCaches? }`. `legacyOptions` (the positional form's transport options)
@@ -230,7 +220,7 @@ function buildProviderClients(credentials, legacyOptions) {
     throw new TypeError('buildProviderClients: legacyOptions must be an object of transport options.');
   }
   const slots = slotsFromArguments(credentials ?? {});
-  if (legacyOptions !== undefined && Object.keys(slots.anilist).every((key) => AUTH_FIELDS.includes(key))) {
+  if (legacyOptions !== undefined && Object.keys(slots.anilist).every((key) => CREDENTIAL_FIELDS.includes(key))) {
     slots.anilist = { ...legacyOptions, ...slots.anilist };
   }
   return clientsFromSlots(slots);

@@ -7,8 +7,8 @@
 const native = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
 
-/** Slot fields that are credentials or endpoints of a provider, not transport settings. */
-const PROVIDER_FIELDS = new Set([
+/** Slot fields that authenticate a provider client (and observe its token refresh). */
+const CREDENTIAL_FIELDS = [
   'authToken',
   'accessToken',
   'refreshToken',
@@ -16,8 +16,10 @@ const PROVIDER_FIELDS = new Set([
   'clientSecret',
   'onTokenRefresh',
   'onTokenRefreshError',
-  'baseUrl',
-]);
+];
+
+/** Slot fields that are credentials or endpoints of a provider, not transport settings. */
+const PROVIDER_FIELDS = new Set([...CREDENTIAL_FIELDS, 'baseUrl']);
 
 /**
  * A client that sends to any URL with the transport settings of `options` (a provider slot's
@@ -41,4 +43,4 @@ function postTo(client, url, contentType, body, requestOptions) {
   );
 }
 
-module.exports = { createExternalClient, postTo };
+module.exports = { createExternalClient, postTo, CREDENTIAL_FIELDS };
