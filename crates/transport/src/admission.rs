@@ -4,7 +4,8 @@
 //! every request already in flight at that moment earns a 429. Admission acts before dispatch:
 //! each host keeps an estimate of the quota left in the current window and the number of its
 //! requests in flight, and a request is admitted only while `remaining - in_flight` is at least
-//! `max(rateLimitFloor, 1)`. Counting every request in flight against the estimate is safe
+//! `rateLimitFloor` (as for pacing, `rateLimitFloor: 0` turns it off). The estimate is fed by
+//! successful responses only, as pacing is: a failure's headers belong to the retry policy. Counting every request in flight against the estimate is safe
 //! whichever of them the server has already counted: it can only hold a request back a little
 //! longer, never let one through that the quota cannot serve.
 //!
@@ -89,8 +90,10 @@ pub struct AdmissionState {
 /// How the attempt loop configures one admission decision.
 #[derive(Clone, Copy, Debug)]
 pub struct Rules {
-    /// Whether the server's quota is followed (`paceWithRateLimit`).
+    /// Whether the server's quota is followed (`paceWithRateLimit` on, `rateLimitFloor` not 0,
+    /// no `ignorePaceDeadline`).
     pub server_quota: bool,
+    /// At least 1 when `server_quota` is on.
     pub floor: u32,
     pub ceiling: Option<Ceiling>,
 }
@@ -160,7 +163,7 @@ impl AdmissionState {
         self.roll(now_ms);
         let quota = self.server?;
         let available = quota.remaining - f64::from(self.in_flight);
-        if available >= f64::from(floor.max(1)) {
+        if available >= f64::from(floor) {
             return None;
         }
         let until_reset = quota
@@ -317,17 +320,6 @@ mod tests {
             ..QUOTA_ONLY
         };
         assert_eq!(admit_all(&mut state, &rules, NOW), 3);
-        let mut zero_floor = AdmissionState::default();
-        zero_floor.observe(&reading(2.0, None), NOW);
-        let rules = Rules {
-            floor: 0,
-            ..QUOTA_ONLY
-        };
-        assert_eq!(
-            admit_all(&mut zero_floor, &rules, NOW),
-            2,
-            "floor 0 still stops at 0"
-        );
     }
 
     #[test]

@@ -232,12 +232,10 @@ impl<'a, S: EventSink> Call<'a, S> {
                 response = exchange.send(self.spec, self.options.max_response_bytes, self.options.timeout) => response,
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-            in_flight.settle(
-                dispatched
-                    .as_ref()
-                    .ok()
-                    .and_then(|r| read_quota(&r.headers)),
-            );
+            let reading = dispatched
+                .as_ref()
+                .ok()
+                .and_then(|r| read_quota(&r.headers));
 
             let settled = outcome::settle(
                 dispatched,
@@ -245,6 +243,9 @@ impl<'a, S: EventSink> Call<'a, S> {
                 self.options.allow_partial_data,
                 || self.shared.clock.now_ms(),
             );
+            // Like pacing, admission learns the quota from successes only: a failure's headers
+            // (a 503's, a 429's before its Retry-After) belong to the retry policy.
+            in_flight.settle(reading.filter(|_| matches!(settled, Settled::Success { .. })));
             let failure = match settled {
                 Settled::Success {
                     result,
@@ -389,7 +390,9 @@ impl<'a, S: EventSink> Call<'a, S> {
     /// in flight (module [`admission`](crate::admission)); the wait is reported as pacing.
     async fn admit_to_quota(&mut self) -> Result<InFlight<'a>, TransportError> {
         let rules = quota::Rules {
-            server_quota: self.options.pace_with_rate_limit && !self.options.ignore_pace_deadline,
+            server_quota: self.options.pace_with_rate_limit
+                && self.options.rate_limit_floor > 0
+                && !self.options.ignore_pace_deadline,
             floor: self.options.rate_limit_floor,
             ceiling: self.options.rate_limit,
         };
