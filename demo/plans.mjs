@@ -16,9 +16,9 @@ const WELL_KNOWN_MEDIA_IDS = [
 ];
 
 /**
- * Threshold above the number of calls in flight: when a quota window runs out, the (up to
- * concurrency - 1) calls already on the wire all earn a 429, and one quota edge alone must not
- * trip the breaker. A real outage fails every attempt of every worker and crosses it quickly.
+ * Threshold above the number of calls in flight: failures of the calls on the wire at one moment
+ * (the scripted 502 burst; a quota edge, should a 429 still slip past admission) must not trip
+ * the breaker alone. A real outage fails every attempt of every worker and crosses it quickly.
  */
 const BREAKER_THRESHOLD = 12;
 

@@ -49,6 +49,17 @@ export interface RetryBudget {
   windowMs: number;
 }
 
+/**
+ * Client-side admission ceiling (our extension): at most `maxRequests` dispatches per host in
+ * any `windowMs`, with or without rate-limit headers; the stricter of it and the server's quota wins.
+ */
+export interface RateLimitCeiling {
+  /** Integer > 0. */
+  maxRequests: number;
+  /** Window length in ms (> 0). */
+  windowMs: number;
+}
+
 /** Fast-fails after `threshold` consecutive availability failures for `cooldownMs`. */
 export interface CircuitBreakerOptions {
   threshold: number;
@@ -134,12 +145,14 @@ export interface RequestOptions {
   exposeRawAxiosError?: boolean;
   /** `false` sends once; `true` or omitted uses the defaults (mutations and REST writes: not retried unless set). */
   retry?: boolean | Partial<RetryPolicy>;
-  /** Proactive pacing from x-ratelimit-* headers. Default true. */
+  /** Proactive pacing and quota-aware admission from x-ratelimit-* headers. Default true. */
   paceWithRateLimit?: boolean;
   /** Pace once `remaining` falls below this. Default 1; 0 disables floor pacing. */
   rateLimitFloor?: number;
   circuitBreaker?: CircuitBreakerOptions;
   retryBudget?: RetryBudget;
+  /** Client-side admission ceiling per host; `null` or `false` (the default) turns it off. */
+  rateLimit?: RateLimitCeiling | null | false;
   /** Hard cap on concurrent connections per host (selects a dedicated pool); `0` means 1. Default 20. */
   maxSockets?: number;
   /** Idle connections kept per host (selects a dedicated pool). Default 5. */

@@ -19,6 +19,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::admission::{self as quota, QuotaReading};
 use crate::breaker::{Admission, Outcome, Transition};
 use crate::budget::{self, BudgetVerdict};
 use crate::cache::{CacheKey, Lookup, ResponseCache};
@@ -148,7 +149,7 @@ struct Call<'a, S: EventSink> {
     events: Reporter<'a, S>,
 }
 
-impl<S: EventSink> Call<'_, S> {
+impl<'a, S: EventSink> Call<'a, S> {
     fn record_outcome(&self, outcome: Outcome) -> Option<Transition> {
         let config = self.options.circuit_breaker?;
         let now = self.shared.clock.now_ms();
@@ -221,6 +222,7 @@ impl<S: EventSink> Call<'_, S> {
                 }
             };
             self.pace().await?;
+            let in_flight = self.admit_to_quota().await?;
             self.events.request_start().await;
 
             let started = Instant::now();
@@ -230,6 +232,10 @@ impl<S: EventSink> Call<'_, S> {
                 response = exchange.send(self.spec, self.options.max_response_bytes, self.options.timeout) => response,
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+            let reading = dispatched
+                .as_ref()
+                .ok()
+                .and_then(|r| read_quota(&r.headers));
 
             let settled = outcome::settle(
                 dispatched,
@@ -237,6 +243,9 @@ impl<S: EventSink> Call<'_, S> {
                 self.options.allow_partial_data,
                 || self.shared.clock.now_ms(),
             );
+            // Like pacing, admission learns the quota from successes only: a failure's headers
+            // (a 503's, a 429's before its Retry-After) belong to the retry policy.
+            in_flight.settle(reading.filter(|_| matches!(settled, Settled::Success { .. })));
             let failure = match settled {
                 Settled::Success {
                     result,
@@ -342,29 +351,80 @@ impl<S: EventSink> Call<'_, S> {
         };
         if aborted {
             let elapsed = (started.elapsed().as_millis() as u64).min(wait.delay_ms);
-            self.events
-                .emit_if(Hook::OnPace, || Event::Pace {
-                    context: self.events.context(),
-                    delay_ms: elapsed,
-                    aborted: true,
-                })
-                .await;
-            let transition = self
-                .shared
-                .hosts
-                .with(&self.spec.host, |s| s.breaker.pacing_aborted(self.token));
-            self.events.announce(transition).await;
-            return Err(TransportError::aborted_during_pacing());
+            return Err(self.pacing_aborted(elapsed).await);
         }
+        self.report_paced(wait.delay_ms).await;
+        Ok(())
+    }
+
+    /// `onPace` and `pacedMs` for a completed pacing or admission wait.
+    async fn report_paced(&mut self, delay_ms: u64) {
         self.events
             .emit_if(Hook::OnPace, || Event::Pace {
                 context: self.events.context(),
-                delay_ms: wait.delay_ms,
+                delay_ms,
                 aborted: false,
             })
             .await;
-        self.events.paced_ms += wait.delay_ms;
-        Ok(())
+        self.events.paced_ms += delay_ms;
+    }
+
+    /// An abort during a pacing or admission wait: `onPace` with `aborted`, the breaker told.
+    async fn pacing_aborted(&self, elapsed_ms: u64) -> TransportError {
+        self.events
+            .emit_if(Hook::OnPace, || Event::Pace {
+                context: self.events.context(),
+                delay_ms: elapsed_ms,
+                aborted: true,
+            })
+            .await;
+        let transition = self
+            .shared
+            .hosts
+            .with(&self.spec.host, |s| s.breaker.pacing_aborted(self.token));
+        self.events.announce(transition).await;
+        TransportError::aborted_during_pacing()
+    }
+
+    /// Wait until the host's quota estimate and the `rateLimit` ceiling admit one more request
+    /// in flight (module [`admission`](crate::admission)); the wait is reported as pacing.
+    async fn admit_to_quota(&mut self) -> Result<InFlight<'a>, TransportError> {
+        let rules = quota::Rules {
+            server_quota: self.options.pace_with_rate_limit
+                && self.options.rate_limit_floor > 0
+                && !self.options.ignore_pace_deadline,
+            floor: self.options.rate_limit_floor,
+            ceiling: self.options.rate_limit,
+        };
+        let started = Instant::now();
+        let mut waited = false;
+        loop {
+            let now = self.shared.clock.now_ms();
+            let verdict = self
+                .shared
+                .hosts
+                .with(&self.spec.host, |s| s.admission.try_admit(&rules, now));
+            let Err(wait_ms) = verdict else { break };
+            waited = true;
+            let aborted = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => true,
+                _ = tokio::time::sleep(Duration::from_millis(wait_ms)) => false,
+            };
+            if aborted {
+                let elapsed = started.elapsed().as_millis() as u64;
+                return Err(self.pacing_aborted(elapsed).await);
+            }
+        }
+        if waited {
+            self.report_paced(started.elapsed().as_millis() as u64)
+                .await;
+        }
+        Ok(InFlight {
+            shared: self.shared,
+            host: &self.spec.host,
+            settled: false,
+        })
     }
 
     /// Cache write-back or invalidation, `onResponse`, the partial-data report, breaker
@@ -465,6 +525,46 @@ impl<S: EventSink> Call<'_, S> {
             pacing::record_deadline(&mut s.pace_deadline, deadline, now)
         });
     }
+}
+
+/// One admitted request in flight on a host: released once settled, or when dropped (an
+/// abandoned call must not hold quota forever).
+struct InFlight<'a> {
+    shared: &'a Shared<'a>,
+    host: &'a str,
+    settled: bool,
+}
+
+impl InFlight<'_> {
+    /// The request is answered (or failed): fold the quota it reported, then release it.
+    fn settle(mut self, reading: Option<QuotaReading>) {
+        let now = self.shared.clock.now_ms();
+        self.shared.hosts.with(self.host, |s| {
+            if let Some(reading) = &reading {
+                s.admission.observe(reading, now);
+            }
+            s.admission.release();
+        });
+        self.settled = true;
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.shared.hosts.with(self.host, |s| s.admission.release());
+        }
+    }
+}
+
+/// `x-ratelimit-*` as admission reads it: the reset may be missing (AniList's successes).
+fn read_quota(headers: &http::HeaderMap) -> Option<QuotaReading> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    QuotaReading::from_headers(
+        header("x-ratelimit-limit"),
+        header("x-ratelimit-remaining"),
+        header("x-ratelimit-reset"),
+    )
 }
 
 /// A random UUID v4, shared by every hook and stamped on the error.

@@ -1,11 +1,12 @@
-//! Cross-request state of one provider client, per upstream host: breaker, budget window and
-//! pacing deadline together, so one lock covers each decision that reads several of them.
+//! Cross-request state of one provider client, per upstream host: breaker, budget window,
+//! pacing deadline and admission estimate together, so one lock covers each decision that reads several of them.
 //!
 //! Bounded to [`MAX_HOSTS`] hosts, least recently used out, so a client pointed at many hosts
 //! (or a stream of distinct URLs) cannot grow without limit.
 
 use std::sync::Mutex;
 
+use crate::admission::AdmissionState;
 use crate::breaker::{Breaker, BreakerSnapshot};
 use crate::budget::BudgetWindow;
 
@@ -18,6 +19,7 @@ pub struct HostState {
     pub breaker: Breaker,
     pub budget: Option<BudgetWindow>,
     pub pace_deadline: Option<u64>,
+    pub admission: AdmissionState,
 }
 
 #[derive(Debug, Default)]

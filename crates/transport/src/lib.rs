@@ -8,6 +8,7 @@
 //! response cache read, auth guard, breaker admission, pacing wait, dispatch, envelope classification, breaker
 //! accounting, pacing bookkeeping, retry decision (policy, then budget), backoff wait.
 
+pub mod admission;
 pub mod attempt;
 pub mod body;
 pub mod breaker;

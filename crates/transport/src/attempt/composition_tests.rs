@@ -917,3 +917,68 @@ async fn an_abort_in_flight_is_reported_and_never_retried() {
         ]
     );
 }
+
+// Quota-aware admission
+
+#[tokio::test(start_paused = true)]
+async fn admission_holds_a_call_while_the_quota_left_is_already_in_flight() {
+    let quota = |step: Step, remaining: u32| {
+        step.header("x-ratelimit-limit", 2)
+            .header("x-ratelimit-remaining", remaining)
+    };
+    let harness = Harness::new([
+        quota(answer(200, GRAPHQL_OK), 1),
+        quota(answer(200, GRAPHQL_OK).after(300), 0),
+        answer(200, GRAPHQL_OK),
+    ]);
+    let (spec, options) = (graphql(), options(&[]));
+    harness.call(&spec, &options).await.unwrap();
+    let (first, second) =
+        tokio::join!(harness.call(&spec, &options), harness.call(&spec, &options));
+    first.unwrap();
+    second.unwrap();
+    // No reset reported: the window is taken to end 60 s after the quota was first seen.
+    assert_eq!(harness.dispatched_at(), [0, 0, 60_000]);
+    assert!(harness
+        .events()
+        .contains(&"60000 pace#1 60000ms".to_string()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_abort_while_waiting_for_admission_dispatches_nothing() {
+    let harness = Harness::new([]);
+    let reading = crate::admission::QuotaReading {
+        limit: 90.0,
+        remaining: 0.0,
+        reset_ms: Some(EPOCH_MS + 5_000),
+    };
+    harness
+        .hosts
+        .with("api.test", |s| s.admission.observe(&reading, EPOCH_MS));
+    let result = harness
+        .call_aborted_at(2_000, &graphql(), &options(&[]))
+        .await;
+    assert!(result.unwrap_err().aborted_during_pacing);
+    assert_eq!(harness.events(), ["2000 pace#1 2000ms aborted"]);
+    assert!(harness.dispatched_at().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_rate_limit_ceiling_admits_without_any_headers() {
+    let harness = Harness::new([
+        answer(200, GRAPHQL_OK),
+        answer(200, GRAPHQL_OK),
+        answer(200, GRAPHQL_OK),
+    ]);
+    let ceiling = (
+        "rateLimit",
+        object(&[("maxRequests", 2.0), ("windowMs", 1_000.0)]),
+    );
+    for _ in 0..3 {
+        harness
+            .call(&graphql(), &options(std::slice::from_ref(&ceiling)))
+            .await
+            .unwrap();
+    }
+    assert_eq!(harness.dispatched_at(), [0, 0, 1_000]);
+}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::parse::{invalid, object_fields, parse_bool, parse_integer, parse_millis};
 use super::settings::RetrySetting;
 use super::value::{OptValue, OptionError};
+use crate::admission::Ceiling;
 use crate::breaker::BreakerConfig;
 use crate::budget::BudgetConfig;
 use crate::cache::ResponseCache;
@@ -232,6 +233,35 @@ pub(super) fn breaker(_: &str, value: &OptValue) -> Result<Option<BreakerConfig>
 }
 
 /// `retryBudget`: `{ maxRetriesPerWindow, windowMs }`, both required, or `null` for off.
+/// `rateLimit`: the client-side admission ceiling; `null` or `false` turns it off.
+pub(super) fn rate_limit(_: &str, value: &OptValue) -> Result<Option<Ceiling>, OptionError> {
+    if matches!(value, OptValue::Null | OptValue::Bool(false)) {
+        return Ok(None);
+    }
+    let fields = object_fields("rateLimit", value, &["maxRequests", "windowMs"])?;
+    let field = |name: &str| fields.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    let max_requests = field("maxRequests")
+        .and_then(|v| parse_integer(v, 1))
+        .ok_or_else(|| {
+            invalid(
+                "rateLimit.maxRequests must be an integer greater than 0",
+                field("maxRequests").unwrap_or(&OptValue::Undefined),
+            )
+        })?;
+    let window_ms = field("windowMs")
+        .and_then(|v| parse_millis(v, true))
+        .ok_or_else(|| {
+            invalid(
+                "rateLimit.windowMs must be a finite number greater than 0",
+                field("windowMs").unwrap_or(&OptValue::Undefined),
+            )
+        })?;
+    Ok(Some(Ceiling {
+        max_requests,
+        window_ms,
+    }))
+}
+
 pub(super) fn budget(_: &str, value: &OptValue) -> Result<Option<BudgetConfig>, OptionError> {
     if matches!(value, OptValue::Null) {
         return Ok(None);

@@ -12,6 +12,7 @@ use super::settings::{
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_SOCKETS, DEFAULT_RATE_LIMIT_FLOOR, DEFAULT_TIMEOUT_MS,
 };
 use super::value::{OptValue, OptionError};
+use crate::admission::Ceiling;
 use crate::breaker::BreakerConfig;
 use crate::budget::BudgetConfig;
 use crate::cache::ResponseCache;
@@ -52,6 +53,8 @@ transport_options! {
         /// `false` (no proxy) or one proxy URL for everything; resolved None: the environment's
         /// rules, as read when the slot was built.
         "proxy" => proxy: Arc<ProxyRules> = rules::proxy, resolved Option<Arc<ProxyRules>> = given;
+        /// Client-side ceiling for admission (our extension); `null`/`false` off.
+        "rateLimit" => rate_limit: Option<Ceiling> = rules::rate_limit, resolved Option<Ceiling> = or(None);
     }
     derived {
         /// Per-attempt deadline (decisions D9); None when disabled with 0.

@@ -165,6 +165,10 @@ fn every_invalid_value_names_the_option_and_the_rule() {
         ("circuitBreaker", obj(&[("threshold", OptValue::Number(2.0))]), "circuitBreaker.cooldownMs must be a finite number greater than or equal to 0 (received undefined)."),
         ("retryBudget", obj(&[("maxRetriesPerWindow", OptValue::Number(1.0)), ("windowMs", OptValue::Number(0.0))]), "retryBudget.windowMs must be a finite number greater than 0"),
         ("retryBudget", obj(&[("windowMs", OptValue::Number(10.0))]), "retryBudget.maxRetriesPerWindow must be an integer"),
+        ("rateLimit", obj(&[("maxRequests", OptValue::Number(0.0)), ("windowMs", OptValue::Number(1.0))]), "rateLimit.maxRequests must be an integer greater than 0 (received 0)."),
+        ("rateLimit", obj(&[("maxRequests", OptValue::Number(85.0))]), "rateLimit.windowMs must be a finite number greater than 0 (received undefined)."),
+        ("rateLimit", obj(&[("maxRequests", OptValue::Number(1.0)), ("windowMs", OptValue::Number(1.0)), ("burst", OptValue::Number(1.0))]), "Unknown key \"burst\" in rateLimit."),
+        ("rateLimit", OptValue::Bool(true), "rateLimit must be an object"),
         ("maxSockets", OptValue::Number(-1.0), "maxSockets must be an integer greater than or equal to 0 (0 means 1)"),
         ("maxSockets", OptValue::Number(0.5), "maxSockets must be an integer"),
         ("maxFreeSockets", OptValue::Number(-1.0), "maxFreeSockets must be an integer greater than or equal to 0"),
@@ -199,11 +203,30 @@ fn null_turns_object_features_off() {
     let options = parse(&[
         ("circuitBreaker", OptValue::Null),
         ("retryBudget", OptValue::Null),
+        ("rateLimit", OptValue::Null),
     ])
     .unwrap();
     let resolved = options.resolve(false);
     assert_eq!(resolved.circuit_breaker, None);
     assert_eq!(resolved.retry_budget, None);
+    assert_eq!(resolved.rate_limit, None);
+    let off = parse(&[("rateLimit", OptValue::Bool(false))]).unwrap();
+    assert_eq!(off.resolve(false).rate_limit, None);
+    let on = parse(&[(
+        "rateLimit",
+        obj(&[
+            ("maxRequests", OptValue::Number(85.0)),
+            ("windowMs", OptValue::Number(60_000.0)),
+        ]),
+    )])
+    .unwrap();
+    assert_eq!(
+        on.resolve(false).rate_limit,
+        Some(crate::admission::Ceiling {
+            max_requests: 85,
+            window_ms: 60_000
+        })
+    );
 }
 
 #[test]
@@ -308,6 +331,7 @@ fn the_key_list_keeps_the_original_order_then_ours() {
         "bypassResponseCache",
         "maxResponseBytes",
         "proxy",
+        "rateLimit",
     ];
     assert_eq!(TRANSPORT_OPTION_KEYS, expected.as_slice());
 }

@@ -1,0 +1,102 @@
+// End-to-end checks of quota-aware admission (issue 15, one process): the transport keeps the
+// requests it dispatches within the quota the upstream reports, counting those in flight, and
+// within the optional `rateLimit` ceiling, so 8 calls in flight against a quota smaller than the
+// job earn no 429 at all.
+import { describe, expect, it } from 'vitest';
+import { AniLink, type PaceContext } from 'anilink-api-wrapper';
+import { startSimulator } from '../sim/anilist-simulator.mjs';
+import { contextRecorder, failureOf, useTestServer } from './support/helpers';
+import { graphqlData, type TestServer } from './support/test-server';
+
+let server: TestServer;
+useTestServer((started) => {
+  server = started;
+});
+
+const MEDIA = graphqlData('Media', { id: 1 });
+/** AniList's success headers: a limit and what is left, no reset. */
+const SPENT = { 'X-RateLimit-Limit': '90', 'X-RateLimit-Remaining': '0' };
+
+/** Run `jobs` calls with at most `concurrency` in flight. */
+async function runPool(jobs: number, concurrency: number, call: (index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs) await call(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+describe('quota-aware admission', () => {
+  it('8 in flight against a quota smaller than the job: no 429 and the quota used up', async () => {
+    const quota = { limit: 20, windowMs: 2_000 };
+    const sim = await startSimulator({ quota });
+    try {
+      const paces = contextRecorder<PaceContext>();
+      const aniLink = new AniLink(undefined, { baseUrl: sim.url, retry: false, onPace: paces.hook });
+      const jobs = 2 * quota.limit;
+      const startedAt = performance.now();
+      await runPool(jobs, 8, (index) => aniLink.anilist.query.media({ id: index + 1 }));
+      const wallMs = performance.now() - startedAt;
+
+      const stats = sim.stats();
+      expect(stats.rateLimited).toBe(0);
+      expect(stats.requests).toBe(jobs);
+      // The simulator's window starts with its first request; its reset is rounded up to a second.
+      const windows = Math.ceil(wallMs / quota.windowMs);
+      expect(jobs / (windows * quota.limit)).toBeGreaterThanOrEqual(0.9);
+      expect(paces.contexts.length).toBeGreaterThan(0);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('a rateLimit ceiling holds with no rate-limit headers at all', async () => {
+    const aniLink = new AniLink(undefined, {
+      baseUrl: server.url,
+      retry: false,
+      rateLimit: { maxRequests: 3, windowMs: 600 },
+    });
+    for (let i = 0; i < 6; i++) server.enqueue({ body: MEDIA });
+    await Promise.all(Array.from({ length: 6 }, (_, i) => aniLink.anilist.query.media({ id: i + 1 })));
+    const at = server.requests.map((request) => request.receivedAt);
+    expect(at).toHaveLength(6);
+    // Never more than 3 in any 600 ms: the 4th waits for the 1st to leave the window.
+    for (let i = 3; i < 6; i++) expect(at[i] - at[i - 3]).toBeGreaterThanOrEqual(550);
+  });
+
+  it('an abort while waiting for admission rejects at once with ABORTED_ERROR, nothing sent', async () => {
+    const paces = contextRecorder<PaceContext>();
+    const aniLink = new AniLink(undefined, { baseUrl: server.url, onPace: paces.hook });
+    server.enqueue({ headers: SPENT, body: MEDIA });
+    await aniLink.anilist.query.media({ id: 1 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const startedAt = performance.now();
+    const error = await failureOf(aniLink.anilist.query.media({ id: 2 }, { signal: controller.signal }));
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(error).toMatchObject({ code: 'ABORTED_ERROR', abortedDuringPacing: true });
+    expect(paces.contexts).toHaveLength(1);
+    expect(paces.contexts[0]).toMatchObject({ aborted: true, attempt: 1 });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('paceWithRateLimit: false turns admission off', async () => {
+    const aniLink = new AniLink(undefined, { baseUrl: server.url, paceWithRateLimit: false });
+    server.enqueue({ headers: SPENT, body: MEDIA });
+    server.enqueue({ headers: SPENT, body: MEDIA });
+    await aniLink.anilist.query.media({ id: 1 });
+    const startedAt = performance.now();
+    await aniLink.anilist.query.media({ id: 2 });
+    expect(performance.now() - startedAt).toBeLessThan(1_000);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('rejects a malformed rateLimit with a TypeError naming the rule', () => {
+    expect(() => new AniLink(undefined, { rateLimit: { maxRequests: 0, windowMs: 1 } })).toThrow(
+      /rateLimit\.maxRequests must be an integer greater than 0/,
+    );
+    expect(() => new AniLink(undefined, { rateLimit: { maxRequests: 1, windowMs: 1, burst: 2 } as never })).toThrow(
+      TypeError,
+    );
+  });
+});

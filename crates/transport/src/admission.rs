@@ -1,0 +1,371 @@
+//! Quota-aware admission: never dispatch more requests than the upstream's quota has left.
+//!
+//! Pacing (see [`pacing`](crate::pacing)) reacts after a response reports the quota spent, so
+//! every request already in flight at that moment earns a 429. Admission acts before dispatch:
+//! each host keeps an estimate of the quota left in the current window and the number of its
+//! requests in flight, and a request is admitted only while `remaining - in_flight` is at least
+//! `rateLimitFloor` (as for pacing, `rateLimitFloor: 0` turns it off). The estimate is fed by
+//! successful responses only, as pacing is: a failure's headers belong to the retry policy. Counting every request in flight against the estimate is safe
+//! whichever of them the server has already counted: it can only hold a request back a little
+//! longer, never let one through that the quota cannot serve.
+//!
+//! The estimate, per host:
+//! - It only ever goes down within a window: a response reporting a higher `remaining` than one
+//!   already seen (responses arrive out of order) does not raise it.
+//! - The window ends at the reset the upstream reports, when it reports one (AniList does only
+//!   on its last request and on 429s; MAL on every response). Without one, the window is taken
+//!   to end [`DERIVED_WINDOW_MS`] after the first response that reported the quota in it: the
+//!   server's window began no later than that request's dispatch, so this end is never earlier
+//!   than the real one (safe, at the cost of waiting a little longer when the quota is spent).
+//!   A reported reset later than the current window's end starts a new window.
+//! - When the window ends the estimate refills to the last reported limit.
+//!
+//! A client-side ceiling (`rateLimit: { maxRequests, windowMs }`, our extension) additionally
+//! admits at most `maxRequests` dispatches in any `windowMs` (a sliding log), with or without
+//! headers. Admission uses the stricter of the two. State lives in one process: a fleet of
+//! processes without shared state cannot keep this promise together.
+
+use std::collections::VecDeque;
+
+use crate::numbers::{js_number, whole_ms};
+use crate::pacing::MAX_PACE_WAIT_MS;
+
+/// How long a window whose reset was never reported is taken to last (AniList's minute).
+pub const DERIVED_WINDOW_MS: u64 = 60_000;
+/// While requests are in flight their responses may free the estimate: a waiter looks again
+/// at least this often.
+pub const RECHECK_MS: u64 = 50;
+
+/// The resolved `rateLimit` option: at most `max_requests` dispatches in any `window_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ceiling {
+    pub max_requests: u32,
+    pub window_ms: u64,
+}
+
+/// The quota one response reported: limit and remaining are required, the reset is optional.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuotaReading {
+    pub limit: f64,
+    pub remaining: f64,
+    /// When the quota refills, epoch ms, if the response said.
+    pub reset_ms: Option<u64>,
+}
+
+impl QuotaReading {
+    /// From the x-ratelimit-* header values (looked up case-insensitively by the caller).
+    pub fn from_headers(
+        limit: Option<&str>,
+        remaining: Option<&str>,
+        reset: Option<&str>,
+    ) -> Option<Self> {
+        let finite =
+            |header: Option<&str>| header.and_then(js_number).filter(|value| value.is_finite());
+        Some(Self {
+            limit: finite(limit)?,
+            remaining: finite(remaining)?,
+            reset_ms: finite(reset).map(|seconds| whole_ms(seconds * 1000.0)),
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ServerQuota {
+    limit: f64,
+    /// The lowest `remaining` reported in the current window.
+    remaining: f64,
+    /// None after a window ended and before the next reading opened a new one.
+    window_end_ms: Option<u64>,
+}
+
+/// One host's admission state.
+#[derive(Debug, Default)]
+pub struct AdmissionState {
+    in_flight: u32,
+    server: Option<ServerQuota>,
+    /// Dispatch instants within the ceiling's window, oldest first.
+    dispatches: VecDeque<u64>,
+}
+
+/// How the attempt loop configures one admission decision.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// Whether the server's quota is followed (`paceWithRateLimit` on, `rateLimitFloor` not 0,
+    /// no `ignorePaceDeadline`).
+    pub server_quota: bool,
+    /// At least 1 when `server_quota` is on.
+    pub floor: u32,
+    pub ceiling: Option<Ceiling>,
+}
+
+impl AdmissionState {
+    /// Admit one dispatch (counting it in flight; the caller must [`release`](Self::release)
+    /// it), or say how long to wait before asking again.
+    pub fn try_admit(&mut self, rules: &Rules, now_ms: u64) -> Result<(), u64> {
+        let server_wait = rules
+            .server_quota
+            .then(|| self.server_wait(rules.floor, now_ms))
+            .flatten();
+        let ceiling_wait = rules.ceiling.and_then(|c| self.ceiling_wait(&c, now_ms));
+        match server_wait.max(ceiling_wait) {
+            Some(wait_ms) => Err(wait_ms.max(1)),
+            None => {
+                self.in_flight += 1;
+                if rules.ceiling.is_some() {
+                    self.dispatches.push_back(now_ms);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// An admitted request is no longer in flight (answered, failed or abandoned).
+    pub fn release(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
+    /// Fold one response's quota into the estimate (rules in the module doc).
+    pub fn observe(&mut self, reading: &QuotaReading, now_ms: u64) {
+        self.roll(now_ms);
+        let reset_ms = reading
+            .reset_ms
+            .filter(|&reset| reset > now_ms)
+            .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
+        let fresh = ServerQuota {
+            limit: reading.limit,
+            remaining: reading.remaining,
+            window_end_ms: Some(reset_ms.unwrap_or(now_ms + DERIVED_WINDOW_MS)),
+        };
+        self.server = Some(match self.server {
+            None => fresh,
+            Some(current) => match (current.window_end_ms, reset_ms) {
+                (Some(end), Some(reset)) if reset > end => fresh,
+                (end, reset) => ServerQuota {
+                    limit: reading.limit,
+                    remaining: current.remaining.min(reading.remaining),
+                    window_end_ms: reset.or(end).or(fresh.window_end_ms),
+                },
+            },
+        });
+    }
+
+    /// A window that has ended refills to its limit; its end is unknown until the next reading.
+    fn roll(&mut self, now_ms: u64) {
+        if let Some(quota) = &mut self.server {
+            if quota.window_end_ms.is_some_and(|end| end <= now_ms) {
+                quota.remaining = quota.limit;
+                quota.window_end_ms = None;
+            }
+        }
+    }
+
+    fn server_wait(&mut self, floor: u32, now_ms: u64) -> Option<u64> {
+        self.roll(now_ms);
+        let quota = self.server?;
+        let available = quota.remaining - f64::from(self.in_flight);
+        if available >= f64::from(floor) {
+            return None;
+        }
+        let until_reset = quota
+            .window_end_ms
+            .map_or(RECHECK_MS, |end| end.saturating_sub(now_ms));
+        Some(if self.in_flight > 0 {
+            until_reset.min(RECHECK_MS)
+        } else {
+            until_reset
+        })
+    }
+
+    fn ceiling_wait(&mut self, ceiling: &Ceiling, now_ms: u64) -> Option<u64> {
+        while self
+            .dispatches
+            .front()
+            .is_some_and(|&at| at + ceiling.window_ms <= now_ms)
+        {
+            self.dispatches.pop_front();
+        }
+        if self.dispatches.len() < ceiling.max_requests as usize {
+            return None;
+        }
+        let oldest = self.dispatches[self.dispatches.len() - ceiling.max_requests as usize];
+        Some(oldest + ceiling.window_ms - now_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 1_700_000_000_000;
+    const QUOTA_ONLY: Rules = Rules {
+        server_quota: true,
+        floor: 1,
+        ceiling: None,
+    };
+
+    fn reading(remaining: f64, reset_ms: Option<u64>) -> QuotaReading {
+        QuotaReading {
+            limit: 10.0,
+            remaining,
+            reset_ms,
+        }
+    }
+
+    /// Admit as many as the state allows at `now`.
+    fn admit_all(state: &mut AdmissionState, rules: &Rules, now: u64) -> u32 {
+        let mut admitted = 0;
+        while state.try_admit(rules, now).is_ok() {
+            admitted += 1;
+            assert!(admitted < 1_000, "admission never stopped");
+        }
+        admitted
+    }
+
+    #[test]
+    fn headers_parse_in_any_form_and_the_reset_is_optional() {
+        assert_eq!(
+            QuotaReading::from_headers(Some("90"), Some("3"), None),
+            Some(QuotaReading {
+                limit: 90.0,
+                remaining: 3.0,
+                reset_ms: None
+            })
+        );
+        assert_eq!(
+            QuotaReading::from_headers(Some("90"), Some("3"), Some("1700000000.5"))
+                .and_then(|r| r.reset_ms),
+            Some(1_700_000_000_500)
+        );
+        assert_eq!(QuotaReading::from_headers(Some("90"), None, None), None);
+    }
+
+    #[test]
+    fn nothing_known_admits_everything() {
+        let mut state = AdmissionState::default();
+        for _ in 0..100 {
+            assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()));
+        }
+    }
+
+    #[test]
+    fn requests_in_flight_count_against_the_quota() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(5.0, None), NOW);
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW), 5);
+        let wait = state.try_admit(&QUOTA_ONLY, NOW).unwrap_err();
+        assert_eq!(
+            wait, RECHECK_MS,
+            "in-flight answers may free it: look again soon"
+        );
+        // Two answers come back reporting what the server counted.
+        state.release();
+        state.observe(&reading(4.0, None), NOW + 10);
+        state.release();
+        state.observe(&reading(3.0, None), NOW + 10);
+        assert_eq!(
+            admit_all(&mut state, &QUOTA_ONLY, NOW + 10),
+            0,
+            "3 left, 3 in flight"
+        );
+    }
+
+    #[test]
+    fn an_out_of_order_higher_remaining_does_not_raise_the_estimate() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(2.0, None), NOW);
+        state.observe(&reading(7.0, None), NOW + 5);
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5), 2);
+    }
+
+    #[test]
+    fn a_missing_reset_derives_the_window_from_the_first_reading() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(1.0, None), NOW);
+        state.observe(&reading(0.0, None), NOW + 20_000);
+        assert_eq!(
+            state.try_admit(&QUOTA_ONLY, NOW + 20_000),
+            Err(DERIVED_WINDOW_MS - 20_000),
+            "nothing in flight: wait for the window first seen at NOW to end"
+        );
+        // The window rolls over: the estimate refills to the limit.
+        assert_eq!(
+            admit_all(&mut state, &QUOTA_ONLY, NOW + DERIVED_WINDOW_MS),
+            10
+        );
+    }
+
+    #[test]
+    fn a_reported_reset_bounds_the_window_and_a_later_one_starts_a_new_window() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(3.0, None), NOW);
+        state.observe(&reading(0.0, Some(NOW + 4_000)), NOW + 1_000);
+        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW + 1_000), Err(3_000));
+        // A late answer of the next window reports a later reset: it is trusted as new.
+        state.observe(&reading(8.0, Some(NOW + 64_000)), NOW + 5_000);
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5_000), 8);
+        // A stale reset in the past is not a window end, and cannot raise the estimate.
+        for _ in 0..8 {
+            state.release();
+        }
+        state.observe(&reading(9.0, Some(NOW)), NOW + 6_000);
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 6_000), 8);
+    }
+
+    #[test]
+    fn the_floor_keeps_quota_in_reserve() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(6.0, None), NOW);
+        let rules = Rules {
+            floor: 4,
+            ..QUOTA_ONLY
+        };
+        assert_eq!(admit_all(&mut state, &rules, NOW), 3);
+    }
+
+    #[test]
+    fn the_ceiling_holds_without_headers_and_slides() {
+        let mut state = AdmissionState::default();
+        let rules = Rules {
+            server_quota: true,
+            floor: 1,
+            ceiling: Some(Ceiling {
+                max_requests: 3,
+                window_ms: 1_000,
+            }),
+        };
+        assert!(state.try_admit(&rules, NOW).is_ok());
+        assert!(state.try_admit(&rules, NOW + 400).is_ok());
+        assert!(state.try_admit(&rules, NOW + 500).is_ok());
+        assert_eq!(state.try_admit(&rules, NOW + 600), Err(400));
+        assert!(state.try_admit(&rules, NOW + 1_000).is_ok());
+        assert_eq!(state.try_admit(&rules, NOW + 1_000), Err(400));
+    }
+
+    #[test]
+    fn the_stricter_of_ceiling_and_quota_wins() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(2.0, None), NOW);
+        let rules = Rules {
+            ceiling: Some(Ceiling {
+                max_requests: 5,
+                window_ms: 1_000,
+            }),
+            ..QUOTA_ONLY
+        };
+        assert_eq!(admit_all(&mut state, &rules, NOW), 2);
+        let mut loose_quota = AdmissionState::default();
+        loose_quota.observe(&reading(9.0, None), NOW);
+        assert_eq!(admit_all(&mut loose_quota, &rules, NOW), 5);
+    }
+
+    #[test]
+    fn the_server_quota_is_ignored_when_pacing_is_off() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(0.0, None), NOW);
+        let rules = Rules {
+            server_quota: false,
+            ..QUOTA_ONLY
+        };
+        assert!(state.try_admit(&rules, NOW).is_ok());
+    }
+}
