@@ -34,7 +34,7 @@ use crate::pacing;
 use crate::policy::{self, FailureClass};
 use crate::pool::Pool;
 use crate::random::RandomSource;
-use crate::rate_limit::RateLimitInfo;
+use crate::rate_limit::{QuotaHeaders, RateLimitInfo};
 use crate::request::RequestSpec;
 pub use coalesced::LeaderOutcome;
 use outcome::{FailedAnswer, Failure, Settled};
@@ -586,12 +586,7 @@ impl Drop for InFlight<'_> {
 
 /// `x-ratelimit-*` as admission reads it: the reset may be missing (AniList's successes).
 fn read_quota(headers: &http::HeaderMap) -> Option<QuotaReading> {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    QuotaReading::from_headers(
-        header("x-ratelimit-limit"),
-        header("x-ratelimit-remaining"),
-        header("x-ratelimit-reset"),
-    )
+    QuotaHeaders::read(headers).map(QuotaReading::from)
 }
 
 /// A random UUID v4, shared by every hook and stamped on the error.
