@@ -282,6 +282,18 @@ describe('failures', () => {
   });
 });
 
+describe('with admission', () => {
+  it('a group is admitted once: a ceiling of one request a minute serves three identical callers', async () => {
+    const { aniLink, starts } = coalescingClient({ rateLimit: { maxRequests: 1, windowMs: 60_000 } });
+    const pending = [1, 2, 3].map(() => aniLink.anilist.query.media({ id: 1 }));
+    await server.waitForRequests(1);
+    await waitForStarts(starts, 3);
+    server.requests[0].answer(200, MEDIA);
+    for (const result of await Promise.all(pending)) expect(result).toEqual({ id: 1, tags: ['a'] });
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
 describe('with the response cache', () => {
   it('a coalesced miss is one request and one cache write; the next read is a hit', async () => {
     const cache = new ResponseCache();

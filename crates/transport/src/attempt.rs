@@ -112,29 +112,9 @@ pub async fn execute(
     coalesced::execute_coalesced(coalescer, shared, &pool, spec, options, sink, cancel).await
 }
 
-/// [`execute`] over any [`Exchange`]: the production pool, or a scripted one in tests.
+/// One logical request under `request_id` over any [`Exchange`]: the production pool (from
+/// [`execute`], after coalescing), or a scripted one in tests.
 pub async fn execute_on(
-    shared: &Shared<'_>,
-    exchange: &impl Exchange,
-    spec: &RequestSpec,
-    options: &ResolvedOptions,
-    sink: &impl EventSink,
-    cancel: &CancellationToken,
-) -> Result<Completed, TransportError> {
-    execute_as(
-        shared,
-        exchange,
-        spec,
-        options,
-        sink,
-        cancel,
-        new_request_id(),
-    )
-    .await
-}
-
-/// [`execute_on`] under a request id chosen by the caller (a coalescing group's leader).
-async fn execute_as(
     shared: &Shared<'_>,
     exchange: &impl Exchange,
     spec: &RequestSpec,

@@ -255,21 +255,34 @@ mod tests {
 
     type Outcome = Result<&'static str, TransportError>;
 
+    fn lead<'a>(
+        coalescer: &'a Coalescer<Outcome>,
+        key: &CoalesceKey,
+        name: &str,
+    ) -> Lead<'a, Outcome> {
+        match coalescer.join(key, &id(name)) {
+            Role::Lead(lead) => lead,
+            _ => panic!("{name} should lead"),
+        }
+    }
+
+    fn follow(coalescer: &Coalescer<Outcome>, key: &CoalesceKey, name: &str) -> Follow<Outcome> {
+        match coalescer.join(key, &id(name)) {
+            Role::Follow(follow) => follow,
+            _ => panic!("{name} should follow"),
+        }
+    }
+
     #[tokio::test]
     async fn followers_receive_the_leaders_outcome_and_the_group_then_closes() {
         let coalescer = Coalescer::<Outcome>::default();
         let key = key(&query(r#"{"query":"{ a }"}"#, None), &options(&[]));
-        let Role::Lead(lead) = coalescer.join(&key, &id("leader")) else {
-            panic!("the first call leads");
-        };
+        let leader = lead(&coalescer, &key, "leader");
         let followers: Vec<_> = (0..3)
-            .map(|_| match coalescer.join(&key, &id("follower")) {
-                Role::Follow(follow) => follow,
-                _ => panic!("an identical read follows"),
-            })
+            .map(|_| follow(&coalescer, &key, "follower"))
             .collect();
         assert!(followers.iter().all(|f| &*f.leader_request_id == "leader"));
-        lead.settle(|| Ok("answer"));
+        leader.settle(|| Ok("answer"));
         assert_eq!(coalescer.in_flight(), 0, "settling closes the group");
         for follow in followers {
             assert_eq!(follow.outcome().await, Some(Ok("answer")));
@@ -284,16 +297,9 @@ mod tests {
     async fn an_error_fans_out_to_every_follower() {
         let coalescer = Coalescer::<Outcome>::default();
         let key = key(&query("{}", None), &options(&[]));
-        let Role::Lead(lead) = coalescer.join(&key, &id("leader")) else {
-            panic!("the first call leads");
-        };
-        let (Role::Follow(a), Role::Follow(b)) = (
-            coalescer.join(&key, &id("a")),
-            coalescer.join(&key, &id("b")),
-        ) else {
-            panic!("identical reads follow");
-        };
-        lead.settle(|| Err(TransportError::timeout(30)));
+        let leader = lead(&coalescer, &key, "leader");
+        let (a, b) = (follow(&coalescer, &key, "a"), follow(&coalescer, &key, "b"));
+        leader.settle(|| Err(TransportError::timeout(30)));
         for follow in [a, b] {
             let error = follow.outcome().await.unwrap().unwrap_err();
             assert_eq!(error, TransportError::timeout(30));
@@ -304,24 +310,14 @@ mod tests {
     async fn a_leader_that_leaves_unsettled_sends_its_followers_to_join_again() {
         let coalescer = Coalescer::<Outcome>::default();
         let key = key(&query("{}", None), &options(&[]));
-        let Role::Lead(lead) = coalescer.join(&key, &id("aborted")) else {
-            panic!("the first call leads");
-        };
-        let Role::Follow(a) = coalescer.join(&key, &id("a")) else {
-            panic!("an identical read follows");
-        };
-        let Role::Follow(b) = coalescer.join(&key, &id("b")) else {
-            panic!("an identical read follows");
-        };
-        drop(lead);
+        let leader = lead(&coalescer, &key, "aborted");
+        let a = follow(&coalescer, &key, "a");
+        let b = follow(&coalescer, &key, "b");
+        drop(leader);
         assert_eq!(a.outcome().await, None, "no outcome: join again");
-        let Role::Lead(next) = coalescer.join(&key, &id("a")) else {
-            panic!("the first follower back leads the next request");
-        };
+        let next = lead(&coalescer, &key, "a");
         assert_eq!(b.outcome().await, None);
-        let Role::Follow(b) = coalescer.join(&key, &id("b")) else {
-            panic!("the other follows the new leader");
-        };
+        let b = follow(&coalescer, &key, "b");
         assert_eq!(&*b.leader_request_id, "a");
         next.settle(|| Ok("second"));
         assert_eq!(b.outcome().await, Some(Ok("second")));
@@ -331,18 +327,12 @@ mod tests {
     async fn a_follower_that_leaves_changes_nothing_for_the_others() {
         let coalescer = Coalescer::<Outcome>::default();
         let key = key(&query("{}", None), &options(&[]));
-        let Role::Lead(lead) = coalescer.join(&key, &id("leader")) else {
-            panic!("the first call leads");
-        };
-        let Role::Follow(gone) = coalescer.join(&key, &id("gone")) else {
-            panic!("an identical read follows");
-        };
-        let Role::Follow(stays) = coalescer.join(&key, &id("stays")) else {
-            panic!("an identical read follows");
-        };
+        let leader = lead(&coalescer, &key, "leader");
+        let gone = follow(&coalescer, &key, "gone");
+        let stays = follow(&coalescer, &key, "stays");
         drop(gone);
         assert_eq!(coalescer.in_flight(), 1, "the request goes on");
-        lead.settle(|| Ok("answer"));
+        leader.settle(|| Ok("answer"));
         assert_eq!(stays.outcome().await, Some(Ok("answer")));
     }
 
@@ -350,10 +340,8 @@ mod tests {
     fn a_leader_without_followers_builds_nothing_to_share() {
         let coalescer = Coalescer::<Outcome>::default();
         let key = key(&query("{}", None), &options(&[]));
-        let Role::Lead(lead) = coalescer.join(&key, &id("alone")) else {
-            panic!("the first call leads");
-        };
-        lead.settle(|| panic!("nobody to share with"));
+        let leader = lead(&coalescer, &key, "alone");
+        leader.settle(|| panic!("nobody to share with"));
         assert_eq!(coalescer.in_flight(), 0);
     }
 
@@ -397,10 +385,7 @@ mod tests {
     fn the_same_request_under_options_that_shape_its_outcome_runs_alone() {
         let coalescer = Coalescer::<Outcome>::default();
         let spec = query("{}", None);
-        let _lead = match coalescer.join(&key(&spec, &options(&[])), &id("leader")) {
-            Role::Lead(lead) => lead,
-            _ => panic!("the first call leads"),
-        };
+        let _lead = lead(&coalescer, &key(&spec, &options(&[])), "leader");
         for (name, value) in [
             ("allowPartialData", OptValue::Bool(true)),
             ("maxResponseBytes", OptValue::Number(10.0)),

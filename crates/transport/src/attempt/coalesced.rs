@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::report::{FailureExtras, Reporter};
-use super::{execute_as, new_request_id, CallResult, Completed, ResultText, Shared};
+use super::{execute_on, new_request_id, CallResult, Completed, ResultText, Shared};
 use crate::coalesce::{CoalesceKey, Coalescer, Follow, Role};
 use crate::error::TransportError;
 use crate::events::EventSink;
@@ -33,13 +33,13 @@ pub(super) async fn execute_coalesced(
 ) -> Result<Completed, TransportError> {
     let request_id = new_request_id();
     let Some(key) = CoalesceKey::for_call(spec, options) else {
-        return execute_as(shared, exchange, spec, options, sink, cancel, request_id).await;
+        return execute_on(shared, exchange, spec, options, sink, cancel, request_id).await;
     };
     loop {
         let lead = match coalescer.join(&key, &request_id) {
             Role::Lead(lead) => lead,
             Role::Alone => {
-                return execute_as(shared, exchange, spec, options, sink, cancel, request_id).await
+                return execute_on(shared, exchange, spec, options, sink, cancel, request_id).await
             }
             Role::Follow(group) => {
                 match follow(group, spec, options, sink, cancel, &request_id).await {
@@ -50,7 +50,7 @@ pub(super) async fn execute_coalesced(
             }
         };
         let mut outcome =
-            execute_as(shared, exchange, spec, options, sink, cancel, request_id).await;
+            execute_on(shared, exchange, spec, options, sink, cancel, request_id).await;
         // A failure after the leader's own abort is not the request's outcome: its followers
         // join again (`lead` dropped unsettled) rather than fail by another caller's signal.
         if !(cancel.is_cancelled() && outcome.is_err()) {
