@@ -30,6 +30,7 @@ const BOOLEAN_KEYS = [
   'ignorePaceDeadline',
   'allowPartialData',
   'bypassResponseCache',
+  'coalesce',
 ];
 
 /** One or more violations of every rule D10 lists. */

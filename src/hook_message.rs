@@ -25,6 +25,11 @@ pub struct Common<'a> {
     url: &'a str,
     method: &'static str,
     attempt: u32,
+    /// A call that shared another's request (`coalesce: true`), and that request's id.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    coalesced: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    leader_request_id: Option<&'a str>,
 }
 
 /// The context of each hook: the common fields, then the hook's own (absent ones left out).
@@ -90,6 +95,8 @@ fn common(ctx: &Context) -> Common<'_> {
         url: &ctx.url,
         method: ctx.method,
         attempt: ctx.attempt,
+        coalesced: ctx.coalesced_with.is_some(),
+        leader_request_id: ctx.coalesced_with.as_deref(),
     }
 }
 
@@ -211,6 +218,7 @@ mod tests {
             url: Arc::from("http://127.0.0.1/x"),
             method: "POST",
             attempt: 2,
+            coalesced_with: None,
         }
     }
 
@@ -231,6 +239,18 @@ mod tests {
         assert_eq!(
             json(&event),
             r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5,"cacheHit":false}}"#
+        );
+    }
+
+    #[test]
+    fn a_coalesced_call_names_the_request_it_shared() {
+        let event = Event::RequestStart(Context {
+            coalesced_with: Some(Arc::from("r-0")),
+            ..context()
+        });
+        assert_eq!(
+            json(&event),
+            r#"{"hook":"onRequestStart","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"coalesced":true,"leaderRequestId":"r-0"}}"#
         );
     }
 

@@ -75,6 +75,10 @@ export interface RequestContext {
   method: HttpMethod;
   /** One-based attempt number. */
   attempt: number;
+  /** Present (true) on every hook of a call that shared an identical read in flight (`coalesce`). */
+  coalesced?: true;
+  /** With `coalesced`: the `requestId` of the call whose request it shared. */
+  leaderRequestId?: string;
 }
 
 export interface ResponseContext extends RequestContext {
@@ -186,6 +190,11 @@ export interface RequestOptions {
    * it is not retried and does not count for the circuit breaker.
    */
   maxResponseBytes?: number;
+  /**
+   * Identical reads in flight at the same time (same request, credential and outcome-shaping
+   * options) share one request and its answer; writes never do. Default false (our extension).
+   */
+  coalesce?: boolean;
 }
 
 export interface CircuitStateSnapshot {

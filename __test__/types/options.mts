@@ -31,6 +31,17 @@ new AniLink({ anilist: { token: 't' } });
 new AniLink({ mal: { authToken: 't' } });
 // @ts-expect-error circuitBreaker needs both fields
 new AniLink('token', { circuitBreaker: { threshold: 5 } });
+// @ts-expect-error coalesce is a boolean
+new AniLink('token', { coalesce: 'yes' });
+new AniLink({
+  anilist: {
+    coalesce: true,
+    onResponse: (context) => {
+      const leader: string | undefined = context.coalesced ? context.leaderRequestId : undefined;
+      void leader;
+    },
+  },
+});
 
 const client = new AniLink({
   anilist: {

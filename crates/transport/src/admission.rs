@@ -27,8 +27,8 @@
 
 use std::collections::VecDeque;
 
-use crate::numbers::{js_number, whole_ms};
 use crate::pacing::MAX_PACE_WAIT_MS;
+use crate::rate_limit::{epoch_ms, QuotaHeaders};
 
 /// How long a window whose reset was never reported is taken to last (AniList's minute).
 pub const DERIVED_WINDOW_MS: u64 = 60_000;
@@ -59,13 +59,17 @@ impl QuotaReading {
         remaining: Option<&str>,
         reset: Option<&str>,
     ) -> Option<Self> {
-        let finite =
-            |header: Option<&str>| header.and_then(js_number).filter(|value| value.is_finite());
-        Some(Self {
-            limit: finite(limit)?,
-            remaining: finite(remaining)?,
-            reset_ms: finite(reset).map(|seconds| whole_ms(seconds * 1000.0)),
-        })
+        QuotaHeaders::parse(limit, remaining, reset).map(Self::from)
+    }
+}
+
+impl From<QuotaHeaders> for QuotaReading {
+    fn from(headers: QuotaHeaders) -> Self {
+        Self {
+            limit: headers.limit,
+            remaining: headers.remaining,
+            reset_ms: headers.reset.map(epoch_ms),
+        }
     }
 }
 

@@ -24,6 +24,7 @@ use crate::breaker::{Admission, Outcome, Transition};
 use crate::budget::{self, BudgetVerdict};
 use crate::cache::{CacheKey, Lookup, ResponseCache};
 use crate::clock::Clock;
+use crate::coalesce::Coalescer;
 use crate::error::TransportError;
 use crate::events::{Event, EventSink};
 use crate::exchange::Exchange;
@@ -33,12 +34,14 @@ use crate::pacing;
 use crate::policy::{self, FailureClass};
 use crate::pool::Pool;
 use crate::random::RandomSource;
-use crate::rate_limit::RateLimitInfo;
+use crate::rate_limit::{QuotaHeaders, RateLimitInfo};
 use crate::request::RequestSpec;
+pub use coalesced::LeaderOutcome;
 use outcome::{FailedAnswer, Failure, Settled};
 use report::{FailureExtras, Reporter};
 pub use result::{CallResult, Completed, ResultText};
 
+mod coalesced;
 #[cfg(test)]
 mod composition_tests;
 mod outcome;
@@ -95,8 +98,10 @@ impl<'a> CacheUse<'a> {
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
 /// Run one logical request on `pool`, the connection pool chosen when the call started (so a
-/// teardown after that never moves it to a new pool or lifts its socket cap).
+/// teardown after that never moves it to a new pool or lifts its socket cap), or join an
+/// identical read in flight in `coalescer` when the call coalesces.
 pub async fn execute(
+    coalescer: &Coalescer<LeaderOutcome>,
     shared: &Shared<'_>,
     pool: Arc<Pool>,
     spec: &RequestSpec,
@@ -104,10 +109,11 @@ pub async fn execute(
     sink: &impl EventSink,
     cancel: &CancellationToken,
 ) -> Result<Completed, TransportError> {
-    execute_on(shared, &pool, spec, options, sink, cancel).await
+    coalesced::execute_coalesced(coalescer, shared, &pool, spec, options, sink, cancel).await
 }
 
-/// [`execute`] over any [`Exchange`]: the production pool, or a scripted one in tests.
+/// One logical request under `request_id` over any [`Exchange`]: the production pool (from
+/// [`execute`], after coalescing), or a scripted one in tests.
 pub async fn execute_on(
     shared: &Shared<'_>,
     exchange: &impl Exchange,
@@ -115,6 +121,7 @@ pub async fn execute_on(
     options: &ResolvedOptions,
     sink: &impl EventSink,
     cancel: &CancellationToken,
+    request_id: Arc<str>,
 ) -> Result<Completed, TransportError> {
     let mut call = Call {
         shared,
@@ -123,7 +130,7 @@ pub async fn execute_on(
         cancel,
         token: NEXT_REQUEST.fetch_add(1, Ordering::Relaxed),
         cache: CacheUse::plan(spec, options),
-        events: Reporter::new(sink, options.hooks, Arc::from(new_request_id()), spec),
+        events: Reporter::new(sink, options.hooks, request_id, spec),
     };
     match call.run(exchange).await {
         Ok(result) => Ok(Completed {
@@ -559,27 +566,22 @@ impl Drop for InFlight<'_> {
 
 /// `x-ratelimit-*` as admission reads it: the reset may be missing (AniList's successes).
 fn read_quota(headers: &http::HeaderMap) -> Option<QuotaReading> {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    QuotaReading::from_headers(
-        header("x-ratelimit-limit"),
-        header("x-ratelimit-remaining"),
-        header("x-ratelimit-reset"),
-    )
+    QuotaHeaders::read(headers).map(QuotaReading::from)
 }
 
 /// A random UUID v4, shared by every hook and stamped on the error.
-fn new_request_id() -> String {
+fn new_request_id() -> Arc<str> {
     let bytes = fastrand::u128(..).to_be_bytes();
     let mut b = bytes;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
+    Arc::from(format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],
         &hex[8..12],
         &hex[12..16],
         &hex[16..20],
         &hex[20..32]
-    )
+    ))
 }

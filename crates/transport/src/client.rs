@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::attempt::{self, Completed, Shared};
+use crate::attempt::{self, Completed, LeaderOutcome, Shared};
 use crate::cache::ResponseCache;
 use crate::clock::{Clock, SystemClock};
+use crate::coalesce::Coalescer;
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::host_state::{HostSnapshot, HostStates};
@@ -25,6 +26,8 @@ pub struct ProviderClient {
     read: Arc<ResolvedOptions>,
     write: Arc<ResolvedOptions>,
     hosts: HostStates,
+    /// The slot's coalescing groups in flight (`coalesce: true`).
+    coalescer: Coalescer<LeaderOutcome>,
     /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`… as they were when the slot was built.
     environment_proxy: Arc<ProxyRules>,
     clock: Box<dyn Clock>,
@@ -46,6 +49,7 @@ impl ProviderClient {
             write: Arc::new(slot.resolve(true)),
             slot,
             hosts: HostStates::default(),
+            coalescer: Coalescer::default(),
             environment_proxy: Arc::new(ProxyRules::from_env()),
             clock,
             rng,
@@ -85,7 +89,7 @@ impl ProviderClient {
             clock: self.clock.as_ref(),
             rng: self.rng.as_ref(),
         };
-        attempt::execute(&shared, pool, spec, options, sink, cancel).await
+        attempt::execute(&self.coalescer, &shared, pool, spec, options, sink, cancel).await
     }
 
     pub fn snapshot(&self) -> Vec<HostSnapshot> {

@@ -15,6 +15,9 @@ pub struct Context {
     pub method: &'static str,
     /// One-based.
     pub attempt: u32,
+    /// A coalesced call (module [`coalesce`](crate::coalesce)): the request id of the call
+    /// whose request it shared.
+    pub coalesced_with: Option<Arc<str>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

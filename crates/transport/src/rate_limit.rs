@@ -1,11 +1,57 @@
-//! The `x-ratelimit-*` quota a response reports.
+//! The `x-ratelimit-*` quota a response reports, read here once for every mechanism.
 //!
 //! AniList and MAL both send a limit, the remaining count and an absolute reset instant (Unix
-//! epoch *seconds*). Pacing reads it after successes and the retry decision reads the reset as a
-//! fallback wait for a 429. A half-present or garbled triple is treated as absent rather than
-//! partially trusted: acting on a remaining count without its reset instant could only guess.
+//! epoch *seconds*), though AniList sends the reset on its 429s only. [`QuotaHeaders`] is what
+//! the headers say, the reset optional: admission reads it so. Pacing (after successes) and the
+//! retry decision (the reset as a fallback wait for a 429) need the whole triple, a
+//! [`RateLimitInfo`]: for them a half-present or garbled triple is treated as absent rather than
+//! partially trusted, since acting on a remaining count without its reset instant could only guess.
+
+use http::HeaderMap;
 
 use crate::numbers::{js_number, whole_ms};
+
+/// The quota headers of one response: limit and remaining present and finite per
+/// [`js_number`], the reset when it is too.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuotaHeaders {
+    pub limit: f64,
+    pub remaining: f64,
+    /// When the quota refills, in Unix epoch seconds (fractions allowed).
+    pub reset: Option<f64>,
+}
+
+impl QuotaHeaders {
+    /// From the three x-ratelimit-* header values (the caller looks names up case-insensitively).
+    pub fn parse(
+        limit: Option<&str>,
+        remaining: Option<&str>,
+        reset: Option<&str>,
+    ) -> Option<Self> {
+        let finite =
+            |header: Option<&str>| header.and_then(js_number).filter(|value| value.is_finite());
+        Some(Self {
+            limit: finite(limit)?,
+            remaining: finite(remaining)?,
+            reset: finite(reset),
+        })
+    }
+
+    /// From a response's headers, `x-ratelimit-*` in any case (MAL sends `X-RateLimit-*`).
+    pub fn read(headers: &HeaderMap) -> Option<Self> {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        Self::parse(
+            header("x-ratelimit-limit"),
+            header("x-ratelimit-remaining"),
+            header("x-ratelimit-reset"),
+        )
+    }
+}
+
+/// Epoch seconds as epoch milliseconds, rounded to the nearest millisecond (0 before the epoch).
+pub fn epoch_ms(seconds: f64) -> u64 {
+    whole_ms(seconds * 1000.0)
+}
 
 /// One response's rate-limit quota, each field as JavaScript's `Number()` read the header.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,19 +70,22 @@ impl RateLimitInfo {
         remaining: Option<&str>,
         reset: Option<&str>,
     ) -> Option<Self> {
-        let finite =
-            |header: Option<&str>| header.and_then(js_number).filter(|value| value.is_finite());
+        Self::complete(QuotaHeaders::parse(limit, remaining, reset)?)
+    }
+
+    /// The whole triple, or None when the reset is missing.
+    pub fn complete(headers: QuotaHeaders) -> Option<Self> {
         Some(Self {
-            limit: finite(limit)?,
-            remaining: finite(remaining)?,
-            reset: finite(reset)?,
+            limit: headers.limit,
+            remaining: headers.remaining,
+            reset: headers.reset?,
         })
     }
 
     /// The reset instant in epoch milliseconds, rounded to the nearest millisecond (0 for a
     /// reset before the epoch).
     pub fn reset_at_ms(&self) -> u64 {
-        whole_ms(self.reset * 1000.0)
+        epoch_ms(self.reset)
     }
 }
 
@@ -101,6 +150,28 @@ mod tests {
                 reset: 1_700_000_000.0
             })
         );
+    }
+
+    #[test]
+    fn one_reading_of_the_headers_serves_both_views() {
+        let mut headers = HeaderMap::new();
+        headers.insert("X-RateLimit-Limit", "90".parse().unwrap());
+        headers.insert("x-ratelimit-remaining", "4".parse().unwrap());
+        let partial = QuotaHeaders::read(&headers).expect("limit and remaining suffice");
+        assert_eq!(partial.reset, None);
+        assert_eq!(
+            RateLimitInfo::complete(partial),
+            None,
+            "pacing needs the reset"
+        );
+        headers.insert("X-RATELIMIT-RESET", "1700000000.5".parse().unwrap());
+        let whole = QuotaHeaders::read(&headers).and_then(RateLimitInfo::complete);
+        assert_eq!(
+            whole.map(|info| info.reset_at_ms()),
+            Some(1_700_000_000_500)
+        );
+        headers.remove("x-ratelimit-limit");
+        assert_eq!(QuotaHeaders::read(&headers), None);
     }
 
     #[test]

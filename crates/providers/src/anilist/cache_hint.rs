@@ -133,26 +133,19 @@ mod tests {
 
     #[test]
     fn the_mutation_table_matches_the_specification() {
-        assert_eq!(
-            fields_affected_by("SaveMediaListEntry").map(|f| f.contains(&"Activity")),
-            Some(true)
-        );
-        assert_eq!(
-            fields_affected_by("ToggleFavourite").map(|f| f.contains(&"Studio")),
-            Some(true)
-        );
-        assert_eq!(
-            fields_affected_by("RateReview").map(|f| f.contains(&"Review")),
-            Some(true)
-        );
-        assert_eq!(
-            fields_affected_by("UpdateUser").map(|f| f.contains(&"Following")),
-            Some(true)
-        );
-        assert_eq!(
-            fields_affected_by("SaveMediaListEntry").map(|f| f.contains(&"Character")),
-            Some(false)
-        );
+        for (mutation, field, affected) in [
+            ("SaveMediaListEntry", "Activity", true),
+            ("ToggleFavourite", "Studio", true),
+            ("RateReview", "Review", true),
+            ("UpdateUser", "Following", true),
+            ("SaveMediaListEntry", "Character", false),
+        ] {
+            assert_eq!(
+                fields_affected_by(mutation).map(|fields| fields.contains(&field)),
+                Some(affected),
+                "{mutation} → {field}"
+            );
+        }
         assert_eq!(fields_affected_by("DeleteActivity"), None);
     }
 

@@ -223,7 +223,16 @@ impl Harness {
             clock: &self.clock,
             rng: &self.rng,
         };
-        execute_on(&shared, &self.script, spec, options, &self.events, cancel).await
+        execute_on(
+            &shared,
+            &self.script,
+            spec,
+            options,
+            &self.events,
+            cancel,
+            new_request_id(),
+        )
+        .await
     }
 
     /// A call whose caller cancels it `abort_at_ms` after it starts.

@@ -9,7 +9,7 @@ use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, TransportError};
 use crate::exchange::RawResponse;
 use crate::policy::FailureClass;
-use crate::rate_limit::RateLimitInfo;
+use crate::rate_limit::{QuotaHeaders, RateLimitInfo};
 use crate::request::{RequestSpec, ResultShape};
 use crate::retry_after;
 
@@ -188,13 +188,9 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// `x-ratelimit-*`, in any case (MAL sends `X-RateLimit-*`; header maps are case-insensitive).
+/// `x-ratelimit-*` as pacing and the retry decision read it: the whole triple or nothing.
 fn read_rate_limit(headers: &HeaderMap) -> Option<RateLimitInfo> {
-    RateLimitInfo::from_headers(
-        header(headers, "x-ratelimit-limit"),
-        header(headers, "x-ratelimit-remaining"),
-        header(headers, "x-ratelimit-reset"),
-    )
+    QuotaHeaders::read(headers).and_then(RateLimitInfo::complete)
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ pub(super) struct Reporter<'a, S: EventSink> {
     pub(super) paced_ms: u64,
     /// Backoff waits scheduled so far.
     pub(super) retry_wait_ms: u64,
+    /// A follower's leader (see [`Context::coalesced_with`]).
+    coalesced_with: Option<Arc<str>>,
 }
 
 impl<'a, S: EventSink> Reporter<'a, S> {
@@ -52,6 +54,15 @@ impl<'a, S: EventSink> Reporter<'a, S> {
             attempt: 0,
             paced_ms: 0,
             retry_wait_ms: 0,
+            coalesced_with: None,
+        }
+    }
+
+    /// The reporter of a call that follows the request of `leader_request_id`.
+    pub(super) fn coalesced_with(self, leader_request_id: Arc<str>) -> Self {
+        Self {
+            coalesced_with: Some(leader_request_id),
+            ..self
         }
     }
 
@@ -61,6 +72,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
             url: self.url.clone(),
             method: self.method,
             attempt: self.attempt + 1,
+            coalesced_with: self.coalesced_with.clone(),
         }
     }
 

@@ -55,6 +55,8 @@ transport_options! {
         "proxy" => proxy: Arc<ProxyRules> = rules::proxy, resolved Option<Arc<ProxyRules>> = given;
         /// Client-side ceiling for admission (our extension); `null`/`false` off.
         "rateLimit" => rate_limit: Option<Ceiling> = rules::rate_limit, resolved Option<Ceiling> = or(None);
+        /// Identical reads in flight share one request (our extension, module `coalesce`).
+        "coalesce" => coalesce: bool = parse_bool, resolved bool = or(false);
     }
     derived {
         /// Per-attempt deadline (decisions D9); None when disabled with 0.
