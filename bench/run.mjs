@@ -50,6 +50,11 @@ const NETWORK_FLOOR_CONCURRENCY = 32;
 /** The memory scenario: this many requests in flight at once, each held by the server. */
 const MEMORY_IN_FLIGHT = 10_000;
 const MEMORY_HOLD_MS = 1_000;
+/**
+ * What one memory run takes on 2 cores, for the ETA (opening 10,000 sockets; measured with
+ * the machine busy, from 2 s for anilink to 18 s for undici; fetch and axios 5–15 s idle).
+ */
+const MEMORY_RUN_SEC = { anilink: 4, undici: 10, fetch: 15, axios: 15, reqwest: 7 };
 /** The idle scenario: clients that run it, and the calls each makes before idling. */
 const IDLE_KINDS = [OURS, BASELINE];
 const IDLE_CALLS = 5;
@@ -69,8 +74,8 @@ const RUN_OVERHEAD_SEC = 0.7;
  * Phase lengths. The warm-up (untimed) is where undici's per-request CPU stops falling on
  * this machine: `--warmup-probe` measured it (bench/README.md, "Warm-up"). Timed phases run
  * for a fixed time, so every client gets the same; `--quick` is a smoke run of about 3 minutes
- * that leaves fetch and axios out of the memory scenario (opening 10,000 sockets takes them
- * 5–15 s each).
+ * that leaves fetch, axios and reqwest out of the memory scenario (opening 10,000 sockets is
+ * slow for them).
  */
 const PROFILES = {
   full: {
@@ -87,7 +92,7 @@ const PROFILES = {
     warmupSeconds: 1,
     ceilingSeconds: 2,
     memoryRounds: 1,
-    memorySkips: ['fetch', 'axios'],
+    memorySkips: ['fetch', 'axios', 'reqwest'],
   },
 };
 const IDLE_SECONDS = 10;
@@ -222,9 +227,7 @@ function planRun(options) {
   const memoryKinds = options.memory
     ? options.clients.filter((kind) => kind !== SAME_WORK_FLOOR && !profile.memorySkips.includes(kind))
     : [];
-  // Measured on 2 cores: Node's own clients take 5–15 s to open 10,000 sockets, the others ~4 s.
-  const memorySec =
-    profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + (['fetch', 'axios'].includes(kind) ? 12 : 4), 0);
+  const memorySec = profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + MEMORY_RUN_SEC[kind], 0);
   const idleKinds = options.idle ? IDLE_KINDS.filter((kind) => options.clients.includes(kind)) : [];
   const idleSec = idleKinds.length > 0 ? IDLE_SETTLE_SECONDS + IDLE_SECONDS + 3 : 0;
   const ceilingSec = profile.ceilingSeconds + 1 + RUN_OVERHEAD_SEC;
