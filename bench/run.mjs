@@ -495,7 +495,8 @@ async function measureIdle(server, kind, seconds) {
         createInterface({ input: child.stdout }).once('line', (line) => resolve(line === 'ready')),
       ),
       exited.then(() => false),
-      sleep(CHILD_TIMEOUT_MS).then(() => false),
+      // Unreferenced: once the race is decided this timer must not keep the benchmark alive.
+      sleep(CHILD_TIMEOUT_MS, false, { ref: false }),
     ]);
     if (!ready) return { kind, error: (stderr.trim() || 'never became ready').split('\n').slice(-3).join('\n') };
     const settling = contextSwitches(child.pid);
