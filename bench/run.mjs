@@ -689,7 +689,7 @@ function renderWorkload(out, result, workload) {
   if (rows.length === 0) return;
   const captured = result.captured[workload];
   const spec = result.workloads[workload];
-  out.push(`## Workload \`${workload}\``, '');
+  out.push(`#### Workload \`${workload}\``, '');
   out.push(
     `${workload === 'media' ? 'AniLink calls `query.media({ id: 1 })`' : 'AniLink calls `anilist.custom(query, { id: 1 })` with a five-field query'}` +
       `${captured?.requestBytes ? ` (a ${fmtInt(captured.requestBytes)}-byte request, which the napi floor replays)` : ''}; ` +
@@ -732,14 +732,15 @@ function renderWorkload(out, result, workload) {
 function renderMarkdown(result) {
   const { machine, options, ceiling, summary, targets, unavailable, failures } = result;
   const out = [];
-  out.push(`# AniLink benchmark (${result.generatedAt})`, '');
+  // Headings start at level 3: the report is pasted as is under the README's "## Performance".
+  out.push(`### Latest run (${result.generatedAt})`, '');
   out.push(
     `${machineLine(machine)} ${options.rounds} round(s)${options.quick ? ' (--quick)' : ''}; every run in a fresh process: ` +
       `${options.warmupSeconds} s warm-up, then ${options.seconds} s timed; client order rotated each round. ` +
       'Cells are median [min–max] over rounds; ratios are computed per round, then summarized the same way.',
     '',
   );
-  out.push('## Server ceiling', '');
+  out.push('#### Server ceiling', '');
   if (ceiling.error) out.push(`Probe failed: ${ceiling.error}`, '');
   else {
     out.push(
@@ -760,7 +761,7 @@ function renderMarkdown(result) {
   const memoryRows = summary.filter((row) => row.scenario === 'memory');
   if (memoryRows.length > 0) {
     out.push(
-      `## Memory: ${fmtInt(MEMORY_IN_FLIGHT)} requests in flight (the server holds each response ${MEMORY_HOLD_MS} ms)`,
+      `#### Memory: ${fmtInt(MEMORY_IN_FLIGHT)} requests in flight (the server holds each response ${MEMORY_HOLD_MS} ms)`,
       '',
       `Each client may open ${fmtInt(MEMORY_IN_FLIGHT)} sockets and fires every \`media\` request at once, without warm-up.`,
       '',
@@ -788,7 +789,7 @@ function renderMarkdown(result) {
   const idleRuns = result.runs.filter((run) => run.scenario === 'idle');
   if (idleRuns.length > 0) {
     out.push(
-      `## Idle: wake-ups of a client with nothing to do`,
+      `#### Idle: wake-ups of a client with nothing to do`,
       '',
       `Each client makes ${IDLE_CALLS} \`media\` calls, keeps its connections, then idles: ${IDLE_SETTLE_SECONDS} s to settle (V8's memory reducer runs one more GC in every Node process about 8 s after it was last busy), ` +
         `then context switches of all its threads (/proc/<pid>/task/*/status) are counted over ${IDLE_SECONDS} s. A thread that wakes up and sleeps again switches once, so switches per second bound the wake-ups from above.`,
@@ -818,7 +819,7 @@ function renderMarkdown(result) {
       '',
     );
   }
-  out.push('## Targets (issue 17, AniLink at defaults, same run)', '');
+  out.push('#### Targets (issue 17, AniLink at defaults, same run)', '');
   out.push(
     markdownTable(
       ['target', 'measured median [min–max]', 'met'],
