@@ -1,141 +1,319 @@
-// `npm run bench`: AniLink against undici.request, fetch, axios and a bare reqwest client, on
-// one fixed workload, against a lean local server. A benchmark, not a test: it prints a
-// table and writes bench/results/latest.json and latest.md. See bench/README.md.
+// `npm run bench`: AniLink against undici.request, fetch, axios, a same-work napi floor and a
+// bare reqwest client, on two workloads (`media`, `custom`), against a lean local server, in
+// time-bounded steady-state phases; plus a 10,000-in-flight memory scenario and an idle
+// scenario. A benchmark, not a test: it prints a report and writes bench/results/latest.json
+// and latest.md. See bench/README.md.
 //
-//   node bench/run.mjs [--quick] [--rounds N] [--clients a,b] [--concurrency 1,32] [--no-memory]
+//   node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients a,b]
+//                      [--workload media,custom] [--concurrency 1,32] [--no-memory] [--no-idle]
+//   node bench/run.mjs --warmup-probe [--seconds N] [--clients a,b] [--concurrency 1,32]
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { capturedRequestFile } from './clients/kinds/napi-floor.mjs';
 import { EXIT_UNAVAILABLE, KINDS as NODE_KINDS } from './clients/run-client.mjs';
+import { WORKLOADS } from './clients/workload.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const REPO_DIR = join(BENCH_DIR, '..');
 const TARGET_DIR = join(BENCH_DIR, 'target');
 const SERVER_BIN = join(TARGET_DIR, 'release', 'bench-server');
-const FLOOR_BIN = join(TARGET_DIR, 'release', 'reqwest-floor');
+const NETWORK_FLOOR_BIN = join(TARGET_DIR, 'release', 'reqwest-floor');
 const CLIENT_SCRIPT = join(BENCH_DIR, 'clients', 'run-client.mjs');
+const IDLE_SCRIPT = join(BENCH_DIR, 'clients', 'idle-client.mjs');
 const RESULTS_DIR = join(BENCH_DIR, 'results');
+/** The Rust projects run.mjs builds, into bench/target. */
+const RUST_PROJECTS = ['server', 'reqwest-floor', 'napi-floor'];
 
-const FLOOR_KIND = 'reqwest';
-const ALL_KINDS = [...NODE_KINDS, FLOOR_KIND];
+/** The network-only reference: HTTP in Rust, no JSON, no V8. */
+const NETWORK_FLOOR = 'reqwest';
+/** The same-work floor: AniLink's bytes over the same hyper stack, one V8 hand-off per response. */
+const SAME_WORK_FLOOR = 'napi-floor';
+const ALL_KINDS = [...NODE_KINDS, NETWORK_FLOOR];
 const OURS = 'anilink';
 const BASELINE = 'undici';
 const METRICS = ['reqPerSec', 'p50Us', 'p99Us', 'cpuUsPerReq', 'peakRssBytes'];
+const ALL_WORKLOADS = Object.keys(WORKLOADS);
+/**
+ * Which clients run which workload, to keep the full run within 25 minutes: fetch, axios and
+ * the reqwest reference only on `media`, the reference only at 32 in flight (they are there
+ * for context; the targets compare with undici and the same-work floor, which run everywhere).
+ */
+const WORKLOAD_KINDS = { media: ALL_KINDS, custom: [OURS, BASELINE, SAME_WORK_FLOOR] };
+const NETWORK_FLOOR_CONCURRENCY = 32;
 
 /** The memory scenario: this many requests in flight at once, each held by the server. */
 const MEMORY_IN_FLIGHT = 10_000;
 const MEMORY_HOLD_MS = 1_000;
+/**
+ * What one memory run takes on 2 cores, for the ETA (opening 10,000 sockets; measured with
+ * the machine busy, from 2 s for anilink to 18 s for undici; fetch and axios 5–15 s idle).
+ */
+const MEMORY_RUN_SEC = { anilink: 4, undici: 10, fetch: 15, axios: 15, reqwest: 7 };
+/** The idle scenario: clients that run it, and the calls each makes before idling. */
+const IDLE_KINDS = [OURS, BASELINE];
+const IDLE_CALLS = 5;
+/**
+ * Between `ready` and the counted period. Any Node process that has just been busy runs one
+ * more garbage collection about 8 s later (V8's memory reducer; with `--no-memory-reducer`
+ * the same AniLink process stays at 0 switches): that is V8's, not the client's, so it falls
+ * in the settling period, whose switches are reported apart.
+ */
+const IDLE_SETTLE_SECONDS = 10;
 /** A child that takes longer than this is stuck, not slow. */
 const CHILD_TIMEOUT_MS = 300_000;
+/** Per run, on top of its phases: starting Node, importing the client, opening connections. */
+const RUN_OVERHEAD_SEC = 0.7;
 
 /**
- * Request counts, sized so a full run stays near 5 minutes on 2 cores. Warm-up is at least 4
- * requests per connection so every socket is open and every code path warm before the timed
- * phase. `--quick` leaves fetch and axios out of the memory scenario: opening 10,000 sockets
- * takes them 5–15 s each.
+ * Phase lengths. The warm-up (untimed) is where undici's per-request CPU stops falling on
+ * this machine: `--warmup-probe` measured it (bench/README.md, "Warm-up"). Timed phases run
+ * for a fixed time, so every client gets the same; `--quick` is a smoke run of about 3 minutes
+ * that leaves fetch, axios and reqwest out of the memory scenario (opening 10,000 sockets is
+ * slow for them).
  */
 const PROFILES = {
   full: {
-    rounds: 5,
-    requestsAtOne: 3_000,
-    requests: 8_000,
-    warmup: 1_000,
-    ceiling: { concurrency: 64, requests: 40_000, warmup: 2_000 },
+    rounds: 3,
+    seconds: 10,
+    warmupSeconds: 6,
+    ceilingSeconds: 5,
     memoryRounds: 2,
     memorySkips: [],
   },
   quick: {
-    rounds: 2,
-    requestsAtOne: 1_000,
-    requests: 2_000,
-    warmup: 300,
-    ceiling: { concurrency: 64, requests: 10_000, warmup: 1_000 },
+    rounds: 1,
+    seconds: 2,
+    warmupSeconds: 1,
+    ceilingSeconds: 2,
     memoryRounds: 1,
-    memorySkips: ['fetch', 'axios'],
+    memorySkips: ['fetch', 'axios', 'reqwest'],
   },
 };
+const IDLE_SECONDS = 10;
+const PROBE_SECONDS = 30;
 
-/** The issue's targets: AniLink's median per-round ratio to another client, same run. */
-function targetsFor(concurrencies) {
+/** The issue's "Done when" criteria: AniLink's per-round ratio to another client, same run. */
+function targetsFor({ workloads }) {
   const targets = [];
-  for (const concurrency of [32, 256]) {
-    targets.push({ scenario: 'throughput', concurrency, metric: 'reqPerSec', versus: BASELINE, atLeast: 1.2 });
-    targets.push({ scenario: 'throughput', concurrency, metric: 'reqPerSec', versus: 'axios', atLeast: 6 });
+  const ratio = (workload, concurrency, metric, versus, bound) =>
+    targets.push({ scenario: 'throughput', workload, concurrency, metric, versus, ...bound });
+  for (const workload of workloads) {
+    for (const concurrency of [1, 32, 256]) ratio(workload, concurrency, 'cpuUsPerReq', BASELINE, { atMost: 0.6 });
+    ratio(workload, 1, 'p50Us', BASELINE, { atMost: 0.8 });
+    for (const concurrency of [32, 256]) ratio(workload, concurrency, 'reqPerSec', BASELINE, { atLeast: 1.5 });
+    ratio(workload, 32, 'cpuUsPerReq', SAME_WORK_FLOOR, { atMost: 1.5 });
   }
-  for (const concurrency of concurrencies) {
-    targets.push({ scenario: 'throughput', concurrency, metric: 'cpuUsPerReq', versus: BASELINE, atMost: 0.8 });
-    targets.push({ scenario: 'throughput', concurrency, metric: 'cpuUsPerReq', versus: FLOOR_KIND, atMost: 1.5 });
-  }
-  targets.push({ scenario: 'throughput', concurrency: 1, metric: 'p50Us', versus: BASELINE, atMost: 1 });
   targets.push({
     scenario: 'memory',
+    workload: 'media',
     concurrency: MEMORY_IN_FLIGHT,
     metric: 'peakRssBytes',
     versus: BASELINE,
     atMost: 1,
   });
+  targets.push({ scenario: 'idle', metric: 'wakeUpsPerSec', atMost: 0 });
   return targets;
 }
 
+const USAGE = `usage: node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--workload ${ALL_WORKLOADS.join(',')}] [--concurrency 1,32,256] [--no-memory] [--no-idle]
+       node bench/run.mjs --warmup-probe [--seconds N] [--clients undici,anilink] [--concurrency 1,32,256]`;
+
 function parseCli(argv) {
-  const options = { quick: false, rounds: undefined, clients: ALL_KINDS, concurrencies: [1, 32, 256], memory: true };
-  const list = (flag, value) => {
-    if (!value) throw new Error(`${flag} needs a comma-separated list`);
-    return value
+  const options = {
+    quick: false,
+    probe: false,
+    rounds: undefined,
+    seconds: undefined,
+    warmupSeconds: undefined,
+    clients: undefined,
+    workloads: ALL_WORKLOADS,
+    concurrencies: [1, 32, 256],
+    memory: true,
+    idle: true,
+    planOnly: false,
+  };
+  const list = (flag, value, known) => {
+    if (!value) throw new Error(`${flag} needs a comma-separated list\n${USAGE}`);
+    const items = value
       .split(',')
       .map((item) => item.trim())
       .filter(Boolean);
+    const unknown = known ? items.filter((item) => !known.includes(item)) : [];
+    if (unknown.length > 0) throw new Error(`${flag}: unknown ${unknown.join(', ')}; known: ${known.join(', ')}`);
+    return items;
+  };
+  const number = (flag, value, min) => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min) throw new Error(`${flag} needs a number ≥ ${min}\n${USAGE}`);
+    return n;
   };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
     if (flag === '--quick') options.quick = true;
+    else if (flag === '--warmup-probe') options.probe = true;
+    else if (flag === '--plan') options.planOnly = true;
     else if (flag === '--no-memory') options.memory = false;
+    else if (flag === '--no-idle') options.idle = false;
     else if (flag === '--rounds') {
-      options.rounds = Number(argv[++i]);
-      if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new Error('--rounds needs an integer ≥ 1');
-    } else if (flag === '--clients') {
-      options.clients = list(flag, argv[++i]);
-      const unknown = options.clients.filter((kind) => !ALL_KINDS.includes(kind));
-      if (unknown.length > 0)
-        throw new Error(`unknown client(s) ${unknown.join(', ')}; known: ${ALL_KINDS.join(', ')}`);
-    } else if (flag === '--concurrency') {
+      options.rounds = number(flag, argv[++i], 1);
+      if (!Number.isInteger(options.rounds)) throw new Error('--rounds needs an integer ≥ 1');
+    } else if (flag === '--seconds') options.seconds = number(flag, argv[++i], 0.1);
+    else if (flag === '--warmup-seconds') options.warmupSeconds = number(flag, argv[++i], 0);
+    else if (flag === '--clients') options.clients = list(flag, argv[++i], ALL_KINDS);
+    else if (flag === '--workload') options.workloads = list(flag, argv[++i], ALL_WORKLOADS);
+    else if (flag === '--concurrency') {
       options.concurrencies = list(flag, argv[++i]).map(Number);
       if (!options.concurrencies.every((c) => Number.isInteger(c) && c >= 1))
         throw new Error('--concurrency needs integers ≥ 1');
-    } else {
-      throw new Error(
-        `unknown option ${flag}\nusage: node bench/run.mjs [--quick] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--concurrency 1,32,256] [--no-memory]`,
-      );
-    }
+    } else throw new Error(`unknown option ${flag}\n${USAGE}`);
   }
   const profile = PROFILES[options.quick ? 'quick' : 'full'];
-  return { ...options, profile, rounds: options.rounds ?? profile.rounds };
+  const seconds = options.seconds ?? (options.probe ? PROBE_SECONDS : profile.seconds);
+  return {
+    ...options,
+    profile,
+    clients: options.clients ?? (options.probe ? [BASELINE, OURS] : ALL_KINDS),
+    rounds: options.rounds ?? profile.rounds,
+    seconds,
+    // A shortened phase shortens its warm-up too, unless the warm-up is given.
+    warmupSeconds: options.warmupSeconds ?? Math.min(profile.warmupSeconds, seconds),
+  };
 }
 
 const log = (line) => process.stderr.write(`${line}\n`);
 
-/** Builds (or refreshes: cargo does nothing when they are current) the two Rust binaries. */
+/** Builds (or refreshes: cargo does nothing when they are current) the Rust binaries and the napi floor. */
 function buildBinaries() {
-  for (const project of ['server', 'reqwest-floor']) {
+  for (const project of RUST_PROJECTS) {
     const manifest = join(BENCH_DIR, project, 'Cargo.toml');
     const build = spawnSync(
       'cargo',
       ['build', '--release', '--quiet', '--manifest-path', manifest, '--target-dir', TARGET_DIR],
-      {
-        cwd: REPO_DIR,
-        stdio: 'inherit',
-      },
+      { cwd: REPO_DIR, stdio: 'inherit' },
     );
-    if (build.error?.code === 'ENOENT' && existsSync(SERVER_BIN) && existsSync(FLOOR_BIN)) {
+    if (build.error?.code === 'ENOENT' && existsSync(SERVER_BIN)) {
       log('cargo not found: using the binaries already in bench/target/release');
       return;
     }
     if (build.status !== 0)
       throw new Error(`cargo build of bench/${project} failed (${build.error?.message ?? `exit ${build.status}`})`);
   }
+}
+
+/**
+ * What one full run will do: every (workload, concurrency, client) for `rounds` rounds, then
+ * the memory and idle scenarios, with an estimate of how long each part takes.
+ */
+function planRun(options) {
+  const { profile } = options;
+  const throughput = options.workloads.flatMap((workload) =>
+    options.concurrencies.map((concurrency) => ({
+      workload,
+      concurrency,
+      kinds: WORKLOAD_KINDS[workload].filter(
+        (kind) =>
+          options.clients.includes(kind) && (kind !== NETWORK_FLOOR || concurrency === NETWORK_FLOOR_CONCURRENCY),
+      ),
+    })),
+  );
+  const perRunSec = options.warmupSeconds + options.seconds + RUN_OVERHEAD_SEC;
+  const runs = throughput.reduce((sum, { kinds }) => sum + kinds.length, 0) * options.rounds;
+  const memoryKinds = options.memory
+    ? options.clients.filter((kind) => kind !== SAME_WORK_FLOOR && !profile.memorySkips.includes(kind))
+    : [];
+  const memorySec = profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + MEMORY_RUN_SEC[kind], 0);
+  const idleKinds = options.idle ? IDLE_KINDS.filter((kind) => options.clients.includes(kind)) : [];
+  const idleSec = idleKinds.length > 0 ? IDLE_SETTLE_SECONDS + IDLE_SECONDS + 3 : 0;
+  const ceilingSec = profile.ceilingSeconds + 1 + RUN_OVERHEAD_SEC;
+  return {
+    throughput,
+    memoryKinds,
+    idleKinds,
+    etaSec: ceilingSec + runs * perRunSec + memorySec + idleSec + 5,
+    describe() {
+      const lines = [
+        `plan: ${options.rounds} round(s); every run ${options.warmupSeconds} s warm-up + ${options.seconds} s timed, in a fresh process`,
+        ...throughput.map(
+          ({ workload, concurrency, kinds }) =>
+            `  ${workload}, ${concurrency} in flight: ${kinds.join(', ') || '(no client)'}`,
+        ),
+        `  memory (${fmtInt(MEMORY_IN_FLIGHT)} in flight): ${memoryKinds.join(', ') || 'skipped'}`,
+        `  idle (${IDLE_SETTLE_SECONDS} s settling + ${IDLE_SECONDS} s counted, side by side): ${idleKinds.join(', ') || 'skipped'}`,
+        `  ${runs} timed runs; ETA about ${Math.ceil(this.etaSec / 60)} min (${new Date(Date.now() + this.etaSec * 1000).toISOString().slice(11, 16)} UTC)`,
+      ];
+      return lines.join('\n');
+    },
+  };
+}
+
+/**
+ * Records the exact request AniLink sends for each workload (method, path, headers in order,
+ * body), by running it once against a throwaway node:http server answering the workload's
+ * fixture, into the file the napi floor reads (clients/kinds/napi-floor.mjs).
+ * @returns {Promise<Record<string, {requestBytes: number, sameBodyAsOthers: boolean} | {error: string}>>}
+ */
+async function captureAnilinkRequests(workloads) {
+  const fixtures = {
+    '/': readFileSync(join(BENCH_DIR, 'workload', 'media-response.json')),
+    '/custom': readFileSync(join(BENCH_DIR, 'workload', 'custom-response.json')),
+  };
+  let last;
+  const server = http.createServer((request, response) => {
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
+    request.on('end', () => {
+      last = {
+        method: request.method,
+        path: request.url,
+        headers: request.rawHeaders,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      const body = fixtures[new URL(request.url, 'http://x').pathname];
+      response.writeHead(body ? 200 : 404, {
+        'content-type': 'application/json',
+        'x-ratelimit-limit': '90',
+        'x-ratelimit-remaining': '60',
+      });
+      response.end(body);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const captured = {};
+  try {
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    for (const workload of workloads) {
+      last = undefined;
+      const { code, stderr, stdout } = await runChild(process.execPath, [
+        CLIENT_SCRIPT,
+        OURS,
+        url,
+        workload,
+        '1',
+        '1',
+        '0',
+      ]);
+      if (code !== 0 || !last) {
+        const reason = code === EXIT_UNAVAILABLE ? JSON.parse(stdout).unavailable : stderr.trim().split('\n').at(-1);
+        captured[workload] = { error: `could not capture AniLink's ${workload} request: ${reason}` };
+        continue;
+      }
+      writeFileSync(capturedRequestFile(workload), `${JSON.stringify(last, null, 2)}\n`);
+      captured[workload] = {
+        requestBytes: Buffer.byteLength(last.body),
+        sameBodyAsOthers: last.body === WORKLOADS[workload].requestBody,
+      };
+    }
+  } finally {
+    server.close();
+  }
+  return captured;
 }
 
 /**
@@ -202,15 +380,16 @@ function runChild(command, args) {
 
 /**
  * One client run in a fresh process, with the server's own cost over the same period.
+ * `amount` and `warmup` are run-client's: a request count (`"10000"`) or seconds (`"10s"`).
  * @returns {Promise<object>} the client's report plus `connectionsOpened`, `serverCpuUsPerReq`
  *   and `serverLoad`; or `{ unavailable }` / `{ error }`
  */
-async function measure(server, kind, concurrency, requests, warmup) {
-  const counts = [concurrency, requests, warmup].map(String);
+async function measure(server, { kind, workload, concurrency, amount, warmup }) {
+  const phases = [String(concurrency), amount, warmup];
   const [command, args] =
-    kind === FLOOR_KIND
-      ? [FLOOR_BIN, [server.url, ...counts]]
-      : [process.execPath, [CLIENT_SCRIPT, kind, server.url, ...counts]];
+    kind === NETWORK_FLOOR
+      ? [NETWORK_FLOOR_BIN, [new URL(WORKLOADS[workload].path, server.url).href, ...phases]]
+      : [process.execPath, [CLIENT_SCRIPT, kind, server.url, workload, ...phases]];
   const before = await server.stats();
   const { code, stdout, stderr } = await runChild(command, args);
   const after = await server.stats();
@@ -235,30 +414,32 @@ async function measure(server, kind, concurrency, requests, warmup) {
 
 const rotate = (items, by) => items.map((_, i) => items[(i + by) % items.length]);
 
-function median(values) {
+/** Median, min and max of `values` (null when empty). */
+function spread(values) {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  const median = sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  return { median, min: sorted[0], max: sorted.at(-1) };
 }
 
 /**
  * Runs every client `rounds` times, rotating the order each round, each in a fresh process.
  * Clients found unavailable are recorded in `unavailable` and skipped from then on.
  */
-async function runRounds({ server, scenario, concurrency, kinds, rounds, requests, warmup, unavailable }) {
+async function runRounds({ server, scenario, workload, concurrency, kinds, rounds, amount, warmup, unavailable }) {
   const runs = [];
   for (let round = 0; round < rounds; round += 1) {
     for (const kind of rotate(kinds, round)) {
       if (unavailable[kind]) continue;
-      const result = await measure(server, kind, concurrency, requests, warmup);
+      const result = await measure(server, { kind, workload, concurrency, amount, warmup });
       if (result.unavailable) {
         unavailable[kind] = result.unavailable;
         log(`  ${kind}: unavailable, skipped for the rest of the run: ${result.unavailable}`);
         continue;
       }
-      runs.push({ scenario, concurrency, round, kind, ...result });
-      const label = `${scenario} ${concurrency} in flight, round ${round + 1}/${rounds}, ${kind}`;
+      runs.push({ scenario, workload, concurrency, round, kind, ...result });
+      const label = `${scenario} ${workload} ${concurrency} in flight, round ${round + 1}/${rounds}, ${kind}`;
       log(
         result.error
           ? `  ${label}: FAILED ${result.error}`
@@ -269,48 +450,191 @@ async function runRounds({ server, scenario, concurrency, kinds, rounds, request
   return runs;
 }
 
-/** Median of the per-round ratios `kind / versus` of one metric (rounds where both ran). */
-function medianRatio(runs, scenario, concurrency, kind, versus, metric) {
-  const ok = runs.filter((run) => run.scenario === scenario && run.concurrency === concurrency && !run.error);
+/** Context switches (voluntary + involuntary) summed over every thread of process `pid`. */
+function contextSwitches(pid) {
+  let total = 0;
+  let threads = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let status;
+    try {
+      status = readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    threads += 1;
+    for (const match of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) total += Number(match[1]);
+  }
+  return { total, threads };
+}
+
+/** User + system CPU time of process `pid` so far, in ms (from /proc/<pid>/stat, clock ticks). */
+function processCpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the command name.
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const ticksPerSecond = 100; // USER_HZ, 100 on every Linux this runs on
+  return (ticks * 1000) / ticksPerSecond;
+}
+
+/**
+ * The idle scenario for one client: it makes a few calls, reports `ready`, and from then on
+ * does nothing; this process counts its threads' context switches over `seconds`. Every time a
+ * sleeping thread wakes up and sleeps again it makes one voluntary switch, so switches per
+ * second bound the process's wake-ups from above.
+ */
+async function measureIdle(server, kind, seconds) {
+  const child = spawn(process.execPath, [IDLE_SCRIPT, kind, server.url, String(IDLE_CALLS)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  try {
+    const ready = await Promise.race([
+      new Promise((resolve) =>
+        createInterface({ input: child.stdout }).once('line', (line) => resolve(line === 'ready')),
+      ),
+      exited.then(() => false),
+      // Unreferenced: once the race is decided this timer must not keep the benchmark alive.
+      sleep(CHILD_TIMEOUT_MS, false, { ref: false }),
+    ]);
+    if (!ready) return { kind, error: (stderr.trim() || 'never became ready').split('\n').slice(-3).join('\n') };
+    const settling = contextSwitches(child.pid);
+    await sleep(IDLE_SETTLE_SECONDS * 1000);
+    const before = contextSwitches(child.pid);
+    const cpuBefore = processCpuMs(child.pid);
+    await sleep(seconds * 1000);
+    const after = contextSwitches(child.pid);
+    const cpuAfter = processCpuMs(child.pid);
+    return {
+      scenario: 'idle',
+      kind,
+      seconds,
+      threads: after.threads,
+      settleContextSwitches: before.total - settling.total,
+      contextSwitches: after.total - before.total,
+      wakeUpsPerSec: (after.total - before.total) / seconds,
+      idleCpuMs: cpuAfter - cpuBefore,
+    };
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/**
+ * `--warmup-probe`: each client once per concurrency, no warm-up, one long timed phase, and
+ * its CPU µs/req second by second. A client is warm from the first second whose next three
+ * seconds have a median within 10% of the median of the phase's second half (a median, so
+ * that one second disturbed by another process on the machine does not count).
+ */
+async function warmupProbe(options) {
+  const server = await startServer();
+  const probes = [];
+  const { seconds } = options;
+  try {
+    for (const concurrency of options.concurrencies) {
+      for (const kind of options.clients) {
+        log(`warm-up probe: ${kind}, ${concurrency} in flight, ${seconds} s…`);
+        const run = await measure(server, { kind, workload: 'media', concurrency, amount: `${seconds}s`, warmup: '0' });
+        if (run.error || run.unavailable) {
+          log(`  ${run.error ?? run.unavailable}`);
+          continue;
+        }
+        const costs = run.windows.map((w) => w.cpuUsPerReq);
+        const steady = spread(costs.slice(Math.floor(costs.length / 2))).median;
+        let warmAfter = 0;
+        while (warmAfter < costs.length && spread(costs.slice(warmAfter, warmAfter + 3)).median > steady * 1.1)
+          warmAfter += 1;
+        probes.push({ kind, concurrency, steadyCpuUsPerReq: steady, warmAfterSec: warmAfter, windows: costs });
+        log(
+          `  steady ${steady.toFixed(1)} µs/req, warm after ${warmAfter} s: ${costs.map((c) => c.toFixed(0)).join(' ')}`,
+        );
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  const markdown = [
+    `# Warm-up probe (${new Date().toISOString()})`,
+    '',
+    `${machineLine(machineInfo())} Media workload, no warm-up, one ${seconds} s phase per client; CPU µs per request in each second.`,
+    '',
+    markdownTable(
+      ['client', 'in flight', 'steady µs/req', 'warm after s', 'per second'],
+      probes.map((p) => [
+        p.kind,
+        p.concurrency,
+        p.steadyCpuUsPerReq.toFixed(1),
+        p.warmAfterSec,
+        p.windows.map((c) => c.toFixed(0)).join(' '),
+      ]),
+    ),
+  ].join('\n');
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(join(RESULTS_DIR, 'warmup-probe.json'), `${JSON.stringify(probes, null, 2)}\n`);
+  writeFileSync(join(RESULTS_DIR, 'warmup-probe.md'), `${markdown}\n`);
+  process.stdout.write(`\n${markdown}\n`);
+}
+
+/** Per-round ratios `kind / versus` of one metric (rounds where both ran), as a spread. */
+function ratioSpread(runs, { scenario, workload, concurrency }, kind, versus, metric) {
+  const ok = runs.filter(
+    (run) => run.scenario === scenario && run.workload === workload && run.concurrency === concurrency && !run.error,
+  );
   const ratios = [];
   for (const run of ok.filter((r) => r.kind === kind)) {
     const base = ok.find((r) => r.kind === versus && r.round === run.round);
     if (base && base[metric] > 0) ratios.push(run[metric] / base[metric]);
   }
-  return median(ratios);
+  return spread(ratios);
 }
 
-/** Per (scenario, concurrency, client): medians over rounds and median ratios to undici. */
+/** Per (scenario, workload, concurrency, client): spreads over rounds and of the ratios to undici. */
 function summarize(runs) {
   const groups = new Map();
-  for (const run of runs.filter((r) => !r.error)) {
-    const key = `${run.scenario}|${run.concurrency}|${run.kind}`;
+  for (const run of runs.filter((r) => !r.error && r.scenario !== 'idle')) {
+    const key = `${run.scenario}|${run.workload}|${run.concurrency}|${run.kind}`;
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key).push(run);
   }
   return [...groups.values()].map((group) => {
-    const { scenario, concurrency, kind, connectionLimit } = group[0];
-    const medians = {};
+    const { scenario, workload, concurrency, kind, connectionLimit } = group[0];
+    const values = {};
     const ratioToBaseline = {};
-    for (const metric of [...METRICS, 'connectionsOpened', 'serverCpuUsPerReq', 'serverLoad']) {
-      medians[metric] = median(group.map((run) => run[metric]).filter((v) => typeof v === 'number'));
-    }
-    for (const metric of METRICS)
-      ratioToBaseline[metric] = medianRatio(runs, scenario, concurrency, kind, BASELINE, metric);
-    return { scenario, concurrency, kind, connectionLimit, rounds: group.length, medians, ratioToBaseline };
+    for (const metric of [...METRICS, 'connectionsOpened', 'serverCpuUsPerReq', 'serverLoad'])
+      values[metric] = spread(group.map((run) => run[metric]).filter((v) => typeof v === 'number'));
+    for (const metric of METRICS) ratioToBaseline[metric] = ratioSpread(runs, group[0], kind, BASELINE, metric);
+    return { scenario, workload, concurrency, kind, connectionLimit, rounds: group.length, values, ratioToBaseline };
   });
 }
 
 function evaluateTargets(targets, runs, unavailable) {
   return targets.map((target) => {
-    const ratio = medianRatio(runs, target.scenario, target.concurrency, OURS, target.versus, target.metric);
     const bound = target.atLeast ?? target.atMost;
-    const description = `${METRIC_LABELS[target.metric]} ${target.scenario === 'memory' ? `with ${fmtInt(target.concurrency)}` : `at ${target.concurrency}`} in flight ${target.atLeast ? '≥' : '≤'} ${bound} × ${target.versus}`;
+    if (target.scenario === 'idle') {
+      const ours = runs.find((run) => run.scenario === 'idle' && run.kind === OURS && !run.error);
+      const theirs = runs.find((run) => run.scenario === 'idle' && run.kind === BASELINE && !run.error);
+      return {
+        ...target,
+        description: `idle process: ${bound} wake-ups/s (${IDLE_SECONDS} s, all threads, after ${IDLE_SETTLE_SECONDS} s settling)`,
+        measured: ours
+          ? `${ours.wakeUpsPerSec.toFixed(1)}/s (undici ${theirs ? `${theirs.wakeUpsPerSec.toFixed(1)}/s` : '–'})`
+          : '–',
+        status: ours ? (ours.wakeUpsPerSec <= bound ? 'yes' : 'no') : 'not measured',
+      };
+    }
+    const ratio = ratioSpread(runs, target, OURS, target.versus, target.metric);
+    const where =
+      target.scenario === 'memory'
+        ? `with ${fmtInt(target.concurrency)} in flight`
+        : `${target.workload}, ${target.concurrency} in flight`;
+    const description = `${METRIC_LABELS[target.metric]} ${target.atLeast ? '≥' : '≤'} ${bound} × ${target.versus}, ${where}`;
     let status;
-    if (ratio !== null) status = (target.atLeast ? ratio >= target.atLeast : ratio <= target.atMost) ? 'met' : 'missed';
+    if (ratio !== null) status = (target.atLeast ? ratio.median >= bound : ratio.median <= bound) ? 'yes' : 'no';
     else
       status = `not measured${unavailable[OURS] ? ' (anilink unavailable)' : unavailable[target.versus] ? ` (${target.versus} unavailable)` : ''}`;
-    return { ...target, description, ratio, status };
+    return { ...target, description, ratio, measured: fmtRatioSpread(ratio), status };
   });
 }
 
@@ -325,9 +649,16 @@ const METRIC_LABELS = {
 function fmtInt(value) {
   return value === null || value === undefined ? '–' : Math.round(value).toLocaleString('en-US');
 }
-const fmtMiB = (bytes) => (bytes === null ? '–' : (bytes / 2 ** 20).toFixed(1));
-const fmtRatio = (ratio) => (ratio === null ? '' : ` (×${ratio.toFixed(2)})`);
-const fmtPercent = (share) => (share === null ? '–' : `${Math.round(share * 100)}%`);
+const fmtMiB = (bytes) => (bytes / 2 ** 20).toFixed(1);
+const fmtTenth = (value) => value.toFixed(1);
+const fmtPercent = (share) => `${Math.round(share * 100)}%`;
+/** `median [min–max]`, or the single value of one round. */
+function fmtSpread(stats, format = fmtInt) {
+  if (!stats) return '–';
+  if (stats.min === stats.max) return format(stats.median);
+  return `${format(stats.median)} [${format(stats.min)}–${format(stats.max)}]`;
+}
+const fmtRatioSpread = (stats) => (stats ? `×${fmtSpread(stats, (r) => r.toFixed(2))}` : '–');
 
 function markdownTable(header, rows) {
   return [
@@ -337,87 +668,170 @@ function markdownTable(header, rows) {
   ].join('\n');
 }
 
+const clientLabel = (kind) => (kind === OURS ? `**${kind}**` : kind);
+
+function machineInfo() {
+  return {
+    cpuModel: os.cpus()[0]?.model ?? 'unknown CPU',
+    cores: os.availableParallelism(),
+    platform: `${os.type()} ${os.release()}`,
+    node: process.version,
+    undici: packageVersion('undici'),
+    axios: packageVersion('axios'),
+  };
+}
+
+const machineLine = (machine) =>
+  `${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}; Node ${machine.node}, undici ${machine.undici}, axios ${machine.axios}.`;
+
+function renderWorkload(out, result, workload) {
+  const rows = result.summary.filter((row) => row.scenario === 'throughput' && row.workload === workload);
+  if (rows.length === 0) return;
+  const captured = result.captured[workload];
+  const spec = result.workloads[workload];
+  out.push(`#### Workload \`${workload}\``, '');
+  out.push(
+    `${workload === 'media' ? 'AniLink calls `query.media({ id: 1 })`' : 'AniLink calls `anilist.custom(query, { id: 1 })` with a five-field query'}` +
+      `${captured?.requestBytes ? ` (a ${fmtInt(captured.requestBytes)}-byte request, which the napi floor replays)` : ''}; ` +
+      `undici${workload === 'media' ? ', fetch and axios POST' : ' POSTs'} ${captured?.sameBodyAsOthers ? 'the same' : `a ${fmtInt(spec.requestBytes)}-byte`} body. ` +
+      `The server answers ${fmtInt(spec.responseBytes)} bytes of JSON; every client parses it and checks the Media object.`,
+    '',
+  );
+  out.push(
+    markdownTable(
+      ['client', 'in flight', 'req/s', 'p50 µs', 'p99 µs', 'CPU µs/req', 'peak RSS MiB', 'conns', 'server load'],
+      rows.map(({ kind, concurrency, values: v }) => [
+        clientLabel(kind),
+        concurrency,
+        fmtSpread(v.reqPerSec),
+        fmtSpread(v.p50Us),
+        fmtSpread(v.p99Us),
+        fmtSpread(v.cpuUsPerReq, fmtTenth),
+        fmtSpread(v.peakRssBytes, fmtMiB),
+        v.connectionsOpened ? fmtInt(v.connectionsOpened.median) : '–',
+        v.serverLoad ? fmtPercent(v.serverLoad.median) : '–',
+      ]),
+    ),
+    '',
+    `Ratio to undici.request in the same round (median [min–max] over rounds; req/s: higher is better, the rest: lower):`,
+    '',
+    markdownTable(
+      ['client', 'in flight', 'req/s', 'p50', 'p99', 'CPU/req', 'peak RSS'],
+      rows
+        .filter((row) => row.kind !== BASELINE)
+        .map(({ kind, concurrency, ratioToBaseline: r }) => [
+          clientLabel(kind),
+          concurrency,
+          ...METRICS.map((metric) => fmtRatioSpread(r[metric])),
+        ]),
+    ),
+    '',
+  );
+}
+
 function renderMarkdown(result) {
   const { machine, options, ceiling, summary, targets, unavailable, failures } = result;
   const out = [];
-  out.push(`# AniLink benchmark (${result.generatedAt})`, '');
+  // Headings start at level 3: the report is pasted as is under the README's "## Performance".
+  out.push(`### Latest run (${result.generatedAt})`, '');
   out.push(
-    `${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}; Node ${machine.node}, undici ${machine.undici}, axios ${machine.axios}. ` +
-      `${options.rounds} round(s)${options.quick ? ' (--quick)' : ''}, client order rotated each round, every run in a fresh process. ` +
-      'Figures are medians over rounds; (×r) is the median over rounds of the ratio to undici.request in the same round.',
+    `${machineLine(machine)} ${options.rounds} round(s)${options.quick ? ' (--quick)' : ''}; every run in a fresh process: ` +
+      `${options.warmupSeconds} s warm-up, then ${options.seconds} s timed; client order rotated each round. ` +
+      'Cells are median [min–max] over rounds; ratios are computed per round, then summarized the same way.',
     '',
   );
-  out.push('## Server ceiling', '');
+  out.push('#### Server ceiling', '');
   if (ceiling.error) out.push(`Probe failed: ${ceiling.error}`, '');
   else {
     out.push(
-      `bench-server (one thread) against the reqwest floor client with ${ceiling.concurrency} in flight: **${fmtInt(ceiling.reqPerSec)} req/s**, ` +
+      `bench-server (one thread) against the reqwest client with ${ceiling.concurrency} in flight: **${fmtInt(ceiling.reqPerSec)} req/s**, ` +
         `the server using ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU per request (${fmtPercent(ceiling.serverLoad)} of one core). ` +
         `At that cost one core serves about **${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s**. ` +
-        'The "server load" column below is the share of one core the server needed for each client: below 100% the server was not the bottleneck.',
+        '"server load" is the share of one core the server needed for each client: below 100% the server was not the bottleneck.',
       '',
     );
   }
-  out.push('## Throughput, latency, CPU, memory', '');
   out.push(
-    `Workload: POST of a ${result.workload.requestBytes}-byte GraphQL query, answered with a ${result.workload.responseBytes}-byte AniList-shaped JSON body ` +
-      'and rate-limit headers; every client reads and JSON-parses the body (the reqwest floor reads it as text). ' +
-      'Connection allowance: anilink and undici are capped at one socket per request in flight; fetch, axios and reqwest have uncapped keep-alive pools, ' +
-      'which with that many requests in flight open at most as many sockets. "conns" is what the server accepted per run, warm-up included.',
+    "Floors: **napi-floor** is the same-work floor (AniLink's own request bytes over the same hyper stack and runtime, one threadsafe-function call per response, JSON.parse and the check in JavaScript): " +
+      'the least any Node addon must do. **reqwest** is the network-only reference (HTTP in Rust, the 730-byte query, no JSON, no V8). ' +
+      'Connections: anilink and undici are capped at one socket per request in flight, the others keep uncapped pools, which open at most as many; "conns" is what the server accepted per run, warm-up included.',
     '',
   );
-  const throughputRows = summary
-    .filter((row) => row.scenario === 'throughput')
-    .map(({ kind, concurrency, medians: m, ratioToBaseline: r }) => [
-      kind === OURS ? `**${kind}**` : kind,
-      concurrency,
-      `${fmtInt(m.reqPerSec)}${fmtRatio(r.reqPerSec)}`,
-      `${fmtInt(m.p50Us)}${fmtRatio(r.p50Us)}`,
-      `${fmtInt(m.p99Us)}${fmtRatio(r.p99Us)}`,
-      `${m.cpuUsPerReq.toFixed(1)}${fmtRatio(r.cpuUsPerReq)}`,
-      `${fmtMiB(m.peakRssBytes)}${fmtRatio(r.peakRssBytes)}`,
-      fmtInt(m.connectionsOpened),
-      fmtPercent(m.serverLoad),
-    ]);
-  out.push(
-    markdownTable(
-      ['client', 'in flight', 'req/s', 'p50 µs', 'p99 µs', 'client CPU µs/req', 'peak RSS MiB', 'conns', 'server load'],
-      throughputRows,
-    ),
-    '',
-  );
-  const memoryRows = summary
-    .filter((row) => row.scenario === 'memory')
-    .map(({ kind, medians: m, ratioToBaseline: r }) => [
-      kind === OURS ? `**${kind}**` : kind,
-      `${fmtMiB(m.peakRssBytes)}${fmtRatio(r.peakRssBytes)}`,
-      fmtInt(m.connectionsOpened),
-      ((MEMORY_IN_FLIGHT / m.reqPerSec) * 1000).toFixed(0),
-      `${m.cpuUsPerReq.toFixed(1)}${fmtRatio(r.cpuUsPerReq)}`,
-    ]);
+  for (const workload of options.workloads) renderWorkload(out, result, workload);
+  const memoryRows = summary.filter((row) => row.scenario === 'memory');
   if (memoryRows.length > 0) {
     out.push(
-      `## Memory: ${fmtInt(MEMORY_IN_FLIGHT)} requests in flight (the server holds each response ${MEMORY_HOLD_MS} ms)`,
+      `#### Memory: ${fmtInt(MEMORY_IN_FLIGHT)} requests in flight (the server holds each response ${MEMORY_HOLD_MS} ms)`,
+      '',
+      `Each client may open ${fmtInt(MEMORY_IN_FLIGHT)} sockets and fires every \`media\` request at once, without warm-up.`,
+      '',
+      markdownTable(
+        ['client', 'peak RSS MiB', '× undici', 'conns', 'all done in ms', 'CPU µs/req'],
+        memoryRows.map(({ kind, values: v, ratioToBaseline: r }) => [
+          clientLabel(kind),
+          fmtSpread(v.peakRssBytes, fmtMiB),
+          fmtRatioSpread(r.peakRssBytes),
+          fmtInt(v.connectionsOpened?.median),
+          fmtSpread(
+            v.reqPerSec && {
+              median: MEMORY_IN_FLIGHT / v.reqPerSec.median,
+              min: MEMORY_IN_FLIGHT / v.reqPerSec.max,
+              max: MEMORY_IN_FLIGHT / v.reqPerSec.min,
+            },
+            (s) => fmtInt(s * 1000),
+          ),
+          fmtSpread(v.cpuUsPerReq, fmtTenth),
+        ]),
+      ),
       '',
     );
-    out.push(
-      `Each client may open ${fmtInt(MEMORY_IN_FLIGHT)} sockets and fires every request at once, without warm-up.`,
-      '',
-    );
-    out.push(markdownTable(['client', 'peak RSS MiB', 'conns', `all done in ms`, 'client CPU µs/req'], memoryRows), '');
   }
-  out.push('## Targets (AniLink at defaults, same run)', '');
+  const idleRuns = result.runs.filter((run) => run.scenario === 'idle');
+  if (idleRuns.length > 0) {
+    out.push(
+      `#### Idle: wake-ups of a client with nothing to do`,
+      '',
+      `Each client makes ${IDLE_CALLS} \`media\` calls, keeps its connections, then idles: ${IDLE_SETTLE_SECONDS} s to settle (V8's memory reducer runs one more GC in every Node process about 8 s after it was last busy), ` +
+        `then context switches of all its threads (/proc/<pid>/task/*/status) are counted over ${IDLE_SECONDS} s. A thread that wakes up and sleeps again switches once, so switches per second bound the wake-ups from above.`,
+      '',
+      markdownTable(
+        [
+          'client',
+          'wake-ups/s',
+          `switches in ${IDLE_SECONDS} s`,
+          'threads',
+          'CPU ms in those s',
+          'switches while settling',
+        ],
+        idleRuns.map((run) =>
+          run.error
+            ? [clientLabel(run.kind), `FAILED ${run.error.replaceAll('\n', ' ')}`, '', '', '', '']
+            : [
+                clientLabel(run.kind),
+                run.wakeUpsPerSec.toFixed(1),
+                run.contextSwitches,
+                run.threads,
+                fmtInt(run.idleCpuMs),
+                run.settleContextSwitches,
+              ],
+        ),
+      ),
+      '',
+    );
+  }
+  out.push('#### Targets (issue 17, AniLink at defaults, same run)', '');
   out.push(
     markdownTable(
-      ['target', 'measured ratio', 'status'],
-      targets.map((t) => [t.description, t.ratio === null ? '–' : `×${t.ratio.toFixed(2)}`, t.status]),
+      ['target', 'measured median [min–max]', 'met'],
+      targets.map((t) => [t.description, t.measured, t.status]),
     ),
     '',
   );
+  for (const capture of Object.values(result.captured)) if (capture.error) out.push(`- ${capture.error}`);
   for (const [kind, reason] of Object.entries(unavailable)) out.push(`- ${kind} not measured: ${reason}`);
   for (const failure of failures)
     out.push(
-      `- FAILED ${failure.scenario} ${failure.concurrency} in flight, round ${failure.round + 1}, ${failure.kind}: ${failure.error.replaceAll('\n', ' ')}`,
+      `- FAILED ${failure.scenario} ${failure.workload} ${failure.concurrency} in flight, round ${failure.round + 1}, ${failure.kind}: ${failure.error.replaceAll('\n', ' ')}`,
     );
   return `${out.join('\n').trimEnd()}\n`;
 }
@@ -434,51 +848,71 @@ async function main() {
   const options = parseCli(process.argv.slice(2));
   const { profile } = options;
   const startedAt = Date.now();
+  const plan = planRun(options);
+  if (!options.probe) log(plan.describe());
+  if (options.planOnly) return;
   log('building the benchmark binaries (cargo build --release, bench/target)…');
   buildBinaries();
+  if (options.probe) return warmupProbe(options);
+
+  const captured = options.clients.includes(SAME_WORK_FLOOR) ? await captureAnilinkRequests(options.workloads) : {};
+  for (const [workload, capture] of Object.entries(captured))
+    log(capture.error ?? `captured AniLink's ${workload} request: ${capture.requestBytes} bytes`);
 
   const unavailable = {};
   const runs = [];
+  const amount = `${options.seconds}s`;
+  const warmup = `${options.warmupSeconds}s`;
   const server = await startServer();
   let ceiling;
   try {
-    log(`server ceiling: reqwest floor, ${profile.ceiling.concurrency} in flight…`);
-    ceiling = await measure(
-      server,
-      FLOOR_KIND,
-      profile.ceiling.concurrency,
-      profile.ceiling.requests,
-      profile.ceiling.warmup,
-    );
-    if (!ceiling.error) {
+    log(`server ceiling: reqwest client, 64 in flight, ${profile.ceilingSeconds} s…`);
+    ceiling = await measure(server, {
+      kind: NETWORK_FLOOR,
+      workload: 'media',
+      concurrency: 64,
+      amount: `${profile.ceilingSeconds}s`,
+      warmup: '1s',
+    });
+    if (!ceiling.error)
       log(
         `  ${fmtInt(ceiling.reqPerSec)} req/s; server ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU/req, one core ≈ ${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s`,
       );
-    }
-    for (const concurrency of options.concurrencies) {
-      const requests = concurrency === 1 ? profile.requestsAtOne : profile.requests;
-      const warmup = Math.max(profile.warmup, 4 * concurrency);
-      log(
-        `throughput, ${concurrency} in flight: ${options.rounds} round(s) of ${fmtInt(requests)} requests (+${fmtInt(warmup)} warm-up)…`,
-      );
+    for (const { workload, concurrency, kinds } of plan.throughput) {
+      log(`throughput, ${workload}, ${concurrency} in flight: ${options.rounds} round(s)…`);
       runs.push(
         ...(await runRounds({
           server,
           scenario: 'throughput',
+          workload,
           concurrency,
-          kinds: options.clients,
+          kinds,
           rounds: options.rounds,
-          requests,
+          amount,
           warmup,
           unavailable,
         })),
       );
     }
+    if (plan.idleKinds.length > 0) {
+      // Wake-ups do not depend on CPU load, so the idle clients are measured side by side.
+      log(
+        `idle: ${plan.idleKinds.join(', ')} side by side, ${IDLE_SETTLE_SECONDS} s settling + ${IDLE_SECONDS} s counted…`,
+      );
+      const idle = await Promise.all(plan.idleKinds.map((kind) => measureIdle(server, kind, IDLE_SECONDS)));
+      for (const run of idle)
+        log(
+          run.error
+            ? `  ${run.kind}: FAILED ${run.error}`
+            : `  ${run.kind}: ${run.wakeUpsPerSec.toFixed(1)} wake-ups/s`,
+        );
+      runs.push(...idle.map((run) => ({ scenario: 'idle', ...run })));
+    }
   } finally {
     await server.stop();
   }
 
-  if (options.memory) {
+  if (plan.memoryKinds.length > 0) {
     const holdingServer = await startServer(['--hold-ms', String(MEMORY_HOLD_MS)]);
     try {
       log(
@@ -488,11 +922,12 @@ async function main() {
         ...(await runRounds({
           server: holdingServer,
           scenario: 'memory',
+          workload: 'media',
           concurrency: MEMORY_IN_FLIGHT,
-          kinds: options.clients.filter((kind) => !profile.memorySkips.includes(kind)),
+          kinds: plan.memoryKinds,
           rounds: profile.memoryRounds,
-          requests: MEMORY_IN_FLIGHT,
-          warmup: 0,
+          amount: String(MEMORY_IN_FLIGHT),
+          warmup: '0',
           unavailable,
         })),
       );
@@ -501,34 +936,37 @@ async function main() {
     }
   }
 
-  const concurrencies = options.concurrencies;
   const result = {
     generatedAt: new Date().toISOString(),
     durationSec: Math.round((Date.now() - startedAt) / 1000),
-    machine: {
-      cpuModel: os.cpus()[0]?.model ?? 'unknown CPU',
-      cores: os.availableParallelism(),
-      platform: `${os.type()} ${os.release()}`,
-      node: process.version,
-      undici: packageVersion('undici'),
-      axios: packageVersion('axios'),
-    },
+    etaSec: plan.etaSec,
+    machine: machineInfo(),
     options: {
       quick: options.quick,
       rounds: options.rounds,
-      memoryRounds: options.memory ? profile.memoryRounds : 0,
+      seconds: options.seconds,
+      warmupSeconds: options.warmupSeconds,
+      memoryRounds: plan.memoryKinds.length > 0 ? profile.memoryRounds : 0,
       clients: options.clients,
-      concurrencies,
+      workloads: options.workloads,
+      concurrencies: options.concurrencies,
     },
-    workload: {
-      requestBytes: readFileSync(join(BENCH_DIR, 'workload', 'graphql-request.json')).length,
-      responseBytes: readFileSync(join(BENCH_DIR, 'workload', 'media-response.json')).length,
-    },
-    ceiling: { concurrency: profile.ceiling.concurrency, ...ceiling },
+    workloads: Object.fromEntries(
+      options.workloads.map((workload) => [
+        workload,
+        {
+          requestBytes: Buffer.byteLength(WORKLOADS[workload].requestBody),
+          responseBytes: readFileSync(join(BENCH_DIR, 'workload', `${workload}-response.json`)).length,
+        },
+      ]),
+    ),
+    captured,
+    ceiling: { concurrency: 64, ...ceiling },
     summary: summarize(runs),
-    targets: evaluateTargets(targetsFor(concurrencies), runs, unavailable),
+    targets: evaluateTargets(targetsFor(options), runs, unavailable),
     unavailable,
-    failures: runs.filter((run) => run.error),
+    // Idle failures are reported in their own table.
+    failures: runs.filter((run) => run.error && run.scenario !== 'idle'),
     runs,
   };
   const markdown = renderMarkdown(result);
@@ -536,7 +974,9 @@ async function main() {
   writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(join(RESULTS_DIR, 'latest.md'), markdown);
   process.stdout.write(`\n${markdown}\n`);
-  log(`written ${relative(process.cwd(), join(RESULTS_DIR, 'latest.json'))} and latest.md in ${result.durationSec} s`);
+  log(
+    `written ${relative(process.cwd(), join(RESULTS_DIR, 'latest.json'))} and latest.md in ${result.durationSec} s (estimated ${plan.etaSec} s)`,
+  );
 }
 
 main().catch((error) => {

@@ -1,93 +1,132 @@
 // One measured client run, in its own process so that CPU time and peak RSS belong to that
 // client alone:
 //
-//   node bench/clients/run-client.mjs <kind> <url> <concurrency> <requests> <warmup>
+//   node bench/clients/run-client.mjs <kind> <url> <workload> <concurrency> <amount> <warmup>
 //
-// Kinds: anilink, undici, fetch, axios (bench/clients/kinds/<kind>.mjs). After `warmup`
-// untimed requests, `requests` timed ones run with `concurrency` in flight. A request's
-// latency runs from the call until its body has been read and parsed. Prints one JSON object
-// on stdout (the fields the Rust floor client prints too). If the kind cannot run here (the
-// AniLink package not built yet), prints {"kind", "unavailable": reason} and exits with 3.
+// Kinds: anilink, undici, fetch, axios, napi-floor (bench/clients/kinds/<kind>.mjs); workloads:
+// media, custom (workload.mjs). `amount` and `warmup` are a number of requests (`8000`) or
+// of seconds (`10s`): after the untimed warm-up, the timed phase keeps `concurrency` requests
+// in flight, a new one starting as soon as one finishes, until the count is reached or the
+// time is up (those in flight then finish and count). A request's latency runs from the call
+// until its body has been read and parsed. Prints one JSON object on stdout (the fields the
+// Rust reqwest client prints too); a timed phase in seconds also reports `windows`, its
+// CPU µs per request second by second (how `node bench/run.mjs --warmup-probe` finds where
+// a client stops warming up). If the kind cannot run here (the AniLink package not built
+// yet), prints {"kind", "unavailable": reason} and exits with 3.
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { WORKLOADS } from './workload.mjs';
 
-export const KINDS = ['anilink', 'undici', 'fetch', 'axios'];
+export const KINDS = ['anilink', 'undici', 'fetch', 'axios', 'napi-floor'];
 export const EXIT_UNAVAILABLE = 3;
 
-/** Nearest-rank percentile of ascending samples (the same rule as the Rust floor client). */
+const WINDOW_MS = 1_000;
+
+/** Nearest-rank percentile of ascending samples (the same rule as the Rust reqwest client). */
 function percentile(sorted, fraction) {
   if (sorted.length === 0) return 0;
   const rank = Math.ceil(fraction * sorted.length);
   return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1];
 }
 
+/** `"10s"` → `{ seconds: 10 }`, `"8000"` → `{ requests: 8000 }`; null when malformed. */
+export function parseAmount(text) {
+  const seconds = /^(\d+(?:\.\d+)?)s$/.exec(text);
+  if (seconds) return { seconds: Number(seconds[1]) };
+  return /^\d+$/.test(text) ? { requests: Number(text) } : null;
+}
+
+const isEmpty = (amount) => (amount.seconds ?? amount.requests) === 0;
+
 /**
- * Completes `total` calls of `send` with at most `concurrency` in flight.
- * @returns {Promise<Float64Array>} each call's latency in ms, in completion order
+ * Keeps `concurrency` calls of `send` in flight for `amount`.
+ * @returns {Promise<{latenciesMs: number[], windows: {cpuUsPerReq: number, requests: number}[]}>}
+ *   each call's latency in completion order, and per-second CPU cost when timed by seconds
  */
-async function runPhase(send, concurrency, total) {
-  const latenciesMs = new Float64Array(total);
+async function runPhase(send, concurrency, amount) {
+  const latenciesMs = [];
+  const windows = [];
+  const deadline = amount.seconds === undefined ? undefined : performance.now() + amount.seconds * 1000;
   let started = 0;
-  let finished = 0;
+  const more = deadline === undefined ? () => started < amount.requests : () => performance.now() < deadline;
+  let windowEnd = performance.now() + WINDOW_MS;
+  let windowCpu = process.cpuUsage();
+  let windowStart = 0;
   async function worker() {
-    while (started < total) {
+    while (more()) {
       started += 1;
       const t0 = performance.now();
       await send();
-      latenciesMs[finished++] = performance.now() - t0;
+      const t1 = performance.now();
+      latenciesMs.push(t1 - t0);
+      if (deadline !== undefined && t1 >= windowEnd) {
+        const cpu = process.cpuUsage(windowCpu);
+        const requests = latenciesMs.length - windowStart;
+        windows.push({ requests, cpuUsPerReq: (cpu.user + cpu.system) / requests });
+        windowCpu = process.cpuUsage();
+        windowStart = latenciesMs.length;
+        windowEnd = t1 + WINDOW_MS;
+      }
     }
   }
-  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
-  return latenciesMs;
+  const workers = amount.requests === undefined ? concurrency : Math.min(concurrency, amount.requests);
+  await Promise.all(Array.from({ length: workers }, worker));
+  return { latenciesMs, windows };
 }
 
 function parseArgs(argv) {
-  const [kind, url, ...counts] = argv;
-  if (!KINDS.includes(kind) || !url || counts.length !== 3) {
-    throw new Error(`usage: run-client.mjs <${KINDS.join('|')}> <url> <concurrency> <requests> <warmup>`);
+  const usage = `usage: run-client.mjs <${KINDS.join('|')}> <url> <${Object.keys(WORKLOADS).join('|')}> <concurrency> <amount> <warmup>  (amount, warmup: requests such as 8000, or seconds such as 10s)`;
+  const [kind, url, workloadName, concurrencyText, amountText, warmupText, ...rest] = argv;
+  if (!KINDS.includes(kind) || !url || !WORKLOADS[workloadName] || warmupText === undefined || rest.length > 0) {
+    throw new Error(usage);
   }
-  const [concurrency, requests, warmup] = counts.map(Number);
-  if (
-    ![concurrency, requests].every((n) => Number.isInteger(n) && n >= 1) ||
-    !(Number.isInteger(warmup) && warmup >= 0)
-  ) {
-    throw new Error(`concurrency and requests must be integers ≥ 1, warmup ≥ 0; got ${counts.join(' ')}`);
+  const concurrency = Number(concurrencyText);
+  const amount = parseAmount(amountText);
+  const warmup = parseAmount(warmupText);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || !amount || isEmpty(amount) || !warmup) {
+    throw new Error(
+      `concurrency must be an integer ≥ 1, amount at least 1 request or more than 0s, warmup ≥ 0; got ${argv.slice(3).join(' ')}\n${usage}`,
+    );
   }
-  return { kind, url, concurrency, requests, warmup };
+  return { kind, url, workload: WORKLOADS[workloadName], concurrency, amount, warmup, amountText, warmupText };
 }
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
-  const { kind, url, concurrency, requests, warmup } = options;
+  const { kind, workload, concurrency, amount, warmup } = options;
   let client;
   try {
     const { createClient } = await import(`./kinds/${kind}.mjs`);
-    client = await createClient({ url, concurrency });
+    client = await createClient({ url: new URL(workload.path, options.url).href, concurrency, workload });
   } catch (error) {
     if (error.code !== 'CLIENT_UNAVAILABLE') throw error;
     process.stdout.write(`${JSON.stringify({ kind, unavailable: error.message })}\n`);
     process.exit(EXIT_UNAVAILABLE);
   }
 
-  await runPhase(client.send, concurrency, warmup);
+  if (!isEmpty(warmup)) await runPhase(client.send, concurrency, warmup);
   const cpuBefore = process.cpuUsage();
   const t0 = performance.now();
-  const latenciesMs = await runPhase(client.send, concurrency, requests);
+  const { latenciesMs, windows } = await runPhase(client.send, concurrency, amount);
   const elapsedMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpuBefore);
 
-  latenciesMs.sort();
+  latenciesMs.sort((a, b) => a - b);
+  const requests = latenciesMs.length;
   const report = {
     kind,
+    workload: workload.name,
     concurrency,
     requests,
-    warmup,
+    amount: options.amountText,
+    warmup: options.warmupText,
     connectionLimit: client.connectionLimit,
     reqPerSec: (requests / elapsedMs) * 1000,
     p50Us: percentile(latenciesMs, 0.5) * 1000,
     p99Us: percentile(latenciesMs, 0.99) * 1000,
     cpuUsPerReq: (cpu.user + cpu.system) / requests,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    windows,
   };
   process.stdout.write(`${JSON.stringify(report)}\n`);
   // Keep-alive sockets and native pools may hold the loop open; the measurement is done.

@@ -1,9 +1,26 @@
-// The fixed workload every client kind performs: the same GraphQL POST, and a check that the
-// parsed answer is the Media object the server sends (so no client can skip the parse).
+// The workloads every client kind performs, and the check that the parsed answer is the Media
+// object the server sends (so no client can skip the parse).
+//
+// - `media`: `query.media({ id: 1 })` for AniLink (its default document, ~5 KB); the other
+//   clients POST the 730-byte query in workload/graphql-request.json. Answered with the
+//   2 KB workload/media-response.json.
+// - `custom`: a small query through `anilist.custom(CUSTOM_QUERY, { id: 1 })`; the other clients
+//   POST the same body. Answered with the matching 0.1 KB workload/custom-response.json.
 import { readFileSync } from 'node:fs';
 
-/** The request body, shared with the Rust floor client (bench/workload/). */
-export const REQUEST_BODY = readFileSync(new URL('../workload/graphql-request.json', import.meta.url), 'utf8');
+const fixture = (name) => readFileSync(new URL(`../workload/${name}`, import.meta.url), 'utf8');
+
+/** A few fields of one Media: the size of query users write by hand. */
+export const CUSTOM_QUERY = 'query ($id: Int) { Media(id: $id) { id title { romaji english } episodes averageScore } }';
+
+export const WORKLOADS = {
+  media: { name: 'media', path: '/', requestBody: fixture('graphql-request.json') },
+  custom: {
+    name: 'custom',
+    path: '/custom',
+    requestBody: JSON.stringify({ query: CUSTOM_QUERY, variables: { id: 1 } }),
+  },
+};
 
 export const REQUEST_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 

@@ -1,10 +1,11 @@
 // AniLink itself, with default resilience (pacing on, retries on) and a configured circuit
 // breaker, given the same connection allowance as undici: `concurrency` sockets, all of them
 // allowed to stay idle between requests (the default keeps only 5 idle, which would close and
-// reopen connections between requests and measure that instead of the transport).
-import { checkedMedia } from '../workload.mjs';
+// reopen connections between requests and measure that instead of the transport). The
+// `media` workload calls the catalog's query.media, `custom` the small query of workload.mjs.
+import { CUSTOM_QUERY, checkedMedia } from '../workload.mjs';
 
-export async function createClient({ url, concurrency }) {
+export async function createClient({ url, concurrency, workload }) {
   let AniLink;
   try {
     ({ AniLink } = await import('anilink-api-wrapper'));
@@ -23,10 +24,15 @@ export async function createClient({ url, concurrency }) {
       maxFreeSockets: concurrency,
     },
   });
+  const variables = { id: 1 };
+  const call =
+    workload.name === 'custom'
+      ? () => client.anilist.custom(CUSTOM_QUERY, variables)
+      : () => client.anilist.query.media(variables);
   return {
     connectionLimit: concurrency,
     async send() {
-      return checkedMedia(await client.anilist.query.media({ id: 1 }));
+      return checkedMedia(await call());
     },
   };
 }

@@ -3,15 +3,15 @@
 // body itself, as the original package relied on.
 import http from 'node:http';
 import axios from 'axios';
-import { REQUEST_BODY, REQUEST_HEADERS, mediaFromEnvelope } from '../workload.mjs';
+import { REQUEST_HEADERS, mediaFromEnvelope } from '../workload.mjs';
 
-export function createClient({ url }) {
+export function createClient({ url, workload }) {
   const instance = axios.create({ httpAgent: new http.Agent({ keepAlive: true, maxSockets: Infinity }) });
   return {
     connectionLimit: null,
     async send() {
       // axios rejects non-2xx statuses by default.
-      const response = await instance.post(url, REQUEST_BODY, { headers: REQUEST_HEADERS });
+      const response = await instance.post(url, workload.requestBody, { headers: REQUEST_HEADERS });
       return mediaFromEnvelope(response.data);
     },
   };

@@ -1,8 +1,8 @@
 // `undici.request` through a keep-alive Agent capped at `concurrency` connections.
 import { Agent, request } from 'undici';
-import { REQUEST_BODY, REQUEST_HEADERS, checkStatus, mediaFromEnvelope } from '../workload.mjs';
+import { REQUEST_HEADERS, checkStatus, mediaFromEnvelope } from '../workload.mjs';
 
-export function createClient({ url, concurrency }) {
+export function createClient({ url, concurrency, workload }) {
   const dispatcher = new Agent({ connections: concurrency, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 });
   return {
     connectionLimit: concurrency,
@@ -10,7 +10,7 @@ export function createClient({ url, concurrency }) {
       const { statusCode, body } = await request(url, {
         method: 'POST',
         headers: REQUEST_HEADERS,
-        body: REQUEST_BODY,
+        body: workload.requestBody,
         dispatcher,
       });
       const text = await body.text();

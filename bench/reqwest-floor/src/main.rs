@@ -1,13 +1,17 @@
-//! The floor: a bare reqwest client doing the benchmark's workload with nothing on top.
+//! The network-only reference: a bare reqwest client doing the `media` workload's HTTP with
+//! nothing on top.
 //!
-//! It sends the same GraphQL POST as the Node clients, keeps `concurrency` requests in flight
-//! until `requests` have completed (after `warmup` untimed ones), reads each body as text and
-//! checks the status. No retries, no pacing, no breaker, no JavaScript: what is left is the
-//! cost of HTTP itself in Rust, the lower bound for AniLink's CPU time per request.
+//! It sends the 730-byte GraphQL POST the Node clients other than AniLink send, keeps
+//! `concurrency` requests in flight through an untimed warm-up and then the timed phase, reads
+//! each body as text and checks the status. No retries, no pacing, no breaker, no JSON parse,
+//! no JavaScript: what is left is the cost of HTTP itself in Rust. (What a Node addon must do
+//! at least is measured by the same-work floor, bench/napi-floor.)
 //!
 //! ```text
-//! reqwest-floor <url> <concurrency> <requests> <warmup> [--threads N]
+//! reqwest-floor <url> <concurrency> <amount> <warmup> [--threads N]
 //! ```
+//!
+//! `amount` and `warmup` are a number of requests (`8000`) or of seconds (`10s`).
 //!
 //! `--threads 1` (default) runs on a single-threaded runtime, the cheapest setup. Prints one
 //! JSON object with the same fields as the Node clients (see bench/clients/run-client.mjs).
@@ -25,14 +29,46 @@ use tokio::task::JoinSet;
 static REQUEST_BODY: &str = include_str!("../../workload/graphql-request.json");
 
 const PROGRAM: &str = "reqwest-floor";
-const USAGE: &str = "reqwest-floor <url> <concurrency> <requests> <warmup> [--threads N]";
+const USAGE: &str = "reqwest-floor <url> <concurrency> <amount> <warmup> [--threads N]";
+
+/// How long a phase lasts: a number of requests, or a time during which new requests start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Amount {
+    Requests(usize),
+    Seconds(f64),
+}
+
+impl Amount {
+    fn parse(name: &str, value: String) -> Result<Self, String> {
+        if let Some(seconds) = value.strip_suffix('s') {
+            return match seconds.parse::<f64>() {
+                Ok(s) if s.is_finite() && s >= 0.0 => Ok(Self::Seconds(s)),
+                _ => Err(format!(
+                    "{name}: expected seconds ≥ 0 such as 10s, got {value}"
+                )),
+            };
+        }
+        parse_number(name, Some(value), 0).map(Self::Requests)
+    }
+
+    fn is_empty(self) -> bool {
+        matches!(self, Self::Requests(0)) || self == Self::Seconds(0.0)
+    }
+
+    fn to_json(self) -> String {
+        match self {
+            Self::Requests(n) => n.to_string(),
+            Self::Seconds(s) => format!(r#""{s}s""#),
+        }
+    }
+}
 
 #[derive(Debug, PartialEq)]
 struct Options {
     url: String,
     concurrency: usize,
-    requests: usize,
-    warmup: usize,
+    amount: Amount,
+    warmup: Amount,
     threads: usize,
 }
 
@@ -47,13 +83,17 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, Stri
             positional.push(arg);
         }
     }
-    let [url, concurrency, requests, warmup] = <[String; 4]>::try_from(positional)
+    let [url, concurrency, amount, warmup] = <[String; 4]>::try_from(positional)
         .map_err(|got| format!("expected 4 arguments, got {}", got.len()))?;
+    let amount = Amount::parse("amount", amount)?;
+    if amount.is_empty() {
+        return Err("amount must be at least 1 request or more than 0s".into());
+    }
     let options = Options {
         url,
         concurrency: parse_number("concurrency", Some(concurrency), 1)?,
-        requests: parse_number("requests", Some(requests), 1)?,
-        warmup: parse_number("warmup", Some(warmup), 0)?,
+        amount,
+        warmup: Amount::parse("warmup", warmup)?,
         threads,
     };
     Ok(options)
@@ -72,6 +112,7 @@ fn parse_number(name: &str, value: Option<String>, min: usize) -> Result<usize, 
 /// What one run measured, in the units the Node clients report.
 struct Report {
     options: Options,
+    requests: usize,
     req_per_sec: f64,
     p50_us: f64,
     p99_us: f64,
@@ -84,13 +125,14 @@ impl Report {
         let o = &self.options;
         format!(
             concat!(
-                r#"{{"kind":"reqwest","concurrency":{},"requests":{},"warmup":{},"threads":{},"#,
+                r#"{{"kind":"reqwest","concurrency":{},"requests":{},"amount":{},"warmup":{},"threads":{},"#,
                 r#""connectionLimit":null,"reqPerSec":{:.1},"p50Us":{:.1},"p99Us":{:.1},"#,
                 r#""cpuUsPerReq":{:.2},"peakRssBytes":{}}}"#
             ),
             o.concurrency,
-            o.requests,
-            o.warmup,
+            self.requests,
+            o.amount.to_json(),
+            o.warmup.to_json(),
             o.threads,
             self.req_per_sec,
             self.p50_us,
@@ -121,17 +163,20 @@ async fn measure(options: Options) -> Result<Report, String> {
     let client = Client::builder()
         .build()
         .map_err(|error| describe(&error))?;
-    run_phase(&client, &url, options.concurrency, options.warmup).await?;
+    if !options.warmup.is_empty() {
+        run_phase(&client, &url, options.concurrency, options.warmup).await?;
+    }
 
     let usage_before = proc_usage::current().map_err(|error| format!("getrusage: {error}"))?;
     let started = Instant::now();
-    let mut latencies = run_phase(&client, &url, options.concurrency, options.requests).await?;
+    let mut latencies = run_phase(&client, &url, options.concurrency, options.amount).await?;
     let elapsed = started.elapsed();
     let usage_after = proc_usage::current().map_err(|error| format!("getrusage: {error}"))?;
 
     latencies.sort_unstable();
     let requests = latencies.len() as f64;
     Ok(Report {
+        requests: latencies.len(),
         req_per_sec: requests / elapsed.as_secs_f64(),
         p50_us: micros(percentile(&latencies, 0.50)),
         p99_us: micros(percentile(&latencies, 0.99)),
@@ -141,21 +186,35 @@ async fn measure(options: Options) -> Result<Report, String> {
     })
 }
 
-/// Completes `total` requests with at most `concurrency` in flight and returns each one's
-/// latency (send until the body has been read).
+/// Runs requests with `concurrency` in flight for `amount` (a new one starts as soon as one
+/// finishes, until the count is reached or the time is up; those in flight then finish) and
+/// returns each one's latency (send until the body has been read).
 async fn run_phase(
     client: &Client,
     url: &Url,
     concurrency: usize,
-    total: usize,
+    amount: Amount,
 ) -> Result<Vec<Duration>, String> {
     let next_request = Arc::new(AtomicUsize::new(0));
+    let deadline = match amount {
+        Amount::Seconds(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
+        Amount::Requests(_) => None,
+    };
+    let more = move |next_request: &AtomicUsize| match (amount, deadline) {
+        (_, Some(deadline)) => Instant::now() < deadline,
+        (Amount::Requests(total), None) => next_request.fetch_add(1, Ordering::Relaxed) < total,
+        (Amount::Seconds(_), None) => false,
+    };
+    let workers_wanted = match amount {
+        Amount::Requests(total) => concurrency.min(total),
+        Amount::Seconds(_) => concurrency,
+    };
     let mut workers = JoinSet::new();
-    for _ in 0..concurrency.min(total) {
+    for _ in 0..workers_wanted {
         let (client, url, next_request) = (client.clone(), url.clone(), next_request.clone());
         workers.spawn(async move {
             let mut latencies = Vec::new();
-            while next_request.fetch_add(1, Ordering::Relaxed) < total {
+            while more(&next_request) {
                 let started = Instant::now();
                 send_one(&client, &url).await?;
                 latencies.push(started.elapsed());
@@ -163,7 +222,7 @@ async fn run_phase(
             Ok::<_, String>(latencies)
         });
     }
-    let mut latencies = Vec::with_capacity(total);
+    let mut latencies = Vec::new();
     while let Some(joined) = workers.join_next().await {
         latencies.extend(joined.map_err(|error| format!("worker failed: {error}"))??);
     }
@@ -230,17 +289,29 @@ mod tests {
             Ok(Options {
                 url: "http://127.0.0.1:1/".into(),
                 concurrency: 32,
-                requests: 1000,
-                warmup: 0,
+                amount: Amount::Requests(1000),
+                warmup: Amount::Requests(0),
                 threads: 2
             })
         );
     }
 
     #[test]
+    fn reads_phases_in_seconds() {
+        let options = parse(&["http://127.0.0.1:1/", "1", "10s", "2.5s"]).unwrap();
+        assert_eq!(options.amount, Amount::Seconds(10.0));
+        assert_eq!(options.warmup, Amount::Seconds(2.5));
+        assert_eq!(options.amount.to_json(), r#""10s""#);
+        assert!(parse(&["http://127.0.0.1:1/", "1", "0s", "0"]).is_err());
+        assert!(parse(&["http://127.0.0.1:1/", "1", "-1s", "0"]).is_err());
+        assert!(parse(&["http://127.0.0.1:1/", "1", "soons", "0"]).is_err());
+    }
+
+    #[test]
     fn rejects_missing_or_zero_counts() {
         assert!(parse(&["http://127.0.0.1:1/", "32", "1000"]).is_err());
         assert!(parse(&["http://127.0.0.1:1/", "0", "1000", "10"]).is_err());
+        assert!(parse(&["http://127.0.0.1:1/", "1", "0", "10"]).is_err());
         assert!(parse(&["http://127.0.0.1:1/", "1", "many", "10"]).is_err());
         assert!(parse(&["http://127.0.0.1:1/", "1", "10", "10", "--threads"]).is_err());
     }

@@ -1,7 +1,8 @@
 //! The benchmark's HTTP server: as little work per request as HTTP/1.1 allows, so that the
 //! clients, not the server, set the pace.
 //!
-//! Every `POST /` and every `GET` is answered with the same ~2 KB AniList-shaped JSON body and
+//! Every `POST /` and every `GET` is answered with the same ~2 KB AniList-shaped JSON body,
+//! `POST /custom` with the 0.1 KB answer to the benchmark's small custom query, both with
 //! the rate-limit headers AniList sends, with a remaining count high enough that no client ever
 //! paces. The request body is read in full, as a real server would.
 //!
@@ -38,6 +39,8 @@ use tokio::net::{TcpListener, TcpSocket};
 
 /// The fixed response body, shared with the clients' fixtures.
 static MEDIA_BODY: &str = include_str!("../../workload/media-response.json");
+/// The answer to the `custom` workload's query (bench/clients/workload.mjs).
+static CUSTOM_BODY: &str = include_str!("../../workload/custom-response.json");
 
 /// Well above what the benchmark ever uses, so no client paces on it.
 const RATE_LIMIT: &str = "90";
@@ -157,20 +160,23 @@ async fn respond(
     request: Request<Incoming>,
     hold: Option<Duration>,
 ) -> Result<Response<ResponseBody>, hyper::Error> {
-    let routed = request.method() == Method::GET
-        || (request.method() == Method::POST && request.uri().path() == "/");
+    let body = match (request.method(), request.uri().path()) {
+        (&Method::GET, _) | (&Method::POST, "/") => Some(MEDIA_BODY),
+        (&Method::POST, "/custom") => Some(CUSTOM_BODY),
+        _ => None,
+    };
     request.into_body().collect().await?;
     REQUESTS_SERVED.fetch_add(1, Ordering::Relaxed);
     if let Some(hold) = hold {
         tokio::time::sleep(hold).await;
     }
-    if !routed {
+    let Some(body) = body else {
         let mut response = Response::new(ResponseBody::Right(Empty::new()));
         *response.status_mut() = StatusCode::NOT_FOUND;
         return Ok(response);
-    }
+    };
     let mut response = Response::new(ResponseBody::Left(Full::new(Bytes::from_static(
-        MEDIA_BODY.as_bytes(),
+        body.as_bytes(),
     ))));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -277,6 +283,16 @@ mod tests {
             (1800..2300).contains(&MEDIA_BODY.len()),
             "body is {} bytes",
             MEDIA_BODY.len()
+        );
+    }
+
+    #[test]
+    fn custom_body_answers_the_small_query_with_the_same_media() {
+        assert!(CUSTOM_BODY.starts_with(r#"{"data":{"Media":{"id":1,"#));
+        assert!(
+            CUSTOM_BODY.len() < 200,
+            "body is {} bytes",
+            CUSTOM_BODY.len()
         );
     }
 }
