@@ -54,14 +54,16 @@ describe('quota-aware admission', () => {
     const aniLink = new AniLink(undefined, {
       baseUrl: server.url,
       retry: false,
-      rateLimit: { maxRequests: 3, windowMs: 600 },
+      rateLimit: { maxRequests: 3, windowMs: 1_000 },
     });
     for (let i = 0; i < 6; i++) server.enqueue({ body: MEDIA });
     await Promise.all(Array.from({ length: 6 }, (_, i) => aniLink.anilist.query.media({ id: i + 1 })));
     const at = server.requests.map((request) => request.receivedAt);
     expect(at).toHaveLength(6);
-    // Never more than 3 in any 600 ms: the 4th waits for the 1st to leave the window.
-    for (let i = 3; i < 6; i++) expect(at[i] - at[i - 3]).toBeGreaterThanOrEqual(550);
+    // Never more than 3 dispatched in any 1,000 ms: the 4th waits for the 1st to leave the window.
+    // The server sees arrivals, not dispatches: the first three may open new sockets while later
+    // ones reuse them, so on loaded cores an arrival gap runs short of the window by a little.
+    for (let i = 3; i < 6; i++) expect(at[i] - at[i - 3]).toBeGreaterThanOrEqual(800);
   });
 
   it('an abort while waiting for admission rejects at once with ABORTED_ERROR, nothing sent', async () => {
