@@ -1,6 +1,7 @@
-// The outbox hands JavaScript its batches as ASCII JSON text: every non-ASCII character of a
-// result, a failure or a hook event is escaped natively (src/outbox.rs) and must come back as
-// the exact same string, whichever message of a batch it is in.
+// The outbox hands JavaScript its batches as ASCII JSON text where it pays: the non-ASCII
+// characters of a result (unless most of its bytes are), a failure or a hook event are escaped
+// natively (src/outbox.rs) and must come back as the exact same string, whichever message of a
+// batch they are in; a mostly non-ASCII result is sent as UTF-8 and must too.
 import { describe, expect, it } from 'vitest';
 import type { AniLinkGraphQLError } from 'anilink-api-wrapper';
 import { aniListClient, rejectionOf, useTestServer } from './support/helpers';
@@ -15,19 +16,25 @@ useTestServer((started) => {
 const WIDE = 'カウボーイビバップ é ß 🎬 \u2028\u2029 end';
 /** Already-escaped text inside the JSON string stays literal backslashes. */
 const LITERAL = 'a literal \\u00e9 and \\\\';
+/** Enough ASCII beside WIDE for the result to be escaped (at most a quarter of non-ASCII bytes). */
+const DESCRIPTION = 'Enough plain English beside the title to keep the wide characters a small share. '.repeat(4);
 
 describe('non-ASCII text through the outbox', () => {
-  it('results arrive exactly as the upstream sent them, each in its own call of one batch', async () => {
+  it('results arrive exactly as the upstream sent them, escaped or not, each in its own call of one batch', async () => {
     const calls = 16;
     for (let id = 1; id <= calls; id += 1) {
-      server.enqueue({ body: graphqlData('Media', { id, title: { native: `${WIDE} #${id}`, romaji: LITERAL } }) });
+      const native = id === calls ? WIDE.repeat(8) : `${WIDE} #${id}`;
+      const description = id === calls ? undefined : DESCRIPTION;
+      server.enqueue({ body: graphqlData('Media', { id, description, title: { native, romaji: LITERAL } }) });
     }
     const client = aniListClient(server);
 
     const media = await Promise.all(Array.from({ length: calls }, (_, i) => client.anilist.query.media({ id: i + 1 })));
 
     const natives = media.map((m) => (m as { title: { native: string } }).title.native).sort();
-    const expected = Array.from({ length: calls }, (_, i) => `${WIDE} #${i + 1}`).sort();
+    const expected = Array.from({ length: calls }, (_, i) =>
+      i + 1 === calls ? WIDE.repeat(8) : `${WIDE} #${i + 1}`,
+    ).sort();
     expect(natives).toEqual(expected);
     for (const m of media) expect((m as { title: { romaji: string } }).title.romaji).toBe(LITERAL);
   });
