@@ -84,6 +84,36 @@ describe('anilist.custom', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('sends a repeated document whole each time, and a document one character apart as itself', async () => {
+    // The client keeps documents it has checked (prepared_documents.rs): repeats must still go
+    // out verbatim, and a near-identical document must not be taken for a kept one.
+    const first = 'query ($id: Int) { Media(id: $id) { id } }';
+    const second = 'query ($id: Int) { Media(id: $id) { idx } }';
+    for (let i = 0; i < 3; i += 1) server.enqueue({ body: graphqlData('Media', { id: i }) });
+
+    await aniLink.anilist.custom(first, { id: 1 });
+    await aniLink.anilist.custom(first, { id: 2 });
+    await aniLink.anilist.custom(second, { id: 3 });
+
+    expect(server.requests.map((request) => sentBody(request))).toEqual([
+      { query: first, variables: { id: 1 } },
+      { query: first, variables: { id: 2 } },
+      { query: second, variables: { id: 3 } },
+    ]);
+  });
+
+  it('rejects a malformed document every time it is called, with the same problems', async () => {
+    const document = 'query { Media(id: 1) { id }';
+    const errors = [];
+    for (let i = 0; i < 3; i += 1) errors.push(await rejectionOf(aniLink.anilist.custom(document)));
+
+    for (const error of errors) expect(error).toBeInstanceOf(AniLinkValidationError);
+    const details = errors.map((error) => (error as AniLinkValidationError).details);
+    expect(details[1]).toEqual(details[0]);
+    expect(details[2]).toEqual(details[0]);
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('rejects variables that are not an object, nothing sent', async () => {
     await expect(aniLink.anilist.custom('query { Viewer { id } }', 'id=1' as never)).rejects.toBeInstanceOf(
       AniLinkValidationError,

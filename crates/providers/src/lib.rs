@@ -1,3 +1,4 @@
 pub mod anilist;
 pub mod mal;
+mod prepared_documents;
 pub mod requests;

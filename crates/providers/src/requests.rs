@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 use anilink_transport::request::{host_of, Body, RequestSpec, ResultShape};
 
+use crate::prepared_documents::{PreparedDocument, PreparedDocuments};
 use crate::{anilist, mal};
 
 pub const ANILIST_DEFAULT_URL: &str = "https://graphql.anilist.co";
@@ -51,6 +52,8 @@ pub struct AniListEndpoint {
     /// URL parsed and headers built once; each call clones it and adds its body.
     template: RequestSpec,
     has_token: bool,
+    /// The `custom` documents this slot has seen, checked and escaped once each.
+    custom_documents: PreparedDocuments,
 }
 
 impl AniListEndpoint {
@@ -80,6 +83,7 @@ impl AniListEndpoint {
             url,
             template,
             has_token: token.is_some(),
+            custom_documents: PreparedDocuments::default(),
         })
     }
 
@@ -114,16 +118,17 @@ impl AniListEndpoint {
 
     /// `anilist.custom(document, variables)`: a caller-written document.
     pub fn custom(&self, document: &str, variables: &Value) -> Result<RequestSpec, TransportError> {
-        let analysis =
-            anilist::analyze_custom_document(document).map_err(TransportError::validation)?;
+        let prepared = self
+            .custom_documents
+            .get_or_prepare(document, prepare_custom_document)?;
         if !matches!(variables, Value::Object(_) | Value::Null) {
             return Err(TransportError::validation(vec![format!(
                 "Invalid variables: {variables}. Expected an object."
             )]));
         }
-        let mut spec = self.graphql(document_prefix(document)?, variables)?;
-        spec.is_write = analysis.is_mutation;
-        spec.cache_hint = anilist::custom_cache_hint(&analysis);
+        let mut spec = self.graphql(prepared.prefix.clone(), variables)?;
+        spec.is_write = prepared.is_mutation;
+        spec.cache_hint = prepared.cache_hint.clone();
         Ok(spec)
     }
 
@@ -145,6 +150,18 @@ impl AniListEndpoint {
 
 fn encoding_failed(error: serde_json::Error) -> TransportError {
     TransportError::unknown(format!("could not encode the request body: {error}"))
+}
+
+/// Everything a `custom` call takes from its document alone: its check, its operation type,
+/// its cache hint and its escaped text.
+fn prepare_custom_document(document: &str) -> Result<PreparedDocument, TransportError> {
+    let analysis =
+        anilist::analyze_custom_document(document).map_err(TransportError::validation)?;
+    Ok(PreparedDocument {
+        prefix: document_prefix(document)?,
+        is_mutation: analysis.is_mutation,
+        cache_hint: anilist::custom_cache_hint(&analysis),
+    })
 }
 
 /// `{"query":"<document, escaped>","variables":` for one document.
@@ -493,5 +510,57 @@ mod tests {
             .unwrap();
         let body: Value = serde_json::from_slice(&with_vars.body.to_vec()).unwrap();
         assert_eq!(body["variables"], serde_json::json!({"id": 1}));
+    }
+
+    #[test]
+    fn a_custom_document_is_prepared_once_and_its_text_shared() {
+        let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
+        let document = "query ($id: Int) { Media(id: $id) { id } }";
+        let first = endpoint
+            .custom(document, &serde_json::json!({"id": 1}))
+            .unwrap();
+        let second = endpoint
+            .custom(document, &serde_json::json!({"id": 2}))
+            .unwrap();
+        // The second call sends the first call's escaped document, not a copy of it.
+        assert_eq!(
+            first.body.chunks()[0].as_ptr(),
+            second.body.chunks()[0].as_ptr()
+        );
+        let body: Value = serde_json::from_slice(&second.body.to_vec()).unwrap();
+        assert_eq!(body["query"], document);
+        assert_eq!(body["variables"], serde_json::json!({"id": 2}));
+
+        // One character apart: another document, with its own body and cache hint.
+        let a = endpoint.custom("{ Media { id } }", &Value::Null).unwrap();
+        let b = endpoint.custom("{ Medix { id } }", &Value::Null).unwrap();
+        let scope = |spec: &RequestSpec| match &spec.cache_hint {
+            anilink_transport::cache::CacheHint::Read { scope } => scope.clone(),
+            other => panic!("not a read: {other:?}"),
+        };
+        assert_eq!(scope(&a).as_deref(), Some("Media"));
+        assert_eq!(scope(&b).as_deref(), Some("Medix"));
+        assert_ne!(a.body.to_vec(), b.body.to_vec());
+    }
+
+    #[test]
+    fn a_bad_custom_document_fails_every_time_with_the_same_problems() {
+        let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
+        let failures: Vec<_> = (0..3)
+            .map(|_| {
+                endpoint
+                    .custom("query { Viewer { id }", &Value::Null)
+                    .unwrap_err()
+            })
+            .collect();
+        assert_eq!(
+            failures[0].code,
+            anilink_transport::error::ErrorCode::Validation
+        );
+        assert!(!failures[0].message.is_empty());
+        for failure in &failures[1..] {
+            assert_eq!(failure.message, failures[0].message);
+            assert_eq!(failure.code, failures[0].code);
+        }
     }
 }

@@ -184,7 +184,9 @@ impl Slot {
                 }
             }
         }
-        let sender = connector::connect(origin, proxy.as_ref()).await?;
+        // Boxed: opening a connection (TCP, tunnel, TLS, handshake) is the largest state of a
+        // call, and a call that reuses a connection should not carry room for it while it waits.
+        let sender = Box::pin(connector::connect(origin, proxy.as_ref())).await?;
         Ok(Lease {
             sender,
             reused: false,
