@@ -277,8 +277,8 @@ async function captureAnilinkRequests(workloads) {
       const body = fixtures[new URL(request.url, 'http://x').pathname];
       response.writeHead(body ? 200 : 404, {
         'content-type': 'application/json',
-        'x-ratelimit-limit': '90',
-        'x-ratelimit-remaining': '60',
+        'x-ratelimit-limit': '100000',
+        'x-ratelimit-remaining': '99999',
       });
       response.end(body);
     });
