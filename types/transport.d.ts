@@ -188,6 +188,30 @@ export interface RequestOptions {
   maxResponseBytes?: number;
 }
 
+/**
+ * Per-host state shared by a fleet of processes through Redis (our extension): admission
+ * estimate and reservations, pacing deadline, retry-budget window and circuit breaker, per
+ * (provider, host, credential). Calls never fail because of Redis: a slow or unreachable one
+ * makes the slot fall back to its local state (a `SHARED_STATE_UNAVAILABLE` diagnostic) until it
+ * answers again (`SHARED_STATE_REJOINED`).
+ */
+export interface SharedStateOptions {
+  /** `redis://[user:password@]host[:port][/db]` (`rediss://` is not supported). */
+  redis: string;
+  /** Prefix of every key. Default `"anilink"`; no `{` or `}`. */
+  keyPrefix?: string;
+  /** A Redis operation slower than this (ms, > 0) decides on local state instead. Default 100. */
+  timeoutMs?: number;
+  /** Longest a request in flight holds its reservation (ms, > 0), so a killed worker frees it. Default 60000. */
+  leaseMs?: number;
+}
+
+/** Options of a provider slot (or the positional constructor form): the transport options, and those that configure the slot itself. */
+export interface SlotOptions extends RequestOptions {
+  /** Share this slot's per-host state with other processes through Redis; `false`/`null` (default) off. Slot only: refused per request. */
+  sharedState?: SharedStateOptions | null | false;
+}
+
 export interface CircuitStateSnapshot {
   host: string;
   consecutiveFailures: number;
