@@ -60,6 +60,24 @@ export interface RateLimitCeiling {
   windowMs: number;
 }
 
+/**
+ * Per-host state shared by a fleet of processes through Redis (our extension; a slot option,
+ * refused per request): the admission estimate and requests in flight, the pacing deadline, the
+ * retry budget's window and the circuit breaker, per provider, host and credential. When Redis
+ * is unreachable or slower than `timeoutMs`, the slot falls back to its own state (one
+ * `SHARED_STATE_UNAVAILABLE` diagnostic) and rejoins when it answers (`SHARED_STATE_REJOINED`).
+ */
+export interface SharedStateOptions {
+  /** `redis://[user:password@]host:port[/db]`, e.g. `"redis://127.0.0.1:6379"` (no TLS: `rediss://` is refused). */
+  redis: string;
+  /** Prefix of every key; no `{` or `}`, at most 128 characters. Default `"anilink"`. */
+  keyPrefix?: string;
+  /** A Redis operation slower than this (ms, > 0) decides from local state instead. Default 100. */
+  timeoutMs?: number;
+  /** Longest a request in flight holds its reservation (ms, > 0), so a killed worker frees it. Default 60000. */
+  leaseMs?: number;
+}
+
 /** Fast-fails after `threshold` consecutive availability failures for `cooldownMs`. */
 export interface CircuitBreakerOptions {
   threshold: number;
@@ -125,10 +143,16 @@ export interface CircuitCloseContext extends RequestContext {
 
 export interface AniLinkDiagnostic {
   source: 'anilink';
-  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock';
+  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock' | 'shared-state';
   hookName: string;
   requestId?: string;
   message: string;
+  /** `kind: 'shared-state'`: the slot fell back to its local state, or rejoined Redis. */
+  code?: 'SHARED_STATE_UNAVAILABLE' | 'SHARED_STATE_REJOINED';
+  /** `kind: 'shared-state'`: the upstream host whose decision switched. */
+  host?: string;
+  /** `kind: 'shared-state'`: `host:port` of the Redis server (never its credentials). */
+  redis?: string;
 }
 
 export type OnRequestStartHandler = (context: RequestContext) => void;
@@ -197,6 +221,12 @@ export interface RequestOptions {
   coalesce?: boolean;
 }
 
+/** The options of a provider slot (or of the positional form): every request option plus the slot-only ones. */
+export interface SlotOptions extends RequestOptions {
+  /** Share per-host state with other processes through Redis; `false`, `null` or absent: off. Slot only. */
+  sharedState?: SharedStateOptions | null | false;
+}
+
 export interface CircuitStateSnapshot {
   host: string;
   consecutiveFailures: number;
@@ -217,8 +247,24 @@ export interface RetryBudgetSnapshot {
   windowEndsAt: number;
 }
 
+/** One host's quota-aware admission estimate. */
+export interface AdmissionSnapshot {
+  host: string;
+  /** The last limit the upstream reported; null before any. */
+  limit: number | null;
+  /** What the estimate allows in the current window; null before any limit. */
+  remaining: number | null;
+  /** Requests admitted and not yet settled (expired leases not counted). */
+  inFlight: number;
+  /** Epoch ms; null when no window is open. */
+  windowEndsAt: number | null;
+}
+
 export interface TransportStateSnapshot {
   capturedAt: number;
+  /** `'redis'`: the lists are the fleet's state as last read; `'local-fallback'`: Redis is unreachable. */
+  sharedState: 'off' | 'redis' | 'local-fallback';
+  admission: readonly AdmissionSnapshot[];
   circuit: readonly CircuitStateSnapshot[];
   /** The window of the slot's own endpoint host, once one exists. */
   retryBudget?: RetryBudgetSnapshot;
