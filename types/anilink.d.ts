@@ -9,12 +9,18 @@ import type { FlattenedMediaListEntry, MediaListCollectionLike, crossLink, fuzzy
 import type { mapExternalIds } from './helpers';
 import type { MyAnimeListApi } from './mal';
 import type { PaginateOptions, PaginateResult, paginate, paginateChunks, paginatePages } from './paginate';
-import type { DiagnosticsMode, OnHookErrorHandler, RequestOptions, TransportStateSnapshot } from './transport';
+import type {
+  DiagnosticsMode,
+  OnHookErrorHandler,
+  RequestOptions,
+  SlotOptions,
+  TransportStateSnapshot,
+} from './transport';
 import type { ResponseCache } from './response-cache';
 import type { AniLinkError } from './errors';
 
 /** Transport options for the positional form `new AniLink(token, options)` (AniList only). */
-export interface AniLinkOptions extends RequestOptions {
+export interface AniLinkOptions extends SlotOptions {
   /** Endpoint override (decisions D14); default https://graphql.anilist.co or $ANILINK_ANILIST_URL. */
   baseUrl?: string;
 }
@@ -43,12 +49,12 @@ export type MalTokenRefreshErrorCallback = (error: AniLinkError) => void;
  * What any provider slot may hold: transport options and provider-specific fields (the
  * original's base shape; `AniListCredentials` and `MalCredentials` name their fields).
  */
-export interface ProviderCredentials extends RequestOptions {
+export interface ProviderCredentials extends SlotOptions {
   readonly [credential: string]: unknown;
 }
 
 /** The AniList slot: auth fields plus any transport option. */
-export interface AniListCredentials extends RequestOptions {
+export interface AniListCredentials extends SlotOptions {
   authToken?: string;
   refreshToken?: string;
   clientId?: string;
@@ -60,7 +66,7 @@ export interface AniListCredentials extends RequestOptions {
 }
 
 /** The MyAnimeList slot: auth fields plus any transport option. */
-export interface MalCredentials extends RequestOptions {
+export interface MalCredentials extends SlotOptions {
   accessToken?: string;
   refreshToken?: string;
   /** Sent as X-MAL-CLIENT-ID when there is no access token. */
@@ -93,7 +99,7 @@ export type RequestAuthInput = string | RequestAuth;
 /** One slot split into its authentication and its transport options. */
 export interface ResolvedProviderCredentials {
   auth?: RequestAuthInput;
-  options?: RequestOptions;
+  options?: SlotOptions;
 }
 
 export type ProviderId = 'anilist' | 'mal';
@@ -111,7 +117,7 @@ export interface ProviderClients {
 /** Builds one provider's client from its slot alone (`legacyOptions`: the positional form's options). */
 export type ProviderFactory<TCredentials, TClient> = (
   credentials?: TCredentials,
-  legacyOptions?: RequestOptions,
+  legacyOptions?: SlotOptions,
 ) => TClient;
 
 export interface CustomPageOptions extends PaginateOptions {

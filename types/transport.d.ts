@@ -60,6 +60,24 @@ export interface RateLimitCeiling {
   windowMs: number;
 }
 
+/**
+ * Per-host state shared by a fleet of processes through Redis (our extension; a slot option,
+ * refused per request): the admission estimate and requests in flight, the pacing deadline, the
+ * retry budget's window and the circuit breaker, per provider, host and credential. When Redis
+ * is unreachable or slower than `timeoutMs`, the slot falls back to its own state (one
+ * `SHARED_STATE_UNAVAILABLE` diagnostic) and rejoins when it answers (`SHARED_STATE_REJOINED`).
+ */
+export interface SharedStateOptions {
+  /** `redis://[user:password@]host:port[/db]`, e.g. `"redis://127.0.0.1:6379"` (no TLS: `rediss://` is refused). */
+  redis: string;
+  /** Prefix of every key; no `{` or `}`, at most 128 characters. Default `"anilink"`. */
+  keyPrefix?: string;
+  /** A Redis operation slower than this (ms, > 0) decides from local state instead. Default 100. */
+  timeoutMs?: number;
+  /** Longest a request in flight holds its reservation (ms, > 0), so a killed worker frees it. Default 60000. */
+  leaseMs?: number;
+}
+
 /** Fast-fails after `threshold` consecutive availability failures for `cooldownMs`. */
 export interface CircuitBreakerOptions {
   threshold: number;
@@ -186,6 +204,12 @@ export interface RequestOptions {
    * it is not retried and does not count for the circuit breaker.
    */
   maxResponseBytes?: number;
+}
+
+/** The options of a provider slot (or of the positional form): every request option plus the slot-only ones. */
+export interface SlotOptions extends RequestOptions {
+  /** Share per-host state with other processes through Redis; `false`, `null` or absent: off. Slot only. */
+  sharedState?: SharedStateOptions | null | false;
 }
 
 export interface CircuitStateSnapshot {
