@@ -592,7 +592,7 @@ fn request_options(env: &Env, object: &Object<'_>) -> Result<PartialOptions> {
             &format!("options.{key}"),
             0,
         )?;
-        if let Err(error) = options.parse_key(&key, &value) {
+        if let Err(error) = options.parse_request_key(&key, &value) {
             return Err(throw(env, &ErrorDescription::type_error(&error.0)));
         }
     }

@@ -33,6 +33,7 @@ pub mod random;
 pub mod rate_limit;
 pub mod request;
 pub mod retry_after;
+pub mod shared_state;
 pub mod trust;
 
 pub use client::ProviderClient;

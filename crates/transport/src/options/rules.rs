@@ -14,6 +14,9 @@ use crate::budget::BudgetConfig;
 use crate::cache::ResponseCache;
 use crate::policy::RetryPolicy;
 use crate::proxy::{ProxyRules, ProxyServer};
+use crate::shared_state::config::{
+    RedisTarget, SharedStateConfig, DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_TIMEOUT_MS,
+};
 
 /// `exposeRawAxiosError`: only JavaScript reads it (it attaches the raw failure), but its rule
 /// is checked here with every other option's, so the one message of D10 has one owner.
@@ -288,4 +291,73 @@ pub(super) fn budget(_: &str, value: &OptValue) -> Result<Option<BudgetConfig>, 
         max_retries_per_window,
         window_ms,
     }))
+}
+
+/// `sharedState`: `{ redis, keyPrefix?, timeoutMs?, leaseMs? }`, or `false`/`null` for off. A bad
+/// URL is described without repeating it (it may carry a password: decisions D31).
+pub(super) fn shared_state(
+    _: &str,
+    value: &OptValue,
+) -> Result<Option<Arc<SharedStateConfig>>, OptionError> {
+    const OBJECT_RULE: &str =
+        "sharedState must be false, null or an object such as { redis: \"redis://127.0.0.1:6379\" }";
+    match value {
+        OptValue::Null | OptValue::Bool(false) => return Ok(None),
+        // A string here is most likely the URL itself, password included: never echoed.
+        OptValue::String(_) => {
+            return Err(OptionError(format!("{OBJECT_RULE} (received a string).")))
+        }
+        OptValue::Object(_) => {}
+        other => return Err(invalid(OBJECT_RULE, other)),
+    }
+    let fields = object_fields(
+        "sharedState",
+        value,
+        &["redis", "keyPrefix", "timeoutMs", "leaseMs"],
+    )?;
+    let field = |name: &str| fields.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    const URL_RULE: &str = "sharedState.redis must be a redis://[user:password@]host:port[/db] URL such as \"redis://127.0.0.1:6379\"";
+    let redis = match field("redis") {
+        Some(OptValue::String(url)) => RedisTarget::parse(url).map_err(|reason| {
+            OptionError(format!(
+                "{URL_RULE} (received a string that is not one: {reason})."
+            ))
+        })?,
+        Some(other) => return Err(invalid(URL_RULE, other)),
+        None => return Err(OptionError(format!("{URL_RULE} (received undefined)."))),
+    };
+    let key_prefix = match field("keyPrefix") {
+        None => DEFAULT_KEY_PREFIX.to_string(),
+        Some(OptValue::String(prefix))
+            if !prefix.is_empty() && !prefix.contains(['{', '}']) && prefix.len() <= 128 =>
+        {
+            prefix.clone()
+        }
+        Some(other) => {
+            return Err(invalid(
+                "sharedState.keyPrefix must be a non-empty string of at most 128 characters without { or }",
+                other,
+            ))
+        }
+    };
+    let millis = |name: &str, default: u64, rule: &str| match field(name) {
+        None => Ok(default),
+        Some(v) => parse_millis(v, true).ok_or_else(|| invalid(rule, v)),
+    };
+    let timeout_ms = millis(
+        "timeoutMs",
+        DEFAULT_TIMEOUT_MS,
+        "sharedState.timeoutMs must be a finite number of milliseconds greater than 0",
+    )?;
+    let lease_ms = millis(
+        "leaseMs",
+        DEFAULT_LEASE_MS,
+        "sharedState.leaseMs must be a finite number of milliseconds greater than 0",
+    )?;
+    Ok(Some(Arc::new(SharedStateConfig {
+        redis,
+        key_prefix,
+        timeout_ms,
+        lease_ms,
+    })))
 }

@@ -18,6 +18,7 @@ use crate::budget::BudgetConfig;
 use crate::cache::ResponseCache;
 use crate::policy::RetryPolicy;
 use crate::proxy::ProxyRules;
+use crate::shared_state::SharedStateConfig;
 
 transport_options! {
     options {
@@ -55,6 +56,9 @@ transport_options! {
         "proxy" => proxy: Arc<ProxyRules> = rules::proxy, resolved Option<Arc<ProxyRules>> = given;
         /// Client-side ceiling for admission (our extension); `null`/`false` off.
         "rateLimit" => rate_limit: Option<Ceiling> = rules::rate_limit, resolved Option<Ceiling> = or(None);
+        /// Redis-backed per-host state for a fleet (our extension); `false`/`null` off. A slot
+        /// option only: [`PartialOptions::parse_request_key`] refuses it per request.
+        "sharedState" => shared_state: Option<Arc<SharedStateConfig>> = rules::shared_state, resolved Option<Arc<SharedStateConfig>> = or(None);
     }
     derived {
         /// Per-attempt deadline (decisions D9); None when disabled with 0.
@@ -116,4 +120,19 @@ fn hooks(options: &PartialOptions, _: bool) -> HookSet {
             .filter(|hook| options.is_set(hook.key()))
             .fold(0, |bits, hook| bits | *hook as u32),
     )
+}
+
+/// Options that configure the slot's client itself, so they cannot change per call.
+pub const SLOT_ONLY_KEYS: &[&str] = &["sharedState"];
+
+impl PartialOptions {
+    /// [`PartialOptions::parse_key`] for per-request options: a slot-only key is refused.
+    pub fn parse_request_key(&mut self, key: &str, value: &OptValue) -> Result<bool, OptionError> {
+        if SLOT_ONLY_KEYS.contains(&key) && !matches!(value, OptValue::Undefined) {
+            return Err(OptionError(format!(
+                "{key} is a slot option and cannot be given per request: set it in the provider's slot (new AniLink({{ anilist: {{ {key}: ... }} }}) or the options of new AniLink(token, options))."
+            )));
+        }
+        self.parse_key(key, value)
+    }
 }

@@ -363,3 +363,88 @@ fn a_native_object_that_is_not_a_response_cache_is_rejected() {
         err.0
     );
 }
+
+#[test]
+fn shared_state_parses_with_defaults_and_is_off_by_false_or_null() {
+    let options = parse(&[(
+        "sharedState",
+        obj(&[("redis", OptValue::String("redis://127.0.0.1:6399".into()))]),
+    )])
+    .unwrap();
+    let config = options.resolve(false).shared_state.expect("configured");
+    assert_eq!(config.redis.address(), "127.0.0.1:6399");
+    assert_eq!(config.key_prefix, "anilink");
+    assert_eq!((config.timeout_ms, config.lease_ms), (100, 60_000));
+    for off in [OptValue::Bool(false), OptValue::Null] {
+        let options = parse(&[("sharedState", off)]).unwrap();
+        assert_eq!(options.resolve(false).shared_state, None);
+    }
+}
+
+#[test]
+fn shared_state_rejects_bad_values_without_echoing_a_password() {
+    let secret_url = OptValue::String("rediss://user:hunter2@h:1".into());
+    let cases = [
+        (obj(&[("redis", secret_url)]), "TLS"),
+        (
+            obj(&[("redis", OptValue::String("redis://u:hunter2@h:0".into()))]),
+            "port",
+        ),
+        (obj(&[]), "sharedState.redis must be a redis://"),
+        (
+            obj(&[
+                ("redis", OptValue::String("redis://h".into())),
+                ("timeoutMs", OptValue::Number(0.0)),
+            ]),
+            "sharedState.timeoutMs must be",
+        ),
+        (
+            obj(&[
+                ("redis", OptValue::String("redis://h".into())),
+                ("leaseMs", OptValue::Number(f64::NAN)),
+            ]),
+            "sharedState.leaseMs must be",
+        ),
+        (
+            obj(&[
+                ("redis", OptValue::String("redis://h".into())),
+                ("keyPrefix", OptValue::String("a{b}".into())),
+            ]),
+            "sharedState.keyPrefix must be",
+        ),
+        (
+            obj(&[
+                ("redis", OptValue::String("redis://h".into())),
+                ("host", OptValue::String("x".into())),
+            ]),
+            "Unknown key \"host\" in sharedState",
+        ),
+        (OptValue::Bool(true), "sharedState must be false, null or an object"),
+        (
+            OptValue::String("redis://u:hunter2@h".into()),
+            "sharedState must be false, null or an object",
+        ),
+    ];
+    for (value, expected) in cases {
+        let message = parse(&[("sharedState", value)]).unwrap_err().0;
+        assert!(message.contains(expected), "{message}");
+        assert!(!message.contains("hunter2"), "{message}");
+    }
+}
+
+#[test]
+fn shared_state_is_refused_per_request() {
+    let mut options = PartialOptions::default();
+    let value = obj(&[("redis", OptValue::String("redis://h".into()))]);
+    let message = options
+        .parse_request_key("sharedState", &value)
+        .unwrap_err()
+        .0;
+    assert!(message.contains("sharedState is a slot option"), "{message}");
+    assert!(options
+        .parse_request_key("sharedState", &OptValue::Undefined)
+        .unwrap());
+    assert!(options
+        .parse_request_key("timeout", &OptValue::Number(5.0))
+        .unwrap());
+}

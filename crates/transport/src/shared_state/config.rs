@@ -1,0 +1,128 @@
+//! The `sharedState` slot option: which Redis holds the fleet's per-host state, under which key
+//! prefix, and how long the transport waits for it. Parsed here; nothing else reads the URL.
+
+use std::fmt;
+
+pub const DEFAULT_KEY_PREFIX: &str = "anilink";
+pub const DEFAULT_TIMEOUT_MS: u64 = 100;
+pub const DEFAULT_LEASE_MS: u64 = 60_000;
+const DEFAULT_PORT: u16 = 6379;
+
+/// Where the shared state lives and how the transport treats it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SharedStateConfig {
+    pub redis: RedisTarget,
+    pub key_prefix: String,
+    /// A Redis operation slower than this falls back to local state for that decision.
+    pub timeout_ms: u64,
+    /// How long an in-flight reservation (or a breaker probe) holds at most.
+    pub lease_ms: u64,
+}
+
+/// A parsed `redis://[user[:password]@]host[:port][/db]` URL. `Debug` and [`RedisTarget::address`]
+/// never show the credentials (decisions D31); only [`RedisTarget::url`] carries them, for the
+/// connection itself.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisTarget {
+    url: String,
+    host: String,
+    port: u16,
+}
+
+impl RedisTarget {
+    /// The rule of a valid URL, and why a given one is not; the reason never repeats the URL.
+    pub fn parse(url: &str) -> Result<RedisTarget, &'static str> {
+        if url.starts_with("rediss://") {
+            return Err("rediss:// (TLS) is not supported: use redis:// on a trusted network, or a local TLS tunnel");
+        }
+        let Some(rest) = url.strip_prefix("redis://") else {
+            return Err("it does not start with redis://");
+        };
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+        // An IPv6 literal keeps its brackets; the port is what follows the last colon after it.
+        let host_end = host_port.rfind(']').map_or(0, |i| i + 1);
+        let (host, port) = match host_port[host_end..].rfind(':') {
+            Some(colon) => {
+                let port = host_port[host_end + colon + 1..]
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .ok_or("its port is not a number from 1 to 65535")?;
+                (&host_port[..host_end + colon], port)
+            }
+            None => (host_port, DEFAULT_PORT),
+        };
+        if host.is_empty() || host.contains(['/', '?', '#', ' ']) {
+            return Err("it has no host");
+        }
+        if !path.is_empty() && path.parse::<u16>().is_err() {
+            return Err("its path must be a database number, such as /0");
+        }
+        Ok(RedisTarget {
+            url: url.to_string(),
+            host: host.to_string(),
+            port,
+        })
+    }
+
+    /// The URL as given, credentials included: for connecting only, never for a message.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `host:port`, for messages and diagnostics.
+    pub fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+}
+
+impl fmt::Debug for RedisTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "redis://{}", self.address())
+    }
+}
+
+impl fmt::Debug for SharedStateConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedStateConfig")
+            .field("redis", &self.redis)
+            .field("key_prefix", &self.key_prefix)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("lease_ms", &self.lease_ms)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_to_an_address_without_credentials() {
+        let target = RedisTarget::parse("redis://user:s3cret@10.0.0.5:6380/2").unwrap();
+        assert_eq!(target.address(), "10.0.0.5:6380");
+        assert!(!format!("{target:?}").contains("s3cret"));
+        assert_eq!(target.url(), "redis://user:s3cret@10.0.0.5:6380/2");
+        assert_eq!(
+            RedisTarget::parse("redis://localhost").unwrap().address(),
+            "localhost:6379"
+        );
+        assert_eq!(
+            RedisTarget::parse("redis://[::1]:7000").unwrap().address(),
+            "[::1]:7000"
+        );
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        assert!(RedisTarget::parse("rediss://h:1")
+            .unwrap_err()
+            .contains("TLS"));
+        assert!(RedisTarget::parse("http://h:1").is_err());
+        assert!(RedisTarget::parse("redis://h:0").is_err());
+        assert!(RedisTarget::parse("redis://h:99999").is_err());
+        assert!(RedisTarget::parse("redis://:pw@/0").is_err());
+        assert!(RedisTarget::parse("redis://h:1/x").is_err());
+    }
+}
