@@ -156,7 +156,14 @@ describe('snapshotTransportState', () => {
   it('gives an owner that names no client an empty, frozen state', () => {
     const before = Date.now();
     const snapshot = snapshotTransportState({});
-    expect(snapshot).toEqual({ capturedAt: expect.any(Number), circuit: [], paceDeadlines: [], retryBudgets: [] });
+    expect(snapshot).toEqual({
+      capturedAt: expect.any(Number),
+      sharedState: 'off',
+      admission: [],
+      circuit: [],
+      paceDeadlines: [],
+      retryBudgets: [],
+    });
     expect(snapshot.capturedAt).toBeGreaterThanOrEqual(before);
     expectDeepFrozen(snapshot);
   });

@@ -60,8 +60,13 @@ class PendingCall {
 
   /** A hook event: the native side sends one only for a hook the call has (its resolved options decide). */
   event({ hook: name, ctx, error }) {
-    const hook = this.option(name);
     const route = { onHookError: this.option('onHookError'), diagnostics: this.option('diagnostics') };
+    // A native diagnostic (shared state fell back or rejoined): `ctx` is the record itself.
+    if (name === 'diagnostic') {
+      reportDiagnostic(ctx, undefined, route);
+      return;
+    }
+    const hook = this.option(name);
     if (error === undefined) {
       callHook(name, hook, [ctx], route);
       return;

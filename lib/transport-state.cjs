@@ -1,6 +1,6 @@
 'use strict';
 // State owners (api.md §6, §11): the opaque object that names one provider client's
-// cross-request state (breaker, retry budget, pacing deadlines). `buildProviderClients` hands
+// cross-request state (breaker, retry budget, pacing deadlines, admission; shared or not). `buildProviderClients` hands
 // them out; `snapshotTransportState(owner, responseCache?)` reads the state behind one.
 
 const native = require('./native.cjs');
@@ -53,7 +53,7 @@ function snapshotTransportState(owner, responseCache) {
   const nativeClient = nativeClients.get(owner);
   const snapshot = nativeClient
     ? nativeClient.snapshot()
-    : { capturedAt: Date.now(), circuit: [], paceDeadlines: [], retryBudgets: [] };
+    : { capturedAt: Date.now(), sharedState: 'off', admission: [], circuit: [], paceDeadlines: [], retryBudgets: [] };
   if (responseCache !== undefined) snapshot.responseCache = { ...responseCache.stats() };
   return deepFreeze(snapshot);
 }

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use anilink_transport::events::{Context, Event, FailureReport};
+use anilink_transport::shared_state::Notice;
 
 use crate::failure::{ErrorDescription, RateLimit};
 
@@ -82,6 +83,18 @@ pub enum HookContext<'a> {
         common: Common<'a>,
         host: &'a str,
     },
+    /// Not a hook's context: the diagnostic record itself (`hook` is `"diagnostic"`), which the
+    /// facade routes as every other diagnostic (lib/diagnostics.cjs).
+    Diagnostic {
+        source: &'static str,
+        kind: &'static str,
+        hook_name: &'static str,
+        code: &'static str,
+        request_id: &'a str,
+        host: &'a str,
+        redis: &'a str,
+        message: String,
+    },
 }
 
 fn common(ctx: &Context) -> Common<'_> {
@@ -128,6 +141,12 @@ impl<'a> HookMessage<'a> {
                 },
             ),
             Event::Failure(report) => return Self::failure(report),
+            Event::SharedState {
+                context,
+                notice,
+                host,
+                redis,
+            } => ("diagnostic", shared_state_diagnostic(context, notice, host, redis)),
             Event::CircuitOpen {
                 context,
                 host,
@@ -193,7 +212,39 @@ impl<'a> HookMessage<'a> {
             | HookContext::Failure { common, .. }
             | HookContext::CircuitOpen { common, .. }
             | HookContext::CircuitClose { common, .. } => common.request_id,
+            HookContext::Diagnostic { request_id, .. } => request_id,
         }
+    }
+}
+
+/// The `SHARED_STATE_UNAVAILABLE` / `SHARED_STATE_REJOINED` record (README, "Transport state").
+fn shared_state_diagnostic<'a>(
+    context: &'a Context,
+    notice: &Notice,
+    host: &'a str,
+    redis: &'a str,
+) -> HookContext<'a> {
+    let (code, message) = match notice {
+        Notice::Unavailable { cause } => (
+            "SHARED_STATE_UNAVAILABLE",
+            format!(
+                "Shared state unavailable: Redis at {redis} did not serve a decision for {host} ({cause}). The slot decides on its local state until Redis answers again; calls go on."
+            ),
+        ),
+        Notice::Rejoined => (
+            "SHARED_STATE_REJOINED",
+            format!("Shared state rejoined: Redis at {redis} answers again; {host} follows the fleet's state."),
+        ),
+    };
+    HookContext::Diagnostic {
+        source: "anilink",
+        kind: "shared-state",
+        hook_name: "sharedState",
+        code,
+        request_id: &context.request_id,
+        host,
+        redis,
+        message,
     }
 }
 

@@ -31,11 +31,13 @@ fn init() {
     }
 }
 
-/// Release every keep-alive connection pool the transport holds (cached, parked and default).
-/// Requests in flight finish on their own pool; the default pool is rebuilt by the next request.
+/// Release every keep-alive connection pool the transport holds (cached, parked and default),
+/// and close the Redis connections of shared state. Requests in flight finish on their own
+/// pool; the default pool, and a Redis connection, are opened again by the next request.
 #[napi(catch_unwind)]
 pub fn destroy_cached_agents() {
     anilink_transport::pool::PoolRegistry::global().destroy_all();
+    anilink_transport::shared_state::redis_backend::close_all();
 }
 
 /// Cancel the call registered under `call_id` (the JavaScript side's AbortSignal fired).

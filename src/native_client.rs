@@ -189,7 +189,7 @@ impl NativeClient {
         let endpoint = build_endpoint(provider, &base_url, token.as_deref(), client_id.as_deref())?;
         Ok(Self {
             inner: Arc::new(Inner {
-                client: ProviderClient::new(options),
+                client: ProviderClient::new(options, provider.name()),
             }),
             endpoint: RefCell::new(endpoint),
             base_url,
@@ -336,6 +336,19 @@ impl NativeClient {
         };
         let snapshot = Snapshot {
             captured_at: self.inner.client.now_ms(),
+            shared_state: self.inner.client.sharing_mode().as_str(),
+            admission: hosts
+                .iter()
+                .filter_map(|h| {
+                    h.admission.map(|a| AdmissionEntry {
+                        host: &h.host,
+                        limit: a.limit,
+                        remaining: a.remaining,
+                        in_flight: a.in_flight,
+                        window_ends_at: a.window_ends_at,
+                    })
+                })
+                .collect(),
             circuit: hosts
                 .iter()
                 .filter_map(|h| {
@@ -392,6 +405,9 @@ impl NativeClient {
 #[serde(rename_all = "camelCase")]
 struct Snapshot<'a> {
     captured_at: u64,
+    /// `off`, `redis` (the fleet's state, as last read) or `local-fallback`.
+    shared_state: &'static str,
+    admission: Vec<AdmissionEntry<'a>>,
     circuit: Vec<CircuitState<'a>>,
     pace_deadlines: Vec<PaceDeadline<'a>>,
     retry_budgets: Vec<HostBudget<'a>>,
@@ -410,6 +426,20 @@ struct CircuitState<'a> {
     opened_at: Option<u64>,
     probe_in_flight: bool,
     failed_probes: u32,
+}
+
+/// One host's admission estimate (quota-aware admission, issue 15).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AdmissionEntry<'a> {
+    host: &'a str,
+    /// The last limit the upstream reported; null before any.
+    limit: Option<f64>,
+    /// What the estimate says is left in the current window.
+    remaining: Option<f64>,
+    in_flight: u32,
+    /// Epoch ms; null when no window is open.
+    window_ends_at: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -475,8 +505,8 @@ impl NativeClient {
             registration.cancellation.cancel();
         }
         // Only a call with hooks sends events: the resolved options are the one place that
-        // decides which hooks a call has.
-        let events = (!options.hooks.is_empty()).then(|| HookEvents {
+        // decides which hooks a call has. A slot sharing state also sends its diagnostics.
+        let events = (!options.hooks.is_empty() || options.shared_state.is_some()).then(|| HookEvents {
             outbox: outbox.clone(),
             call_id,
         });

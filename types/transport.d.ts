@@ -139,10 +139,16 @@ export interface CircuitCloseContext extends RequestContext {
 
 export interface AniLinkDiagnostic {
   source: 'anilink';
-  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock';
+  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock' | 'shared-state';
   hookName: string;
   requestId?: string;
   message: string;
+  /** `kind: 'shared-state'`: the slot fell back to its local state, or rejoined Redis. */
+  code?: 'SHARED_STATE_UNAVAILABLE' | 'SHARED_STATE_REJOINED';
+  /** `kind: 'shared-state'`: the upstream host whose decision switched. */
+  host?: string;
+  /** `kind: 'shared-state'`: `host:port` of the Redis server (never its credentials). */
+  redis?: string;
 }
 
 export type OnRequestStartHandler = (context: RequestContext) => void;
@@ -232,8 +238,24 @@ export interface RetryBudgetSnapshot {
   windowEndsAt: number;
 }
 
+/** One host's quota-aware admission estimate. */
+export interface AdmissionSnapshot {
+  host: string;
+  /** The last limit the upstream reported; null before any. */
+  limit: number | null;
+  /** What the estimate allows in the current window; null before any limit. */
+  remaining: number | null;
+  /** Requests admitted and not yet settled (expired leases not counted). */
+  inFlight: number;
+  /** Epoch ms; null when no window is open. */
+  windowEndsAt: number | null;
+}
+
 export interface TransportStateSnapshot {
   capturedAt: number;
+  /** `'redis'`: the lists are the fleet's state as last read; `'local-fallback'`: Redis is unreachable. */
+  sharedState: 'off' | 'redis' | 'local-fallback';
+  admission: readonly AdmissionSnapshot[];
   circuit: readonly CircuitStateSnapshot[];
   /** The window of the slot's own endpoint host, once one exists. */
   retryBudget?: RetryBudgetSnapshot;

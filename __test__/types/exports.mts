@@ -237,6 +237,9 @@ const state: TransportStateSnapshot = snapshotTransportState(
 );
 export const openedAt: number | null = state.circuit[0]?.openedAt ?? null;
 export const capturedAt: number = snapshotTransportState(clients.stateOwners.mal).capturedAt;
+export const sharing: 'off' | 'redis' | 'local-fallback' = state.sharedState;
+export const admittedInFlight: number | undefined = state.admission[0]?.inFlight;
+export const quotaWindowEnd: number | null | undefined = state.admission[0]?.windowEndsAt;
 export const legacy: ProviderClients = buildProviderClients({}, { timeout: 5_000 } satisfies AniLinkOptions);
 const owner = {};
 export const malOnly: MyAnimeListApi = buildMyAnimeListApi({ accessToken: 'm' }, owner);

@@ -27,6 +27,8 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use crate::numbers::{js_number, whole_ms};
 use crate::pacing::MAX_PACE_WAIT_MS;
 
@@ -69,7 +71,7 @@ impl QuotaReading {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 struct ServerQuota {
     limit: f64,
     /// The lowest `remaining` reported in the current window.
@@ -78,13 +80,33 @@ struct ServerQuota {
     window_end_ms: Option<u64>,
 }
 
+/// One request in flight: who holds it and until when. Across a fleet (shared state) the
+/// lease frees the capacity of a worker killed mid-request; in one process it never expires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Reservation {
+    holder: u64,
+    expires_at: u64,
+}
+
 /// One host's admission state.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AdmissionState {
-    in_flight: u32,
+    in_flight: Vec<Reservation>,
     server: Option<ServerQuota>,
     /// Dispatch instants within the ceiling's window, oldest first.
     dispatches: VecDeque<u64>,
+}
+
+/// The admission estimate as `getTransportState()` shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdmissionSnapshot {
+    /// The last limit reported, when one was.
+    pub limit: Option<f64>,
+    /// The estimate of what is left in the current window, when a limit was reported.
+    pub remaining: Option<f64>,
+    pub in_flight: u32,
+    /// When the current window ends (epoch ms), when known.
+    pub window_ends_at: Option<u64>,
 }
 
 /// How the attempt loop configures one admission decision.
@@ -96,12 +118,18 @@ pub struct Rules {
     /// At least 1 when `server_quota` is on.
     pub floor: u32,
     pub ceiling: Option<Ceiling>,
+    /// Who the reservation is for (the logical request's fleet-unique token), so a release
+    /// removes its own only.
+    pub holder: u64,
+    /// How long the reservation holds at most; None (one process): until released.
+    pub lease_ms: Option<u64>,
 }
 
 impl AdmissionState {
     /// Admit one dispatch (counting it in flight; the caller must [`release`](Self::release)
     /// it), or say how long to wait before asking again.
     pub fn try_admit(&mut self, rules: &Rules, now_ms: u64) -> Result<(), u64> {
+        self.in_flight.retain(|r| r.expires_at > now_ms);
         let server_wait = rules
             .server_quota
             .then(|| self.server_wait(rules.floor, now_ms))
@@ -110,7 +138,12 @@ impl AdmissionState {
         match server_wait.max(ceiling_wait) {
             Some(wait_ms) => Err(wait_ms.max(1)),
             None => {
-                self.in_flight += 1;
+                self.in_flight.push(Reservation {
+                    holder: rules.holder,
+                    expires_at: rules
+                        .lease_ms
+                        .map_or(u64::MAX, |lease| now_ms.saturating_add(lease)),
+                });
                 if rules.ceiling.is_some() {
                     self.dispatches.push_back(now_ms);
                 }
@@ -119,9 +152,29 @@ impl AdmissionState {
         }
     }
 
-    /// An admitted request is no longer in flight (answered, failed or abandoned).
-    pub fn release(&mut self) {
-        self.in_flight = self.in_flight.saturating_sub(1);
+    /// An admitted request is no longer in flight (answered, failed or abandoned): removes one
+    /// reservation of `holder`, never another's.
+    pub fn release(&mut self, holder: u64) {
+        if let Some(index) = self.in_flight.iter().position(|r| r.holder == holder) {
+            self.in_flight.swap_remove(index);
+        }
+    }
+
+    /// The estimate at `now_ms`, without changing it (expired reservations are not counted).
+    pub fn snapshot(&self, now_ms: u64) -> AdmissionSnapshot {
+        let live = self.server.filter(|q| q.window_end_ms.is_none_or(|end| end > now_ms));
+        AdmissionSnapshot {
+            limit: self.server.map(|q| q.limit),
+            remaining: self
+                .server
+                .map(|q| live.map_or(q.limit, |live| live.remaining)),
+            in_flight: self
+                .in_flight
+                .iter()
+                .filter(|r| r.expires_at > now_ms)
+                .count() as u32,
+            window_ends_at: live.and_then(|q| q.window_end_ms),
+        }
     }
 
     /// Fold one response's quota into the estimate (rules in the module doc).
@@ -162,14 +215,15 @@ impl AdmissionState {
     fn server_wait(&mut self, floor: u32, now_ms: u64) -> Option<u64> {
         self.roll(now_ms);
         let quota = self.server?;
-        let available = quota.remaining - f64::from(self.in_flight);
+        let in_flight = self.in_flight.len() as u32;
+        let available = quota.remaining - f64::from(in_flight);
         if available >= f64::from(floor) {
             return None;
         }
         let until_reset = quota
             .window_end_ms
             .map_or(RECHECK_MS, |end| end.saturating_sub(now_ms));
-        Some(if self.in_flight > 0 {
+        Some(if in_flight > 0 {
             until_reset.min(RECHECK_MS)
         } else {
             until_reset
@@ -201,6 +255,8 @@ mod tests {
         server_quota: true,
         floor: 1,
         ceiling: None,
+        holder: 0,
+        lease_ms: None,
     };
 
     fn reading(remaining: f64, reset_ms: Option<u64>) -> QuotaReading {
@@ -258,9 +314,9 @@ mod tests {
             "in-flight answers may free it: look again soon"
         );
         // Two answers come back reporting what the server counted.
-        state.release();
+        state.release(0);
         state.observe(&reading(4.0, None), NOW + 10);
-        state.release();
+        state.release(0);
         state.observe(&reading(3.0, None), NOW + 10);
         assert_eq!(
             admit_all(&mut state, &QUOTA_ONLY, NOW + 10),
@@ -305,7 +361,7 @@ mod tests {
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5_000), 8);
         // A stale reset in the past is not a window end, and cannot raise the estimate.
         for _ in 0..8 {
-            state.release();
+            state.release(0);
         }
         state.observe(&reading(9.0, Some(NOW)), NOW + 6_000);
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 6_000), 8);
@@ -326,12 +382,11 @@ mod tests {
     fn the_ceiling_holds_without_headers_and_slides() {
         let mut state = AdmissionState::default();
         let rules = Rules {
-            server_quota: true,
-            floor: 1,
             ceiling: Some(Ceiling {
                 max_requests: 3,
                 window_ms: 1_000,
             }),
+            ..QUOTA_ONLY
         };
         assert!(state.try_admit(&rules, NOW).is_ok());
         assert!(state.try_admit(&rules, NOW + 400).is_ok());
@@ -367,5 +422,62 @@ mod tests {
             ..QUOTA_ONLY
         };
         assert!(state.try_admit(&rules, NOW).is_ok());
+    }
+
+    #[test]
+    fn an_expired_lease_frees_its_reservation_and_a_release_removes_its_own_only() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(2.0, None), NOW);
+        let leased = |holder| Rules {
+            holder,
+            lease_ms: Some(1_000),
+            ..QUOTA_ONLY
+        };
+        assert!(state.try_admit(&leased(1), NOW).is_ok());
+        assert!(state.try_admit(&leased(2), NOW + 500).is_ok());
+        assert!(state.try_admit(&leased(3), NOW + 500).is_err());
+        // Holder 1 was killed: its lease ends at NOW + 1000 and frees its place.
+        assert!(state.try_admit(&leased(3), NOW + 1_000).is_ok());
+        state.release(1);
+        assert_eq!(state.snapshot(NOW + 1_000).in_flight, 2, "1 held nothing any more");
+        state.release(2);
+        assert_eq!(state.snapshot(NOW + 1_000).in_flight, 1);
+    }
+
+    #[test]
+    fn snapshots_show_the_estimate_and_a_window_that_ended_as_refilled() {
+        let mut state = AdmissionState::default();
+        assert_eq!(state.snapshot(NOW).limit, None);
+        state.observe(&reading(4.0, Some(NOW + 2_000)), NOW);
+        assert!(state.try_admit(&QUOTA_ONLY, NOW).is_ok());
+        assert_eq!(
+            state.snapshot(NOW),
+            AdmissionSnapshot {
+                limit: Some(10.0),
+                remaining: Some(4.0),
+                in_flight: 1,
+                window_ends_at: Some(NOW + 2_000),
+            }
+        );
+        let later = state.snapshot(NOW + 2_000);
+        assert_eq!((later.remaining, later.window_ends_at), (Some(10.0), None));
+    }
+
+    #[test]
+    fn the_state_round_trips_through_serde() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(4.0, Some(NOW + 2_000)), NOW);
+        let rules = Rules {
+            ceiling: Some(Ceiling {
+                max_requests: 3,
+                window_ms: 1_000,
+            }),
+            lease_ms: Some(60_000),
+            holder: 7,
+            ..QUOTA_ONLY
+        };
+        assert!(state.try_admit(&rules, NOW).is_ok());
+        let text = serde_json::to_string(&state).unwrap();
+        assert_eq!(serde_json::from_str::<AdmissionState>(&text).unwrap(), state);
     }
 }

@@ -27,7 +27,7 @@ use crate::clock::Clock;
 use crate::error::TransportError;
 use crate::events::{Event, EventSink};
 use crate::exchange::Exchange;
-use crate::host_state::HostStates;
+use crate::host_state::{HostState, HostStore};
 use crate::options::{Hook, ResolvedOptions};
 use crate::pacing;
 use crate::policy::{self, FailureClass};
@@ -49,7 +49,7 @@ mod tests;
 
 /// What a call needs besides its request: the client's per-host state, time and randomness.
 pub struct Shared<'a> {
-    pub hosts: &'a HostStates,
+    pub hosts: &'a HostStore,
     pub clock: &'a dyn Clock,
     pub rng: &'a dyn RandomSource,
 }
@@ -94,6 +94,15 @@ impl<'a> CacheUse<'a> {
 
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
+/// A request token unique across a fleet, not only in this process: a random process prefix
+/// in the high half, a counter in the low one. Shared state stores tokens (the breaker's probe
+/// owner, admission reservations), and another process's must never match ours.
+fn next_request_token() -> u64 {
+    static PROCESS_PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let prefix = *PROCESS_PREFIX.get_or_init(|| fastrand::u64(..) << 32);
+    prefix | (NEXT_REQUEST.fetch_add(1, Ordering::Relaxed) & 0xffff_ffff)
+}
+
 /// Run one logical request on `pool`, the connection pool chosen when the call started (so a
 /// teardown after that never moves it to a new pool or lifts its socket cap).
 pub async fn execute(
@@ -121,7 +130,8 @@ pub async fn execute_on(
         spec,
         options,
         cancel,
-        token: NEXT_REQUEST.fetch_add(1, Ordering::Relaxed),
+        token: next_request_token(),
+        state_key: shared.hosts.key_for(spec),
         cache: CacheUse::plan(spec, options),
         events: Reporter::new(sink, options.hooks, Arc::from(new_request_id()), spec),
     };
@@ -142,20 +152,38 @@ struct Call<'a, S: EventSink> {
     spec: &'a RequestSpec,
     options: &'a ResolvedOptions,
     cancel: &'a CancellationToken,
-    /// Identifies this request to the breaker, so only it can settle a probe it owns (D8).
+    /// Identifies this request to the breaker, so only it can settle a probe it owns (D8), and
+    /// its admission reservations.
     token: u64,
+    /// The scope of its shared state (Redis key), when the slot shares state.
+    state_key: Option<String>,
     cache: CacheUse<'a>,
     /// The call's hooks, and the attempt counters they report.
     events: Reporter<'a, S>,
 }
 
 impl<'a, S: EventSink> Call<'a, S> {
-    fn record_outcome(&self, outcome: Outcome) -> Option<Transition> {
+    /// One decision on the host's state, through the store (local or shared); a switch of the
+    /// shared state to its local copy or back is reported on the way.
+    async fn host_state<R>(&self, decide: impl FnMut(&mut HostState) -> R) -> R {
+        let now = self.shared.clock.now_ms();
+        let (result, notice) = self
+            .shared
+            .hosts
+            .with(&self.spec.host, self.state_key.as_deref(), now, decide)
+            .await;
+        if let Some(notice) = notice {
+            let redis = self.shared.hosts.redis_address().unwrap_or_default();
+            self.events.shared_state(notice, redis).await;
+        }
+        result
+    }
+
+    async fn record_outcome(&self, outcome: Outcome) -> Option<Transition> {
         let config = self.options.circuit_breaker?;
         let now = self.shared.clock.now_ms();
-        self.shared.hosts.with(&self.spec.host, |s| {
-            s.breaker.record(&config, outcome, now, self.token)
-        })
+        self.host_state(|s| s.breaker.record(&config, outcome, now, self.token))
+            .await
     }
 
     /// Serve a cacheable read from the cache, or remember the generation its miss saw.
@@ -208,7 +236,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                     .await;
                 return Err(error);
             }
-            let is_probe = match self.admit() {
+            let is_probe = match self.admit().await {
                 Ok(is_probe) => is_probe,
                 Err((error, retry_after_ms)) => {
                     self.events.request_start().await;
@@ -245,7 +273,11 @@ impl<'a, S: EventSink> Call<'a, S> {
             );
             // Like pacing, admission learns the quota from successes only: a failure's headers
             // (a 503's, a 429's before its Retry-After) belong to the retry policy.
-            in_flight.settle(reading.filter(|_| matches!(settled, Settled::Success { .. })));
+            self.settle_in_flight(
+                in_flight,
+                reading.filter(|_| matches!(settled, Settled::Success { .. })),
+            )
+            .await;
             let failure = match settled {
                 Settled::Success {
                     result,
@@ -270,13 +302,13 @@ impl<'a, S: EventSink> Call<'a, S> {
                         .await
                 }
             }
-            let transition = self.record_outcome(failure.outcome);
+            let transition = self.record_outcome(failure.outcome).await;
             self.events.announce(transition).await;
 
-            let (wait, budget_exhausted) = self.decide_retry(&failure, is_probe);
+            let (wait, budget_exhausted) = self.decide_retry(&failure, is_probe).await;
             let Failure { error, .. } = failure;
             let Some(delay_ms) = wait else {
-                self.pace_after_terminal(&error);
+                self.pace_after_terminal(&error).await;
                 self.events
                     .report_failure(
                         &error,
@@ -309,15 +341,21 @@ impl<'a, S: EventSink> Call<'a, S> {
     }
 
     /// Breaker admission: Ok(is_probe), or the fast-fail error with its `retryAfterMs`.
-    fn admit(&self) -> Result<bool, (TransportError, Option<u64>)> {
+    async fn admit(&self) -> Result<bool, (TransportError, Option<u64>)> {
         let Some(config) = self.options.circuit_breaker else {
             return Ok(false);
         };
         let now = self.shared.clock.now_ms();
-        let admission = self.shared.hosts.with(&self.spec.host, |s| {
-            s.breaker_used = true;
-            s.breaker.admit(&config, now, self.token)
-        });
+        let lease_ms = self.shared.hosts.lease_ms();
+        let admission = self
+            .host_state(|s| {
+                s.breaker_used = true;
+                if let Some(lease_ms) = lease_ms {
+                    s.breaker.expire_probe(&config, now, lease_ms);
+                }
+                s.breaker.admit(&config, now, self.token)
+            })
+            .await;
         match admission {
             Admission::Proceed { probe } => Ok(probe),
             Admission::FastFail {
@@ -337,9 +375,10 @@ impl<'a, S: EventSink> Call<'a, S> {
         }
         let now = self.shared.clock.now_ms();
         let rng = self.shared.rng;
-        let Some(wait) = self.shared.hosts.with(&self.spec.host, |s| {
-            pacing::plan_wait(&mut s.pace_deadline, now, rng)
-        }) else {
+        let Some(wait) = self
+            .host_state(|s| pacing::plan_wait(&mut s.pace_deadline, now, rng))
+            .await
+        else {
             return Ok(());
         };
         let started = Instant::now();
@@ -379,9 +418,8 @@ impl<'a, S: EventSink> Call<'a, S> {
             })
             .await;
         let transition = self
-            .shared
-            .hosts
-            .with(&self.spec.host, |s| s.breaker.pacing_aborted(self.token));
+            .host_state(|s| s.breaker.pacing_aborted(self.token))
+            .await;
         self.events.announce(transition).await;
         TransportError::aborted_during_pacing()
     }
@@ -395,15 +433,16 @@ impl<'a, S: EventSink> Call<'a, S> {
                 && !self.options.ignore_pace_deadline,
             floor: self.options.rate_limit_floor,
             ceiling: self.options.rate_limit,
+            holder: self.token,
+            lease_ms: self.shared.hosts.lease_ms(),
         };
         let started = Instant::now();
         let mut waited = false;
         loop {
             let now = self.shared.clock.now_ms();
             let verdict = self
-                .shared
-                .hosts
-                .with(&self.spec.host, |s| s.admission.try_admit(&rules, now));
+                .host_state(|s| s.admission.try_admit(&rules, now))
+                .await;
             let Err(wait_ms) = verdict else { break };
             waited = true;
             let aborted = tokio::select! {
@@ -423,6 +462,7 @@ impl<'a, S: EventSink> Call<'a, S> {
         Ok(InFlight {
             shared: self.shared,
             host: &self.spec.host,
+            token: self.token,
             settled: false,
         })
     }
@@ -469,16 +509,15 @@ impl<'a, S: EventSink> Call<'a, S> {
                 outcome::envelope_classes(error, self.shared.clock.now_ms()).1
             }
         };
-        let transition = self.record_outcome(outcome);
+        let transition = self.record_outcome(outcome).await;
         self.events.announce(transition).await;
         if let Some(info) = rate_limit.filter(|_| self.options.pace_with_rate_limit) {
             let now = self.shared.clock.now_ms();
             if let Some(deadline) =
                 pacing::deadline_after_success(&info, self.options.rate_limit_floor, now)
             {
-                self.shared.hosts.with(&self.spec.host, |s| {
-                    pacing::record_deadline(&mut s.pace_deadline, deadline, now)
-                });
+                self.host_state(|s| pacing::record_deadline(&mut s.pace_deadline, deadline, now))
+                    .await;
             }
         }
         result
@@ -486,7 +525,7 @@ impl<'a, S: EventSink> Call<'a, S> {
 
     /// Policy first, then budget (decisions D3). Returns the delay and whether the budget was
     /// what stopped a retry the policy wanted.
-    fn decide_retry(&self, failure: &Failure, is_probe: bool) -> (Option<u64>, bool) {
+    async fn decide_retry(&self, failure: &Failure, is_probe: bool) -> (Option<u64>, bool) {
         // A failed probe is never retried; neither is anything when retries are off.
         let Some(policy) = self.options.retry.as_ref().filter(|_| !is_probe) else {
             return (None, false);
@@ -500,59 +539,63 @@ impl<'a, S: EventSink> Call<'a, S> {
             return (None, false);
         }
         let now = self.shared.clock.now_ms();
-        self.shared.hosts.with(&self.spec.host, |s| {
+        self.host_state(|s| {
             let window = budget::window_for_failure(&mut s.budget, &config, now);
-            match wanted {
+            match &wanted {
                 None => (None, false),
-                Some(wait) => match window.try_spend(&config, &wait, now) {
+                Some(wait) => match window.try_spend(&config, wait, now) {
                     BudgetVerdict::Spent => (Some(wait.delay_ms()), false),
                     BudgetVerdict::Exhausted => (None, true),
                     BudgetVerdict::WindowTooShort => (None, false),
                 },
             }
         })
+        .await
     }
 
     /// A terminal 429 with quota metadata paces the host's next request (transport.md 1.7.4).
-    fn pace_after_terminal(&self, error: &TransportError) {
+    async fn pace_after_terminal(&self, error: &TransportError) {
         if !self.options.pace_with_rate_limit || error.status != Some(429) {
             return;
         }
         let Some(info) = error.rate_limit else { return };
         let now = self.shared.clock.now_ms();
         let deadline = pacing::deadline_after_terminal_429(&info, now);
-        self.shared.hosts.with(&self.spec.host, |s| {
-            pacing::record_deadline(&mut s.pace_deadline, deadline, now)
-        });
+        self.host_state(|s| pacing::record_deadline(&mut s.pace_deadline, deadline, now))
+            .await;
     }
-}
 
-/// One admitted request in flight on a host: released once settled, or when dropped (an
-/// abandoned call must not hold quota forever).
-struct InFlight<'a> {
-    shared: &'a Shared<'a>,
-    host: &'a str,
-    settled: bool,
-}
-
-impl InFlight<'_> {
     /// The request is answered (or failed): fold the quota it reported, then release it.
-    fn settle(mut self, reading: Option<QuotaReading>) {
+    async fn settle_in_flight(&self, mut in_flight: InFlight<'_>, reading: Option<QuotaReading>) {
         let now = self.shared.clock.now_ms();
-        self.shared.hosts.with(self.host, |s| {
+        self.host_state(|s| {
             if let Some(reading) = &reading {
                 s.admission.observe(reading, now);
             }
-            s.admission.release();
-        });
-        self.settled = true;
+            s.admission.release(self.token);
+        })
+        .await;
+        in_flight.settled = true;
     }
+}
+
+/// One admitted request in flight on a host: released once settled
+/// ([`Call::settle_in_flight`]), or when dropped (an abandoned call must not hold quota
+/// forever; with shared state its reservation in Redis ends with its lease).
+struct InFlight<'a> {
+    shared: &'a Shared<'a>,
+    host: &'a str,
+    token: u64,
+    settled: bool,
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if !self.settled {
-            self.shared.hosts.with(self.host, |s| s.admission.release());
+            let token = self.token;
+            self.shared
+                .hosts
+                .with_local(self.host, |s| s.admission.release(token));
         }
     }
 }

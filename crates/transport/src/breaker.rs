@@ -24,6 +24,8 @@
 //! The configuration is passed into each call because it is read from each request's options
 //! while the state is shared by every request to the host.
 
+use serde::{Deserialize, Serialize};
+
 /// The resolved `circuitBreaker` option.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BreakerConfig {
@@ -79,18 +81,19 @@ pub struct BreakerSnapshot {
 /// The largest power of two applied to the cooldown: 2^3 = 8x.
 const MAX_WIDENING_DOUBLINGS: u32 = 3;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 enum Phase {
     #[default]
     Closed,
     /// Fast-failing; the open period is measured from `since`.
     Open { since: u64 },
-    /// The request `probe_owner` is the probe; everyone else fast-fails until it settles.
-    HalfOpen { probe_owner: u64 },
+    /// The request `probe_owner` is the probe (since `since`); everyone else fast-fails until
+    /// it settles.
+    HalfOpen { probe_owner: u64, since: u64 },
 }
 
 /// One host's breaker state.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Breaker {
     phase: Phase,
     /// Consecutive availability failures; kept through the open period for snapshots.
@@ -114,12 +117,13 @@ impl Breaker {
                 } else {
                     self.phase = Phase::HalfOpen {
                         probe_owner: request,
+                        since: now_ms,
                     };
                     Admission::Proceed { probe: true }
                 }
             }
             // The owner asking again keeps its reservation rather than being locked out by it.
-            Phase::HalfOpen { probe_owner } if probe_owner == request => {
+            Phase::HalfOpen { probe_owner, .. } if probe_owner == request => {
                 Admission::Proceed { probe: true }
             }
             Phase::HalfOpen { .. } => Admission::FastFail {
@@ -166,7 +170,7 @@ impl Breaker {
             // D17: the upstream answered a request already in flight, so it is back.
             (Phase::Open { .. }, Outcome::Success | Outcome::Reachability) => Some(self.close()),
             // D8: while a probe is out, only its owner settles the breaker.
-            (Phase::HalfOpen { probe_owner }, _) if probe_owner != request => None,
+            (Phase::HalfOpen { probe_owner, .. }, _) if probe_owner != request => None,
             (Phase::HalfOpen { .. }, Outcome::Availability) => {
                 self.failed_probes = self.failed_probes.saturating_add(1);
                 self.phase = Phase::Open { since: now_ms };
@@ -189,10 +193,19 @@ impl Breaker {
 
     /// Whether `request` is the half-open probe.
     pub fn holds_probe(&self, request: u64) -> bool {
-        self.phase
-            == Phase::HalfOpen {
-                probe_owner: request,
+        matches!(self.phase, Phase::HalfOpen { probe_owner, .. } if probe_owner == request)
+    }
+
+    /// A probe out for `lease_ms` or longer is taken to be lost (its worker was killed: shared
+    /// state) and the breaker is open again with its probe due, so the next request probes.
+    pub fn expire_probe(&mut self, config: &BreakerConfig, now_ms: u64, lease_ms: u64) {
+        if let Phase::HalfOpen { since, .. } = self.phase {
+            if now_ms.saturating_sub(since) >= lease_ms {
+                self.phase = Phase::Open {
+                    since: since.saturating_sub(self.open_period_ms(config)),
+                };
             }
+        }
     }
 
     pub fn snapshot(&self) -> BreakerSnapshot {

@@ -21,6 +21,8 @@
 //! Keying by (provider client, upstream host) is the caller's job (decisions D2); this module
 //! holds one host's window.
 
+use serde::{Deserialize, Serialize};
+
 use crate::policy::RetryWait;
 
 /// The resolved `retryBudget` option.
@@ -32,7 +34,7 @@ pub struct BudgetConfig {
 }
 
 /// One host's current window: how much of it is spent and when it ends (epoch ms).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BudgetWindow {
     pub retries_used: u32,
     pub window_ends_at: u64,

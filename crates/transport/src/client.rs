@@ -1,8 +1,9 @@
 //! A provider client: one slot's options and its cross-request state (decisions D2, D19).
 //!
 //! Every `AniLink` provider slot owns one, so its breaker, budget windows and pacing deadlines
-//! are shared by all its operations and never by another slot or instance. The slot's options
-//! are resolved once here; a call without per-request options reuses them as they are.
+//! are shared by all its operations and never by another slot or instance, unless the slot's
+//! `sharedState` shares them with a fleet through Redis (per provider, host and credential).
+//! The slot's options are resolved once here; a call without per-request options reuses them.
 
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use crate::cache::ResponseCache;
 use crate::clock::{Clock, SystemClock};
 use crate::error::TransportError;
 use crate::events::EventSink;
-use crate::host_state::{HostSnapshot, HostStates};
+use crate::host_state::{HostSnapshot, HostStore, SharingMode};
 use crate::options::{PartialOptions, ResolvedOptions};
 use crate::pool::{Pool, PoolRegistry};
 use crate::proxy::ProxyRules;
@@ -24,7 +25,7 @@ pub struct ProviderClient {
     slot: PartialOptions,
     read: Arc<ResolvedOptions>,
     write: Arc<ResolvedOptions>,
-    hosts: HostStates,
+    hosts: HostStore,
     /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`… as they were when the slot was built.
     environment_proxy: Arc<ProxyRules>,
     clock: Box<dyn Clock>,
@@ -32,20 +33,23 @@ pub struct ProviderClient {
 }
 
 impl ProviderClient {
-    pub fn new(slot: PartialOptions) -> Self {
-        Self::with_time(slot, Box::new(SystemClock), Box::new(ThreadRandom))
+    /// `provider` names the slot's shared state in Redis keys (`anilist`, `mal`).
+    pub fn new(slot: PartialOptions, provider: &str) -> Self {
+        Self::with_time(slot, provider, Box::new(SystemClock), Box::new(ThreadRandom))
     }
 
     pub fn with_time(
         slot: PartialOptions,
+        provider: &str,
         clock: Box<dyn Clock>,
         rng: Box<dyn RandomSource>,
     ) -> Self {
+        let read = slot.resolve(false);
         Self {
-            read: Arc::new(slot.resolve(false)),
+            hosts: HostStore::new(read.shared_state.as_ref(), provider),
+            read: Arc::new(read),
             write: Arc::new(slot.resolve(true)),
             slot,
-            hosts: HostStates::default(),
             environment_proxy: Arc::new(ProxyRules::from_env()),
             clock,
             rng,
@@ -88,8 +92,13 @@ impl ProviderClient {
         attempt::execute(&shared, pool, spec, options, sink, cancel).await
     }
 
+    /// Each host's state: with shared state, the fleet's as last read from Redis.
     pub fn snapshot(&self) -> Vec<HostSnapshot> {
-        self.hosts.snapshot()
+        self.hosts.snapshot(self.clock.now_ms())
+    }
+
+    pub fn sharing_mode(&self) -> SharingMode {
+        self.hosts.mode()
     }
 
     /// The slot's own response cache (per-request caches are not the slot's state).

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::error::TransportError;
 use crate::rate_limit::RateLimitInfo;
+use crate::shared_state::Notice;
 
 /// The part every payload shares.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +63,16 @@ pub enum Event {
     CircuitClose {
         context: Context,
         host: String,
+    },
+    /// The slot's shared state fell back to its local copy, or rejoined Redis. Always sent, hook
+    /// or not: it is a diagnostic (`SHARED_STATE_UNAVAILABLE` / `SHARED_STATE_REJOINED`).
+    SharedState {
+        context: Context,
+        notice: Notice,
+        /// The upstream host whose decision switched.
+        host: String,
+        /// `host:port` of the Redis server (never its credentials).
+        redis: String,
     },
 }
 

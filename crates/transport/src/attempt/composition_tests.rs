@@ -13,6 +13,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use super::*;
 use crate::error::{ErrorCode, Protocol};
 use crate::exchange::RawResponse;
+use crate::host_state::HostStates;
 use crate::options::{HookSet, OptValue, PartialOptions};
 use crate::random::SeededRandom;
 use crate::request::ResultShape;
@@ -171,13 +172,16 @@ fn render(event: &Event) -> String {
             context, failures, ..
         } => format!("circuit-open#{} failures={failures}", context.attempt),
         Event::CircuitClose { context, .. } => format!("circuit-close#{}", context.attempt),
+        Event::SharedState {
+            context, notice, ..
+        } => format!("shared-state#{} {notice:?}", context.attempt),
     }
 }
 
 /// One client's per-host state, time and randomness, and the scripted exchange under its loop.
 /// Built inside a test started on paused time.
 struct Harness {
-    hosts: HostStates,
+    hosts: HostStore,
     clock: VirtualClock,
     rng: SeededRandom,
     script: Script,
@@ -188,7 +192,7 @@ impl Harness {
     fn new(steps: impl IntoIterator<Item = Step>) -> Self {
         let origin = Instant::now();
         Self {
-            hosts: HostStates::default(),
+            hosts: HostStore::Local(HostStates::default()),
             clock: VirtualClock(origin),
             rng: SeededRandom::new(SEED),
             script: Script {
@@ -256,7 +260,7 @@ impl Harness {
 
     fn host(&self) -> crate::host_state::HostSnapshot {
         self.hosts
-            .snapshot()
+            .snapshot(self.clock.now_ms())
             .into_iter()
             .next()
             .expect("the call reached the host")
@@ -687,7 +691,7 @@ async fn ignore_pace_deadline_dispatches_at_once() {
     let harness = Harness::new([answer(200, GRAPHQL_OK)]);
     harness
         .hosts
-        .with("api.test", |s| s.pace_deadline = Some(EPOCH_MS + 5_000));
+        .with_local("api.test", |s| s.pace_deadline = Some(EPOCH_MS + 5_000));
     harness
         .call(
             &graphql(),
@@ -892,7 +896,7 @@ async fn an_abort_during_pacing_reports_the_time_waited_and_dispatches_nothing()
     let harness = Harness::new([]);
     harness
         .hosts
-        .with("api.test", |s| s.pace_deadline = Some(EPOCH_MS + 5_000));
+        .with_local("api.test", |s| s.pace_deadline = Some(EPOCH_MS + 5_000));
     let result = harness
         .call_aborted_at(2_000, &graphql(), &options(&[]))
         .await;
@@ -954,7 +958,7 @@ async fn an_abort_while_waiting_for_admission_dispatches_nothing() {
     };
     harness
         .hosts
-        .with("api.test", |s| s.admission.observe(&reading, EPOCH_MS));
+        .with_local("api.test", |s| s.admission.observe(&reading, EPOCH_MS));
     let result = harness
         .call_aborted_at(2_000, &graphql(), &options(&[]))
         .await;

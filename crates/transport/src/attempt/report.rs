@@ -10,6 +10,7 @@ use crate::events::{Context, Event, EventSink, FailureReport};
 use crate::options::{Hook, HookSet};
 use crate::rate_limit::RateLimitInfo;
 use crate::request::RequestSpec;
+use crate::shared_state::Notice;
 
 /// What a failure report carries beyond the error, by the path that reports it.
 #[derive(Default)]
@@ -68,6 +69,18 @@ impl<'a, S: EventSink> Reporter<'a, S> {
         if self.hooks.has(hook) {
             self.sink.emit(build()).await;
         }
+    }
+
+    /// A shared-state switch: a diagnostic every call delivers, whatever its hooks.
+    pub(super) async fn shared_state(&self, notice: Notice, redis: String) {
+        self.sink
+            .emit(Event::SharedState {
+                context: self.context(),
+                notice,
+                host: self.host.to_string(),
+                redis,
+            })
+            .await;
     }
 
     pub(super) async fn request_start(&self) {

@@ -545,3 +545,34 @@ fn random_outcome(rng: &mut fastrand::Rng) -> Outcome {
         _ => Outcome::Neutral,
     }
 }
+
+#[test]
+fn a_probe_past_its_lease_is_lost_and_the_next_request_probes() {
+    let mut breaker = tripped_at(0);
+    let due = CONFIG.cooldown_ms;
+    assert_eq!(
+        breaker.admit(&CONFIG, due, PROBE),
+        Admission::Proceed { probe: true }
+    );
+    breaker.expire_probe(&CONFIG, due + 999, 1_000);
+    assert!(breaker.holds_probe(PROBE), "still within its lease");
+    breaker.expire_probe(&CONFIG, due + 1_000, 1_000);
+    assert!(!breaker.holds_probe(PROBE));
+    assert_eq!(
+        breaker.admit(&CONFIG, due + 1_000, OTHER),
+        Admission::Proceed { probe: true },
+        "the probe of a killed worker does not block the fleet"
+    );
+    assert_eq!(
+        breaker.record(&CONFIG, Outcome::Success, due + 1_100, PROBE),
+        None,
+        "the lost probe's late answer no longer settles it"
+    );
+}
+
+#[test]
+fn the_state_round_trips_through_serde() {
+    let breaker = probing();
+    let text = serde_json::to_string(&breaker).unwrap();
+    assert_eq!(serde_json::from_str::<Breaker>(&text).unwrap(), breaker);
+}

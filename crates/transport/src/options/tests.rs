@@ -332,6 +332,7 @@ fn the_key_list_keeps_the_original_order_then_ours() {
         "maxResponseBytes",
         "proxy",
         "rateLimit",
+        "sharedState",
     ];
     assert_eq!(TRANSPORT_OPTION_KEYS, expected.as_slice());
 }

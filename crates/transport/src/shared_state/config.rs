@@ -59,6 +59,10 @@ impl RedisTarget {
         if !path.is_empty() && path.parse::<u16>().is_err() {
             return Err("its path must be a database number, such as /0");
         }
+        // The client that will connect must read it the same way.
+        if redis::IntoConnectionInfo::into_connection_info(url).is_err() {
+            return Err("the Redis client cannot read it");
+        }
         Ok(RedisTarget {
             url: url.to_string(),
             host: host.to_string(),
@@ -69,6 +73,24 @@ impl RedisTarget {
     /// The URL as given, credentials included: for connecting only, never for a message.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// `text` with the URL's credentials (if any) masked: for messages that quote a client error.
+    pub fn redact(&self, text: &str) -> String {
+        let userinfo = self
+            .url
+            .strip_prefix("redis://")
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|authority| authority.rsplit_once('@'))
+            .map(|(userinfo, _)| userinfo);
+        let mut text = text.replace(&self.url, &format!("redis://{}", self.address()));
+        if let Some(userinfo) = userinfo.filter(|u| !u.is_empty()) {
+            text = text.replace(userinfo, "***");
+            if let Some((_, password)) = userinfo.split_once(':').filter(|(_, p)| !p.is_empty()) {
+                text = text.replace(password, "***");
+            }
+        }
+        text
     }
 
     /// `host:port`, for messages and diagnostics.
@@ -104,6 +126,10 @@ mod tests {
         assert_eq!(target.address(), "10.0.0.5:6380");
         assert!(!format!("{target:?}").contains("s3cret"));
         assert_eq!(target.url(), "redis://user:s3cret@10.0.0.5:6380/2");
+        assert_eq!(
+            target.redact("auth failed for s3cret at redis://user:s3cret@10.0.0.5:6380/2"),
+            "auth failed for *** at redis://10.0.0.5:6380"
+        );
         assert_eq!(
             RedisTarget::parse("redis://localhost").unwrap().address(),
             "localhost:6379"

@@ -1,0 +1,130 @@
+//! The Redis side of shared state: one multiplexed connection per Redis URL in the process
+//! (every slot naming that URL shares it), opened on first use, dropped on an error or on
+//! [`close_all`] and opened again by the next decision. Its driver is a task on the transport's
+//! Tokio runtime, not a handle of Node's event loop, so it never keeps the process alive (D12).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use redis::aio::MultiplexedConnection;
+use redis::Script;
+
+use super::cas::StateBackend;
+use super::config::RedisTarget;
+
+/// Compare-and-set of one scope: `KEYS[1]` is a hash `{ v: version, s: state }`; the state is
+/// written as version `ARGV[1] + 1` with a `PX` of `ARGV[3]` only if the stored version (0 when
+/// absent) is still `ARGV[1]`. Returns 1 when written, 0 on a conflict.
+const WRITE_IF_UNCHANGED: &str = r"
+local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if version ~= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'v', version + 1, 's', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+";
+
+/// One Redis server as this process reaches it.
+pub struct RedisBackend {
+    target: RedisTarget,
+    client: redis::Client,
+    connection: Mutex<Option<MultiplexedConnection>>,
+    script: Script,
+}
+
+fn registry() -> &'static Mutex<HashMap<String, Arc<RedisBackend>>> {
+    static BACKENDS: OnceLock<Mutex<HashMap<String, Arc<RedisBackend>>>> = OnceLock::new();
+    BACKENDS.get_or_init(Mutex::default)
+}
+
+/// The backend of `target`, shared by every slot of the process that names the same URL. The
+/// option parser has already checked the URL with this client, so the error is not expected.
+pub fn backend_for(target: &RedisTarget) -> Result<Arc<RedisBackend>, String> {
+    let mut backends = registry().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(backend) = backends.get(target.url()) {
+        return Ok(backend.clone());
+    }
+    let client = redis::Client::open(target.url()).map_err(|e| target.redact(&e.to_string()))?;
+    let backend = Arc::new(RedisBackend {
+        target: target.clone(),
+        client,
+        connection: Mutex::new(None),
+        script: Script::new(WRITE_IF_UNCHANGED),
+    });
+    backends.insert(target.url().to_string(), backend.clone());
+    Ok(backend)
+}
+
+/// Close every Redis connection of the process (`destroyCachedAgents()`); the next decision
+/// that needs one opens it again.
+pub fn close_all() {
+    let backends = registry().lock().unwrap_or_else(|e| e.into_inner());
+    for backend in backends.values() {
+        backend.forget_connection();
+    }
+}
+
+impl RedisBackend {
+    async fn connection(&self) -> Result<MultiplexedConnection, String> {
+        if let Some(connection) = self.lock().clone() {
+            return Ok(connection);
+        }
+        let connection = self
+            .client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| self.describe(&e))?;
+        *self.lock() = Some(connection.clone());
+        Ok(connection)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<MultiplexedConnection>> {
+        self.connection.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn forget_connection(&self) {
+        self.lock().take();
+    }
+
+    /// A failure as the diagnostic tells it; a broken connection is dropped so the next try
+    /// reconnects.
+    fn describe(&self, error: &redis::RedisError) -> String {
+        if error.is_io_error() || error.is_connection_dropped() || error.is_timeout() {
+            self.forget_connection();
+        }
+        self.target.redact(&error.to_string())
+    }
+}
+
+impl StateBackend for RedisBackend {
+    async fn read(&self, key: &str) -> Result<(u64, Option<Vec<u8>>), String> {
+        let mut connection = self.connection().await?;
+        let (version, state): (Option<u64>, Option<Vec<u8>>) = redis::cmd("HMGET")
+            .arg(key)
+            .arg("v")
+            .arg("s")
+            .query_async(&mut connection)
+            .await
+            .map_err(|e| self.describe(&e))?;
+        Ok((version.unwrap_or(0), state))
+    }
+
+    async fn write_if(
+        &self,
+        key: &str,
+        version: u64,
+        state: &[u8],
+        ttl_ms: u64,
+    ) -> Result<bool, String> {
+        let mut connection = self.connection().await?;
+        let written: i64 = self
+            .script
+            .key(key)
+            .arg(version)
+            .arg(state)
+            .arg(ttl_ms)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|e| self.describe(&e))?;
+        Ok(written == 1)
+    }
+}

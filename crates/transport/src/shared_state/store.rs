@@ -1,0 +1,236 @@
+//! [`SharedHostStates`]: the per-host state of a slot kept in Redis, one key per scope, with
+//! the slot's own copy as the fallback. Every decision asks Redis ([`cas::update`]) unless the
+//! slot is in fallback ([`Link`]); a Redis error or an answer slower than `timeoutMs` makes that
+//! decision local. The local copy is the last fleet state read for the host, so a fallback
+//! starts from the fleet's view rather than from nothing, and it keeps deciding (responses,
+//! reservations, breaker) while Redis is away.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::cas::{self, StateBackend, UpdateError};
+use super::config::SharedStateConfig;
+use super::link::{Link, Notice};
+use super::scope::{credential_id, state_key};
+use crate::host_state::{HostSnapshot, HostState, HostStates};
+use crate::pacing::MAX_PACE_WAIT_MS;
+use crate::request::RequestSpec;
+
+/// A key untouched this long expires (its TTL is refreshed by every write): longer than any
+/// window or deadline the mechanisms keep (at most [`MAX_PACE_WAIT_MS`]) or a lease.
+fn ttl_ms(config: &SharedStateConfig) -> u64 {
+    config.lease_ms.max(MAX_PACE_WAIT_MS)
+}
+
+pub struct SharedHostStates<B> {
+    config: Arc<SharedStateConfig>,
+    /// The provider part of the keys (`anilist`, `mal`).
+    provider: String,
+    backend: Arc<B>,
+    link: Mutex<Link>,
+    local: HostStates,
+}
+
+impl<B: StateBackend> SharedHostStates<B> {
+    pub fn new(config: Arc<SharedStateConfig>, provider: &str, backend: Arc<B>) -> Self {
+        Self {
+            config,
+            provider: provider.to_string(),
+            backend,
+            link: Mutex::default(),
+            local: HostStates::default(),
+        }
+    }
+
+    /// The key of the scope `spec` belongs to (its host and its credentials).
+    pub fn key_for(&self, spec: &RequestSpec) -> String {
+        state_key(
+            &self.config.key_prefix,
+            &self.provider,
+            &spec.host,
+            &credential_id(&spec.headers),
+        )
+    }
+
+    pub fn lease_ms(&self) -> u64 {
+        self.config.lease_ms
+    }
+
+    /// `host:port` of the Redis server, for diagnostics.
+    pub fn redis_address(&self) -> String {
+        self.config.redis.address()
+    }
+
+    /// Run `decide` on the fleet's state of `key`, or on the local copy when Redis is not
+    /// asked or does not answer in time; the notice says when that switched.
+    pub async fn with<R>(
+        &self,
+        host: &str,
+        key: &str,
+        now_ms: u64,
+        mut decide: impl FnMut(&mut HostState) -> R,
+    ) -> (R, Option<Notice>) {
+        if !self.lock_link().try_claim(now_ms) {
+            return (self.local.with(host, decide), None);
+        }
+        let deadline = Duration::from_millis(self.config.timeout_ms);
+        let update = cas::update(&*self.backend, key, ttl_ms(&self.config), &mut decide);
+        let outcome = tokio::time::timeout(deadline, update)
+            .await
+            .unwrap_or_else(|_| {
+                Err(UpdateError(format!(
+                    "no answer within {} ms (sharedState.timeoutMs)",
+                    self.config.timeout_ms
+                )))
+            });
+        match outcome {
+            Ok((result, fleet)) => {
+                self.local.with(host, |state| *state = fleet);
+                (result, self.lock_link().succeeded())
+            }
+            Err(UpdateError(cause)) => {
+                let notice = self.lock_link().failed(now_ms, cause);
+                (self.local.with(host, decide), notice)
+            }
+        }
+    }
+
+    /// The local copy only, synchronously (a call dropped mid-flight releases here; its
+    /// reservation in Redis ends with its lease).
+    pub fn with_local<R>(&self, host: &str, f: impl FnOnce(&mut HostState) -> R) -> R {
+        self.local.with(host, f)
+    }
+
+    pub fn in_fallback(&self) -> bool {
+        self.lock_link().in_fallback()
+    }
+
+    /// The hosts as last read from Redis (or as decided locally while in fallback).
+    pub fn snapshot(&self, now_ms: u64) -> Vec<HostSnapshot> {
+        self.local.snapshot(now_ms)
+    }
+
+    fn lock_link(&self) -> MutexGuard<'_, Link> {
+        self.link.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::super::cas::fake::FakeBackend;
+    use super::super::config::RedisTarget;
+    use super::super::link::REJOIN_INTERVAL_MS;
+    use super::*;
+
+    fn config() -> Arc<SharedStateConfig> {
+        Arc::new(SharedStateConfig {
+            redis: RedisTarget::parse("redis://user:pw@127.0.0.1:6379").unwrap(),
+            key_prefix: "t".into(),
+            timeout_ms: 50,
+            lease_ms: 1_000,
+        })
+    }
+
+    fn store(backend: &Arc<FakeBackend>) -> SharedHostStates<FakeBackend> {
+        SharedHostStates::new(config(), "anilist", backend.clone())
+    }
+
+    #[tokio::test]
+    async fn two_slots_on_one_scope_share_one_state() {
+        let backend = Arc::new(FakeBackend::default());
+        let (a, b) = (store(&backend), store(&backend));
+        a.with("h", "k", 0, |s| s.pace_deadline = Some(7)).await;
+        let (seen, notice) = b.with("h", "k", 0, |s| s.pace_deadline).await;
+        assert_eq!((seen, notice), (Some(7), None));
+        let (other, _) = b
+            .with("h", "other-credential", 0, |s| s.pace_deadline)
+            .await;
+        assert_eq!(other, None, "another scope's key is another state");
+        assert_eq!(
+            b.snapshot(0)[0].pace_deadline,
+            None,
+            "the snapshot shows the last read"
+        );
+        let entries = backend.entries.lock().unwrap();
+        assert_eq!(entries["k"].2, MAX_PACE_WAIT_MS, "every write sets the TTL");
+    }
+
+    #[tokio::test]
+    async fn an_outage_falls_back_once_keeps_deciding_locally_and_rejoins_once() {
+        let backend = Arc::new(FakeBackend::default());
+        let slot = store(&backend);
+        slot.with("h", "k", 0, |s| s.pace_deadline = Some(1)).await;
+        backend.down.store(true, Ordering::SeqCst);
+        let (seen, notice) = slot.with("h", "k", 10, |s| s.pace_deadline).await;
+        assert_eq!(seen, Some(1), "the local copy is the last fleet state");
+        assert!(
+            matches!(notice, Some(Notice::Unavailable { cause }) if cause == "connection refused")
+        );
+        assert!(slot.in_fallback());
+        let (_, notice) = slot.with("h", "k", 20, |s| s.pace_deadline = Some(2)).await;
+        assert_eq!(notice, None, "one diagnostic per outage");
+        backend.down.store(false, Ordering::SeqCst);
+        let (_, notice) = slot.with("h", "k", 30, |_| ()).await;
+        assert_eq!(notice, None, "not tried again before the interval");
+        let (seen, notice) = slot
+            .with("h", "k", 10 + REJOIN_INTERVAL_MS, |s| s.pace_deadline)
+            .await;
+        assert_eq!(
+            (seen, notice),
+            (Some(1), Some(Notice::Rejoined)),
+            "the fleet's value again"
+        );
+        assert!(!slot.in_fallback());
+    }
+
+    #[tokio::test]
+    async fn repeated_conflicts_decide_locally() {
+        let backend = Arc::new(FakeBackend::default());
+        let slot = store(&backend);
+        backend
+            .conflicts
+            .store(cas::MAX_CAS_ATTEMPTS, Ordering::SeqCst);
+        let (_, notice) = slot.with("h", "k", 0, |s| s.pace_deadline = Some(3)).await;
+        assert!(matches!(notice, Some(Notice::Unavailable { .. })));
+        assert_eq!(slot.with_local("h", |s| s.pace_deadline), Some(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_redis_times_out_into_fallback() {
+        struct Slow;
+        impl StateBackend for Slow {
+            async fn read(&self, _: &str) -> Result<(u64, Option<Vec<u8>>), String> {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok((0, None))
+            }
+            async fn write_if(&self, _: &str, _: u64, _: &[u8], _: u64) -> Result<bool, String> {
+                Ok(true)
+            }
+        }
+        let slot = SharedHostStates::new(config(), "anilist", Arc::new(Slow));
+        let started = tokio::time::Instant::now();
+        let (_, notice) = slot.with("h", "k", 0, |_| ()).await;
+        assert_eq!(started.elapsed(), Duration::from_millis(50));
+        assert!(
+            matches!(notice, Some(Notice::Unavailable { cause }) if cause.contains("within 50 ms"))
+        );
+    }
+
+    #[test]
+    fn keys_name_the_provider_host_and_credential_digest() {
+        let backend = Arc::new(FakeBackend::default());
+        let spec = RequestSpec::new(
+            http::Method::GET,
+            "http://h:1/x",
+            http::HeaderMap::new(),
+            bytes::Bytes::new(),
+            crate::error::Protocol::Rest,
+            crate::request::ResultShape::Rest,
+        )
+        .unwrap();
+        let key = store(&backend).key_for(&spec);
+        assert_eq!(key, "t:{anilist:h:1:anonymous}:state");
+    }
+}
