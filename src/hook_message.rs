@@ -146,7 +146,10 @@ impl<'a> HookMessage<'a> {
                 notice,
                 host,
                 redis,
-            } => ("diagnostic", shared_state_diagnostic(context, notice, host, redis)),
+            } => (
+                "diagnostic",
+                shared_state_diagnostic(context, notice, host, redis),
+            ),
             Event::CircuitOpen {
                 context,
                 host,

@@ -506,10 +506,11 @@ impl NativeClient {
         }
         // Only a call with hooks sends events: the resolved options are the one place that
         // decides which hooks a call has. A slot sharing state also sends its diagnostics.
-        let events = (!options.hooks.is_empty() || options.shared_state.is_some()).then(|| HookEvents {
-            outbox: outbox.clone(),
-            call_id,
-        });
+        let events =
+            (!options.hooks.is_empty() || options.shared_state.is_some()).then(|| HookEvents {
+                outbox: outbox.clone(),
+                call_id,
+            });
         let pool = inner.client.pool(&options);
         outbox.call_started(env);
         napi::bindgen_prelude::spawn(async move {

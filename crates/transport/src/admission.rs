@@ -162,7 +162,9 @@ impl AdmissionState {
 
     /// The estimate at `now_ms`, without changing it (expired reservations are not counted).
     pub fn snapshot(&self, now_ms: u64) -> AdmissionSnapshot {
-        let live = self.server.filter(|q| q.window_end_ms.is_none_or(|end| end > now_ms));
+        let live = self
+            .server
+            .filter(|q| q.window_end_ms.is_none_or(|end| end > now_ms));
         AdmissionSnapshot {
             limit: self.server.map(|q| q.limit),
             remaining: self
@@ -439,7 +441,11 @@ mod tests {
         // Holder 1 was killed: its lease ends at NOW + 1000 and frees its place.
         assert!(state.try_admit(&leased(3), NOW + 1_000).is_ok());
         state.release(1);
-        assert_eq!(state.snapshot(NOW + 1_000).in_flight, 2, "1 held nothing any more");
+        assert_eq!(
+            state.snapshot(NOW + 1_000).in_flight,
+            2,
+            "1 held nothing any more"
+        );
         state.release(2);
         assert_eq!(state.snapshot(NOW + 1_000).in_flight, 1);
     }
@@ -478,6 +484,9 @@ mod tests {
         };
         assert!(state.try_admit(&rules, NOW).is_ok());
         let text = serde_json::to_string(&state).unwrap();
-        assert_eq!(serde_json::from_str::<AdmissionState>(&text).unwrap(), state);
+        assert_eq!(
+            serde_json::from_str::<AdmissionState>(&text).unwrap(),
+            state
+        );
     }
 }

@@ -35,7 +35,12 @@ pub struct ProviderClient {
 impl ProviderClient {
     /// `provider` names the slot's shared state in Redis keys (`anilist`, `mal`).
     pub fn new(slot: PartialOptions, provider: &str) -> Self {
-        Self::with_time(slot, provider, Box::new(SystemClock), Box::new(ThreadRandom))
+        Self::with_time(
+            slot,
+            provider,
+            Box::new(SystemClock),
+            Box::new(ThreadRandom),
+        )
     }
 
     pub fn with_time(

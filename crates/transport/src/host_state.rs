@@ -124,7 +124,9 @@ impl HostStore {
             return HostStore::Local(HostStates::default());
         };
         match redis_backend::backend_for(&config.redis) {
-            Ok(backend) => HostStore::Shared(SharedHostStates::new(config.clone(), provider, backend)),
+            Ok(backend) => {
+                HostStore::Shared(SharedHostStates::new(config.clone(), provider, backend))
+            }
             // The option parser checked the URL with the same client: not expected.
             Err(_) => HostStore::Local(HostStates::default()),
         }

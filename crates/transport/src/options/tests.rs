@@ -420,7 +420,10 @@ fn shared_state_rejects_bad_values_without_echoing_a_password() {
             ]),
             "Unknown key \"host\" in sharedState",
         ),
-        (OptValue::Bool(true), "sharedState must be false, null or an object"),
+        (
+            OptValue::Bool(true),
+            "sharedState must be false, null or an object",
+        ),
         (
             OptValue::String("redis://u:hunter2@h".into()),
             "sharedState must be false, null or an object",
@@ -441,7 +444,10 @@ fn shared_state_is_refused_per_request() {
         .parse_request_key("sharedState", &value)
         .unwrap_err()
         .0;
-    assert!(message.contains("sharedState is a slot option"), "{message}");
+    assert!(
+        message.contains("sharedState is a slot option"),
+        "{message}"
+    );
     assert!(options
         .parse_request_key("sharedState", &OptValue::Undefined)
         .unwrap());

@@ -7,8 +7,13 @@ use std::future::Future;
 
 use crate::host_state::HostState;
 
-/// Attempts of one decision before it gives up and decides locally.
-pub const MAX_CAS_ATTEMPTS: u32 = 4;
+/// Attempts of one decision before it gives up and decides locally (all within `timeoutMs`).
+/// Decisions of one slot are serialised in the process, so only other processes (or slots)
+/// contend for a scope; a local decision is the exception, since what it admits the fleet
+/// does not see.
+pub const MAX_CAS_ATTEMPTS: u32 = 32;
+/// After a lost compare-and-set, a random pause up to this long, so contenders spread out.
+const CONFLICT_PAUSE_MAX_MS: u64 = 3;
 
 /// Where scope states live: Redis, or an in-memory fake in tests.
 pub trait StateBackend: Send + Sync {
@@ -29,9 +34,14 @@ pub trait StateBackend: Send + Sync {
     ) -> impl Future<Output = Result<bool, String>> + Send;
 }
 
-/// Why a decision could not use the fleet's state: the cause, for the diagnostic.
+/// Why a decision could not use the fleet's state.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UpdateError(pub String);
+pub enum UpdateError {
+    /// Redis failed; the cause, for the diagnostic.
+    Unavailable(String),
+    /// Other writers won every attempt: Redis works, this one decision is made locally.
+    Contended,
+}
 
 /// Run `decide` on the scope's state atomically; returns its result and the state as written
 /// (or as read, when `decide` changed nothing and nothing was written).
@@ -41,29 +51,32 @@ pub async fn update<B: StateBackend, R>(
     ttl_ms: u64,
     decide: &mut impl FnMut(&mut HostState) -> R,
 ) -> Result<(R, HostState), UpdateError> {
-    for _ in 0..MAX_CAS_ATTEMPTS {
-        let (version, stored) = backend.read(key).await.map_err(UpdateError)?;
+    for attempt in 0..MAX_CAS_ATTEMPTS {
+        if attempt > 0 {
+            let pause = fastrand::u64(0..=CONFLICT_PAUSE_MAX_MS);
+            tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+        }
+        let (version, stored) = backend.read(key).await.map_err(UpdateError::Unavailable)?;
         // A state this version cannot read (another release's format) is started afresh.
         let mut state: HostState = stored
             .as_deref()
             .and_then(|bytes| serde_json::from_slice(bytes).ok())
             .unwrap_or_default();
         let result = decide(&mut state);
-        let written = serde_json::to_vec(&state).map_err(|e| UpdateError(e.to_string()))?;
+        let written =
+            serde_json::to_vec(&state).map_err(|e| UpdateError::Unavailable(e.to_string()))?;
         if stored.as_deref() == Some(written.as_slice()) {
             return Ok((result, state));
         }
         if backend
             .write_if(key, version, &written, ttl_ms)
             .await
-            .map_err(UpdateError)?
+            .map_err(UpdateError::Unavailable)?
         {
             return Ok((result, state));
         }
     }
-    Err(UpdateError(format!(
-        "{MAX_CAS_ATTEMPTS} concurrent updates in a row won the compare-and-set"
-    )))
+    Err(UpdateError::Contended)
 }
 
 #[cfg(test)]
@@ -85,6 +98,8 @@ pub(crate) mod fake {
         pub conflicts: AtomicU32,
         pub down: std::sync::atomic::AtomicBool,
         pub writes: AtomicU32,
+        /// Writes refused because another writer came first.
+        pub lost: AtomicU32,
     }
 
     impl StateBackend for FakeBackend {
@@ -108,6 +123,8 @@ pub(crate) mod fake {
             if self.down.load(Ordering::SeqCst) {
                 return Err("connection refused".into());
             }
+            // A round trip: other tasks run between a read and its write.
+            tokio::task::yield_now().await;
             let mut entries = self.entries.lock().unwrap();
             let stored = entries.get(key).map_or(0, |(v, _, _)| *v);
             let phantom = self
@@ -115,6 +132,7 @@ pub(crate) mod fake {
                 .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
                 .is_ok();
             if phantom || stored != version {
+                self.lost.fetch_add(1, Ordering::SeqCst);
                 if phantom {
                     let entry = entries.entry(key.to_string()).or_default();
                     entry.0 += 1;
@@ -135,7 +153,7 @@ mod tests {
     use super::fake::FakeBackend;
     use super::*;
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_conflict_is_retried_on_fresh_state() {
         let backend = FakeBackend::default();
         backend.conflicts.store(2, Ordering::SeqCst);
@@ -162,12 +180,12 @@ mod tests {
         assert_eq!(stored.pace_deadline, Some(42));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn repeated_conflicts_give_up() {
         let backend = FakeBackend::default();
         backend.conflicts.store(MAX_CAS_ATTEMPTS, Ordering::SeqCst);
         let outcome = update(&backend, "k", 1_000, &mut |s| s.pace_deadline = Some(1)).await;
-        assert!(outcome.unwrap_err().0.contains("compare-and-set"));
+        assert_eq!(outcome.unwrap_err(), UpdateError::Contended);
     }
 
     #[tokio::test]
@@ -188,6 +206,9 @@ mod tests {
         let backend = FakeBackend::default();
         backend.down.store(true, Ordering::SeqCst);
         let outcome = update(&backend, "k", 1_000, &mut |_| ()).await;
-        assert_eq!(outcome.unwrap_err().0, "connection refused");
+        assert_eq!(
+            outcome.unwrap_err(),
+            UpdateError::Unavailable("connection refused".into())
+        );
     }
 }
