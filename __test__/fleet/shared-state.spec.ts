@@ -1,17 +1,24 @@
-// Worker processes and clients sharing per-host state through a real redis-server (issue 15,
-// the `sharedState` slot option): a Redis outage costs no call and ends in a rejoin to one
-// fleet-wide estimate, different tokens never share, and an unreachable Redis costs nothing.
+// A fleet of worker processes sharing one AniList quota through a real redis-server (issue 15,
+// the `sharedState` slot option): admission is fleet-wide (no 429 where unshared workers earn
+// them), a Redis outage costs no call and ends in a rejoin, a crashed worker's reservations
+// expire after `leaseMs`, different tokens never share, and an unreachable Redis costs nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
 import { startSimulator } from '../../sim/anilist-simulator.mjs';
-import { type DiagnosticRecord, type WorkerReport, startFleet } from '../support/fleet';
+import { type DiagnosticRecord, type WorkerReport, quotaUsed, splitIds, startFleet } from '../support/fleet';
 import { closedPort } from '../support/helpers';
 import { type RedisServer, keysUnder, startRedisServer } from '../support/redis-server';
 import { rateLimitHeaders, startTestServer } from '../support/test-server';
 
 const WORKERS = 4;
-/** The simulator's quota: the steady trickle of the outage test stays below it. */
+const IN_FLIGHT = 8;
+/**
+ * More than the 32 calls the fleet puts in flight before anyone has seen a quota header (so the
+ * first window cannot overrun either way), and small enough that the job spans two windows.
+ */
 const QUOTA = { limit: 40, windowMs: 4_000 };
+/** Two windows' worth: the run ends at a window boundary, so "quota used" is exact. */
+const JOBS = 2 * QUOTA.limit;
 /** Generous on 2 loaded cores: a Redis answer slower than this would decide locally and could overrun. */
 const REDIS_TIMEOUT_MS = 1_000;
 
@@ -38,7 +45,41 @@ function totals(reports: WorkerReport[]) {
   };
 }
 
+async function runFleet(slot: Record<string, unknown>, baseUrl: string) {
+  const fleet = await startFleet({ size: WORKERS, slot: { baseUrl, retry: false, ...slot } });
+  try {
+    return await fleet.run(splitIds(JOBS, WORKERS), IN_FLIGHT);
+  } finally {
+    await fleet.close();
+  }
+}
+
 describe('sharedState: a fleet of processes on one quota', () => {
+  it(`${WORKERS} workers × ${IN_FLIGHT} in flight: no 429 and the quota used up with Redis, 429s without`, async () => {
+    const sim = await startSimulator({ quota: QUOTA });
+    try {
+      const sharedState = { redis: redis.url, keyPrefix: 'fleet-a', timeoutMs: REDIS_TIMEOUT_MS };
+      const shared = await runFleet({ sharedState }, sim.url);
+      const sharedStats = sim.stats();
+      const sharedTotals = totals(shared.reports);
+      expect(sharedTotals.failures).toEqual([]);
+      expect(sharedTotals.served).toBe(JOBS);
+      expect(sharedStats.rateLimited).toBe(0);
+      expect(sharedStats.requests).toBe(JOBS);
+      expect(quotaUsed(sharedTotals.served, shared.wallMs, QUOTA)).toBeGreaterThanOrEqual(0.9);
+      for (const report of shared.reports) expect(report.diagnostics).toEqual([]);
+      expect(await keysUnder(redis, 'fleet-a')).not.toEqual([]);
+
+      // The same run, each worker on its own: together they overrun the quota.
+      sim.script.reset();
+      const alone = await runFleet({}, sim.url);
+      expect(sim.stats().rateLimited).toBeGreaterThan(0);
+      expect(totals(alone.reports).failures.some((failure) => failure.status === 429)).toBe(true);
+    } finally {
+      await sim.close();
+    }
+  }, 60_000);
+
   it('Redis killed mid-run and restarted: no call fails, one diagnostic each way per worker, then shared again', async () => {
     const sim = await startSimulator({ quota: QUOTA });
     const prefix = 'fleet-b';
@@ -94,6 +135,41 @@ describe('sharedState: a fleet of processes on one quota', () => {
       await sim.close();
     }
   }, 60_000);
+
+  it('a worker SIGKILLed holding reservations blocks the others no longer than leaseMs', async () => {
+    const upstream = await startTestServer();
+    const leaseMs = 1_500;
+    const sharedState = { redis: redis.url, keyPrefix: 'fleet-c', timeoutMs: REDIS_TIMEOUT_MS, leaseMs };
+    const fleet = await startFleet({ size: 1, slot: { baseUrl: upstream.url, retry: false, sharedState } });
+    const survivor = new AniLink(undefined, { baseUrl: upstream.url, retry: false, sharedState });
+    try {
+      // The quota as the fleet learns it: 8 left of 10. Then the doomed worker's 8 calls hang, so
+      // its reservations take everything that is left.
+      let answered = 0;
+      upstream.handle(() => {
+        answered += 1;
+        if (answered === 1 || answered > 1 + IN_FLIGHT)
+          return { body: { data: { Media: { id: 1 } } }, headers: rateLimitHeaders(10, 8) };
+        return { hang: true };
+      });
+      const [doomed] = fleet.workers;
+      await doomed.request({ type: 'run', ids: [1], concurrency: 1 }, 'ran');
+      doomed.send({ type: 'run', ids: Array.from({ length: IN_FLIGHT }, () => 1), concurrency: IN_FLIGHT });
+      await upstream.waitForRequests(1 + IN_FLIGHT, 10_000);
+      const heldSince = performance.now();
+      await doomed.kill();
+
+      await survivor.anilist.query.media({ id: 1 });
+      const waitedMs = performance.now() - heldSince;
+      // It waited for the leases (the reservations were shared), and not much longer.
+      expect(waitedMs).toBeGreaterThanOrEqual(leaseMs - 250);
+      expect(waitedMs).toBeLessThan(leaseMs + 3_000);
+      expect(upstream.requests).toHaveLength(2 + IN_FLIGHT);
+    } finally {
+      await fleet.close();
+      await upstream.close();
+    }
+  }, 30_000);
 
   it('two slots with different tokens do not share: different keys, each its own quota', async () => {
     const upstream = await startTestServer();

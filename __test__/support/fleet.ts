@@ -2,7 +2,7 @@
  * Worker processes sharing one upstream (the demo's fleet, demo/fleet.mjs, under typed names):
  * each runs an `AniLink` with the AniList slot it is given and reports what it saw.
  */
-import { startFleet as start } from '../../demo/fleet.mjs';
+import { quotaUsed as used, splitIds as split, startFleet as start } from '../../demo/fleet.mjs';
 
 /** A diagnostic record as the slot emitted it (`code` for the shared-state ones). */
 export interface DiagnosticRecord {
@@ -42,4 +42,13 @@ export interface Fleet {
 /** `slot`: plain-data AniList slot options (the worker adds its own hooks). */
 export function startFleet(options: { size: number; slot: Record<string, unknown> }): Promise<Fleet> {
   return start(options) as Promise<Fleet>;
+}
+
+export function splitIds(count: number, size: number): number[][] {
+  return split(count, size) as number[][];
+}
+
+/** The share of the simulator's quota a run used (whole windows of `quota.windowMs` over `wallMs`). */
+export function quotaUsed(served: number, wallMs: number, quota: { limit: number; windowMs: number }): number {
+  return used(served, wallMs, quota) as number;
 }
