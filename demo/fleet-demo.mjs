@@ -2,7 +2,7 @@
  * `npm run demo -- --fleet N`: N worker processes (each `AniLink`, 8 calls in flight) fetch one
  * job through one simulator quota, twice: sharing their per-host state through a local
  * redis-server (`sharedState`), then each on its own. The two runs are printed side by side:
- * 429s received, requests served, quota used and wall time.
+ * 429s received, requests sent and served, quota used and wall time.
  */
 import { startSimulator } from '../sim/anilist-simulator.mjs';
 import { quotaUsed, splitIds, startFleet } from './fleet.mjs';
@@ -25,7 +25,7 @@ const TRANSPORT = {
 
 /**
  * Run the job once with `size` workers and the given extra slot options.
- * @returns {Promise<{ rateLimited: number, served: number, failed: number, quotaUsed: number, wallMs: number }>}
+ * @returns {Promise<{ rateLimited: number, sent: number, served: number, failed: number, quotaUsed: number, wallMs: number }>}
  */
 async function runOnce(simulator, size, slot) {
   simulator.script.reset();
@@ -33,8 +33,10 @@ async function runOnce(simulator, size, slot) {
   try {
     const { reports, wallMs } = await fleet.run(splitIds(WINDOWS_OF_WORK * QUOTA.limit, size), IN_FLIGHT);
     const served = reports.reduce((sum, report) => sum + report.served, 0);
+    const { rateLimited, requests } = simulator.stats();
     return {
-      rateLimited: simulator.stats().rateLimited,
+      rateLimited,
+      sent: requests,
       served,
       failed: reports.reduce((sum, report) => sum + report.failures.length, 0),
       quotaUsed: quotaUsed(served, wallMs, QUOTA),
@@ -85,6 +87,7 @@ export async function runFleetDemo({ size, output }) {
         ['shared state (Redis)', 'no shared state'],
         [
           row('429s received', (run) => String(run.rateLimited)),
+          row('requests sent', (run) => String(run.sent)),
           row('requests served', (run) => `${run.served} of ${total}${run.failed > 0 ? `, ${run.failed} failed` : ''}`),
           row('quota used', (run) => `${Math.round(run.quotaUsed * 100)} %`),
           row('wall time', (run) => formatDuration(run.wallMs)),
@@ -93,7 +96,8 @@ export async function runFleetDemo({ size, output }) {
     );
     output.write(
       "\n  Sharing, the fleet admits only what the quota has left, counting every worker's calls in flight;\n" +
-        '  alone, each worker counts only its own, so together they overrun the quota and wait out its 429s.\n',
+        '  alone, each worker counts only its own, so together they overrun the quota: every request sent\n' +
+        '  beyond it is answered 429 and has to be retried.\n',
     );
     return shared.rateLimited === 0 && shared.failed === 0 ? 0 : 1;
   } finally {
