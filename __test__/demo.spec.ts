@@ -103,4 +103,14 @@ describe('demo arguments', () => {
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toMatch(/usage: npm run demo/);
   });
+
+  it('refuses a --fleet that is not a positive number of workers, or mixed with another run', async () => {
+    const zero = await runDemo(['--fleet', '0']);
+    expect(zero.exitCode).toBe(2);
+    expect(zero.stdout).toBe('');
+    expect(zero.stderr).toContain('--fleet must be a positive integer, got "0"');
+    const mixed = await runDemo(['--fleet', '4', '--quick']);
+    expect(mixed.exitCode).toBe(2);
+    expect(mixed.stderr).toContain('--fleet runs alone');
+  });
 });

@@ -9,6 +9,7 @@
  *   npm run demo -- --quick         # 60 media and a 1 s outage (a few seconds; used by the tests)
  *   npm run demo -- --live          # the same job against https://graphql.anilist.co (30 media)
  *   npm run demo -- --live --count 60 --concurrency 4
+ *   npm run demo -- --fleet 4       # 4 worker processes on one quota, with and without Redis (about 1 min)
  *
  * Exit code: 0 when the job is done (on the simulator: every media fetched; live: failures are
  * listed with their reason), 1 when a simulator run lost an item or the demo itself failed,
@@ -17,11 +18,12 @@
 import { parseArgs } from 'node:util';
 import { destroyCachedAgents } from 'anilink-api-wrapper';
 import { startSimulator } from '../sim/anilist-simulator.mjs';
+import { runFleetDemo } from './fleet-demo.mjs';
 import { MediaJob } from './media-job.mjs';
 import { LIVE_ANILIST_URL, livePlan, quickPlan, simulatorPlan } from './plans.mjs';
 import { ProgressReporter, formatDuration, formatTable, summaryRows } from './report.mjs';
 
-const USAGE = 'usage: npm run demo [-- --quick | --live [--count <n>] [--concurrency <n>]]';
+const USAGE = 'usage: npm run demo [-- --quick | --live [--count <n>] [--concurrency <n>] | --fleet <workers>]';
 const EXIT_INTERRUPTED = 130;
 
 class UsageError extends Error {}
@@ -33,7 +35,10 @@ function positiveInteger(name, text) {
   return value;
 }
 
-/** The plan the command line asks for; --count and --concurrency only tune the live job. */
+/**
+ * The plan the command line asks for; --count and --concurrency only tune the live job, and
+ * --fleet asks for the fleet demo instead (`{ fleetSize }`).
+ */
 function planFromArguments(argv) {
   let values;
   try {
@@ -44,12 +49,18 @@ function planFromArguments(argv) {
         live: { type: 'boolean', default: false },
         count: { type: 'string' },
         concurrency: { type: 'string' },
+        fleet: { type: 'string' },
       },
     }));
   } catch (error) {
     throw new UsageError(error.message);
   }
   if (values.quick && values.live) throw new UsageError('--quick and --live exclude each other');
+  if (values.fleet !== undefined) {
+    if (values.quick || values.live || values.count !== undefined || values.concurrency !== undefined)
+      throw new UsageError('--fleet runs alone: its job and quota are fixed');
+    return { fleetSize: positiveInteger('fleet', values.fleet) };
+  }
   if (!values.live && (values.count !== undefined || values.concurrency !== undefined)) {
     throw new UsageError('--count and --concurrency apply to --live; the simulator runs are fixed stories');
   }
@@ -78,6 +89,7 @@ function describeSetup(plan, baseUrl) {
 
 async function main() {
   const plan = planFromArguments(process.argv.slice(2));
+  if (plan.fleetSize !== undefined) return runFleetDemo({ size: plan.fleetSize, output: process.stdout });
   const simulator = plan.simulatedQuota ? await startSimulator({ quota: plan.simulatedQuota }) : undefined;
   const interrupt = new AbortController();
   const onInterrupt = () => interrupt.abort();

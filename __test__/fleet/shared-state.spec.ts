@@ -1,0 +1,245 @@
+// A fleet of worker processes sharing one AniList quota through a real redis-server (issue 15,
+// the `sharedState` slot option): admission is fleet-wide (no 429 where unshared workers earn
+// them), a Redis outage costs no call and ends in a rejoin, a crashed worker's reservations
+// expire after `leaseMs`, different tokens never share, and an unreachable Redis costs nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
+import { startSimulator } from '../../sim/anilist-simulator.mjs';
+import { type DiagnosticRecord, type WorkerReport, quotaUsed, splitIds, startFleet } from '../support/fleet';
+import { closedPort } from '../support/helpers';
+import { type RedisServer, keysUnder, startRedisServer } from '../support/redis-server';
+import { rateLimitHeaders, startTestServer } from '../support/test-server';
+
+const WORKERS = 4;
+const IN_FLIGHT = 8;
+/**
+ * More than the 32 calls the fleet puts in flight before anyone has seen a quota header (so the
+ * first window cannot overrun either way), and small enough that the job spans two windows.
+ */
+const QUOTA = { limit: 40, windowMs: 4_000 };
+/** Two windows' worth: the run ends at a window boundary, so "quota used" is exact. */
+const JOBS = 2 * QUOTA.limit;
+/** Generous on 2 loaded cores: a Redis answer slower than this would decide locally and could overrun. */
+const REDIS_TIMEOUT_MS = 1_000;
+
+const UNAVAILABLE = 'SHARED_STATE_UNAVAILABLE';
+const REJOINED = 'SHARED_STATE_REJOINED';
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedisServer();
+});
+afterAll(async () => {
+  destroyCachedAgents();
+  await redis?.stop();
+});
+
+function withCode(diagnostics: DiagnosticRecord[], code: string): DiagnosticRecord[] {
+  return diagnostics.filter((record) => record.code === code);
+}
+
+function totals(reports: WorkerReport[]) {
+  return {
+    served: reports.reduce((sum, report) => sum + report.served, 0),
+    failures: reports.flatMap((report) => report.failures),
+  };
+}
+
+async function runFleet(slot: Record<string, unknown>, baseUrl: string) {
+  const fleet = await startFleet({ size: WORKERS, slot: { baseUrl, retry: false, ...slot } });
+  try {
+    return await fleet.run(splitIds(JOBS, WORKERS), IN_FLIGHT);
+  } finally {
+    await fleet.close();
+  }
+}
+
+describe('sharedState: a fleet of processes on one quota', () => {
+  it(`${WORKERS} workers × ${IN_FLIGHT} in flight: no 429 and the quota used up with Redis, 429s without`, async () => {
+    const sim = await startSimulator({ quota: QUOTA });
+    try {
+      const sharedState = { redis: redis.url, keyPrefix: 'fleet-a', timeoutMs: REDIS_TIMEOUT_MS };
+      const shared = await runFleet({ sharedState }, sim.url);
+      const sharedStats = sim.stats();
+      const sharedTotals = totals(shared.reports);
+      expect(sharedTotals.failures).toEqual([]);
+      expect(sharedTotals.served).toBe(JOBS);
+      expect(sharedStats.rateLimited).toBe(0);
+      expect(sharedStats.requests).toBe(JOBS);
+      expect(quotaUsed(sharedTotals.served, shared.wallMs, QUOTA)).toBeGreaterThanOrEqual(0.9);
+      for (const report of shared.reports) expect(report.diagnostics).toEqual([]);
+      expect(await keysUnder(redis, 'fleet-a')).not.toEqual([]);
+
+      // The same run, each worker on its own: together they overrun the quota.
+      sim.script.reset();
+      const alone = await runFleet({}, sim.url);
+      expect(sim.stats().rateLimited).toBeGreaterThan(0);
+      expect(totals(alone.reports).failures.some((failure) => failure.status === 429)).toBe(true);
+    } finally {
+      await sim.close();
+    }
+  }, 60_000);
+
+  it('Redis killed mid-run and restarted: no call fails, one diagnostic each way per worker, then shared again', async () => {
+    const sim = await startSimulator({ quota: QUOTA });
+    const prefix = 'fleet-b';
+    const fleet = await startFleet({
+      size: WORKERS,
+      slot: {
+        baseUrl: sim.url,
+        retry: false,
+        sharedState: { redis: redis.url, keyPrefix: prefix, timeoutMs: REDIS_TIMEOUT_MS },
+      },
+    });
+    try {
+      // A steady trickle under the quota (one call per worker every ~half second), so the outage
+      // meets calls in flight but no admission wait could hide a failure.
+      const steady = fleet.workers.map((worker) =>
+        worker.request({ type: 'steady', concurrency: 1, pauseMs: 500 }, 'ran'),
+      );
+      await waitFor(async () => (await keysUnder(redis, prefix)).length > 0, 5_000);
+      await redis.kill();
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await redis.restart();
+      await waitFor(async () => (await keysUnder(redis, prefix)).length > 0, 5_000);
+      // Rejoining is retried at most about once a second: every worker has had its chance after 3 s.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      for (const worker of fleet.workers) worker.send({ type: 'stop' });
+      const reports = (await Promise.all(steady)).map((reply) => reply.report as WorkerReport);
+
+      expect(totals(reports).failures).toEqual([]);
+      for (const report of reports) {
+        expect(report.served).toBeGreaterThan(5);
+        expect(withCode(report.diagnostics, UNAVAILABLE)).toHaveLength(1);
+        expect(withCode(report.diagnostics, REJOINED)).toHaveLength(1);
+        expect(report.diagnostics.findIndex((record) => record.code === UNAVAILABLE)).toBeLessThan(
+          report.diagnostics.findIndex((record) => record.code === REJOINED),
+        );
+      }
+
+      // Shared again: the state is back in Redis with an expiry, every worker says so, and all
+      // follow one admission window (alone, each would derive its own end from the moment of
+      // its own first answer; the counts may differ by the last update each one read).
+      const keys = await keysUnder(redis, prefix);
+      expect(keys).not.toEqual([]);
+      for (const key of keys) expect(await redis.command('PTTL', key)).toBeGreaterThan(0);
+      const states = (await fleet.states()) as { sharedState: string; admission: { windowEndsAt: number }[] }[];
+      const windowEnds = states.map((state) => state.admission.map((host) => host.windowEndsAt));
+      for (const [index, state] of states.entries()) {
+        expect(state.sharedState).toBe('redis');
+        expect(windowEnds[index]).toHaveLength(1);
+        expect(windowEnds[index]).toEqual(windowEnds[0]);
+      }
+    } finally {
+      await fleet.close();
+      await sim.close();
+    }
+  }, 60_000);
+
+  it('a worker SIGKILLed holding reservations blocks the others no longer than leaseMs', async () => {
+    const upstream = await startTestServer();
+    const leaseMs = 1_500;
+    const sharedState = { redis: redis.url, keyPrefix: 'fleet-c', timeoutMs: REDIS_TIMEOUT_MS, leaseMs };
+    const fleet = await startFleet({ size: 1, slot: { baseUrl: upstream.url, retry: false, sharedState } });
+    const survivor = new AniLink(undefined, { baseUrl: upstream.url, retry: false, sharedState });
+    try {
+      // The quota as the fleet learns it: 8 left of 10. Then the doomed worker's 8 calls hang, so
+      // its reservations take everything that is left.
+      let answered = 0;
+      upstream.handle(() => {
+        answered += 1;
+        if (answered === 1 || answered > 1 + IN_FLIGHT)
+          return { body: { data: { Media: { id: 1 } } }, headers: rateLimitHeaders(10, 8) };
+        return { hang: true };
+      });
+      const [doomed] = fleet.workers;
+      await doomed.request({ type: 'run', ids: [1], concurrency: 1 }, 'ran');
+      doomed.send({ type: 'run', ids: Array.from({ length: IN_FLIGHT }, () => 1), concurrency: IN_FLIGHT });
+      await upstream.waitForRequests(1 + IN_FLIGHT, 10_000);
+      const heldSince = performance.now();
+      await doomed.kill();
+
+      await survivor.anilist.query.media({ id: 1 });
+      const waitedMs = performance.now() - heldSince;
+      // It waited for the leases (the reservations were shared), and not much longer.
+      expect(waitedMs).toBeGreaterThanOrEqual(leaseMs - 250);
+      expect(waitedMs).toBeLessThan(leaseMs + 3_000);
+      expect(upstream.requests).toHaveLength(2 + IN_FLIGHT);
+    } finally {
+      await fleet.close();
+      await upstream.close();
+    }
+  }, 30_000);
+
+  it('two slots with different tokens do not share: different keys, each its own quota', async () => {
+    const upstream = await startTestServer();
+    const sharedState = { redis: redis.url, keyPrefix: 'fleet-d', timeoutMs: REDIS_TIMEOUT_MS };
+    try {
+      // Token A's quota is spent until a reset far away; token B's is not.
+      const resetInAMinute = Math.ceil(Date.now() / 1000) + 60;
+      upstream.handle((request) => {
+        const spent = request.headers.authorization === 'Bearer token-a';
+        return {
+          body: { data: { Media: { id: 1 } } },
+          headers: spent ? rateLimitHeaders(10, 0, resetInAMinute) : rateLimitHeaders(10, 9),
+        };
+      });
+      const a = new AniLink('token-a', { baseUrl: upstream.url, retry: false, sharedState });
+      const b = new AniLink('token-b', { baseUrl: upstream.url, retry: false, sharedState });
+      await a.anilist.query.media({ id: 1 });
+      await b.anilist.query.media({ id: 1 });
+      // B is not held back by A's spent quota…
+      const startedAt = performance.now();
+      await b.anilist.query.media({ id: 2 });
+      expect(performance.now() - startedAt).toBeLessThan(1_000);
+      // …while another client on token A shares A's: it waits (aborted here after 300 ms).
+      const sameTokenAsA = new AniLink('token-a', { baseUrl: upstream.url, retry: false, sharedState });
+      const held = await sameTokenAsA.anilist.query.media({ id: 3 }, { signal: AbortSignal.timeout(300) }).then(
+        () => undefined,
+        (error: { abortedDuringPacing?: boolean }) => error,
+      );
+      expect(held?.abortedDuringPacing).toBe(true);
+
+      const keys = await keysUnder(redis, 'fleet-d');
+      const scopes = new Set(keys.map((key) => /\{[^}]*\}/.exec(key)?.[0]));
+      expect(scopes.size).toBe(2);
+      for (const key of keys) expect(key).not.toMatch(/token-[ab]/);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('an unreachable Redis from the start: calls succeed, one diagnostic, no password in it', async () => {
+    const upstream = await startTestServer();
+    const diagnostics: DiagnosticRecord[] = [];
+    try {
+      const port = await closedPort();
+      const aniLink = new AniLink(undefined, {
+        baseUrl: upstream.url,
+        sharedState: { redis: `redis://worker:hunter2@127.0.0.1:${port}` },
+        diagnostics: 'hook',
+        onHookError: (_name, error) => diagnostics.push((error as { diagnostic: DiagnosticRecord }).diagnostic),
+      });
+      // Spread over more than a second, so retries of the connection have happened meanwhile.
+      for (let id = 1; id <= 6; id++) {
+        await expect(aniLink.anilist.query.media({ id })).resolves.toBeDefined();
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(withCode(diagnostics, UNAVAILABLE)).toHaveLength(1);
+      expect(diagnostics).toHaveLength(1);
+      expect(diagnostics[0].message).toContain(`127.0.0.1:${port}`);
+      expect(JSON.stringify(diagnostics)).not.toContain('hunter2');
+    } finally {
+      await upstream.close();
+    }
+  });
+});
+
+/** Poll `condition` every 50 ms until it holds; fail after `timeoutMs`. */
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * A real `redis-server` for the shared-state tests (the demo's launcher, demo/redis-server.mjs,
+ * under typed names): a free port on 127.0.0.1, a temporary directory, no persistence; killed
+ * and restarted on the same port for the outage tests.
+ */
+import { startRedisServer as start } from '../../demo/redis-server.mjs';
+
+export interface RedisServer {
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>` (no password in it, even when the server has one). */
+  readonly url: string;
+  /** One command; resolves to the reply (string, number, null or array), rejects on a Redis error. */
+  command(...args: string[]): Promise<unknown>;
+  /** SIGKILL the server: the port refuses connections until `restart()`. */
+  kill(): Promise<void>;
+  /** Start it again on the same port, empty. */
+  restart(): Promise<void>;
+  /** Kill it and remove its directory. */
+  stop(): Promise<void>;
+}
+
+export function startRedisServer(options: { port?: number; password?: string } = {}): Promise<RedisServer> {
+  return start(options) as Promise<RedisServer>;
+}
+
+/** The keys under `prefix` (`KEYS`, fine for a test server holding a handful). */
+export async function keysUnder(redis: RedisServer, prefix: string): Promise<string[]> {
+  const keys = (await redis.command('KEYS', `${prefix}:*`)) as string[];
+  return keys.sort();
+}

@@ -1,0 +1,188 @@
+/**
+ * A throwaway `redis-server` on 127.0.0.1 for the fleet demo and the shared-state tests: a free
+ * port, a temporary directory, no persistence (`--save '' --appendonly no`), ready once it
+ * answers PING. `kill()` and `restart()` keep the port, so a client configured with the URL sees
+ * an outage and then the same server back (empty, as after a real restart without persistence).
+ *
+ *   const redis = await startRedisServer();
+ *   new AniLink({ anilist: { sharedState: { redis: redis.url } } });
+ *   await redis.command('KEYS', '*');
+ *   await redis.stop();
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 10_000;
+const READY_POLL_MS = 25;
+
+/** The server binary: `redis-server` on the PATH unless `ANILINK_REDIS_SERVER` names another. */
+function redisServerBinary() {
+  return process.env.ANILINK_REDIS_SERVER ?? 'redis-server';
+}
+
+async function freePort() {
+  const probe = net.createServer();
+  await new Promise((resolve) => probe.listen(0, HOST, resolve));
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/**
+ * Send one command (after an AUTH when `password` is given, on the same connection) and read
+ * its reply (RESP2): enough for PING, KEYS, PTTL, GET and friends.
+ * @param {number} port
+ * @param {string[]} args
+ * @param {{ password?: string, timeoutMs?: number }} [options]
+ * @returns {Promise<unknown>} strings, integers, null, arrays; a Redis error rejects
+ */
+export function redisCommand(port, args, { password, timeoutMs = 2_000 } = {}) {
+  const commands = password === undefined ? [args] : [['AUTH', password], args];
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: HOST, port });
+    let buffered = Buffer.alloc(0);
+    const fail = (error) => {
+      socket.destroy();
+      reject(error);
+    };
+    socket.setTimeout(timeoutMs, () =>
+      fail(new Error(`redis ${args[0]} on port ${port}: no answer in ${timeoutMs} ms`)),
+    );
+    socket.on('error', fail);
+    socket.on('connect', () => {
+      const parts = [];
+      for (const command of commands) {
+        parts.push(`*${command.length}\r\n`);
+        for (const arg of command) parts.push(`$${Buffer.byteLength(arg)}\r\n${arg}\r\n`);
+      }
+      socket.write(parts.join(''));
+    });
+    socket.on('data', (chunk) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const replies = [];
+      for (let offset = 0; replies.length < commands.length; ) {
+        const parsed = parseReply(buffered, offset);
+        if (parsed === undefined) return;
+        replies.push(parsed.value);
+        offset = parsed.next;
+      }
+      socket.end();
+      const failed = replies.find((reply) => reply instanceof Error);
+      if (failed === undefined) resolve(replies.at(-1));
+      else reject(failed);
+    });
+  });
+}
+
+/** One RESP2 reply starting at `offset`, or undefined when more bytes are needed. */
+function parseReply(buffer, offset) {
+  const lineEnd = buffer.indexOf('\r\n', offset);
+  if (lineEnd === -1) return undefined;
+  const type = String.fromCharCode(buffer[offset]);
+  const line = buffer.toString('utf8', offset + 1, lineEnd);
+  const next = lineEnd + 2;
+  switch (type) {
+    case '+':
+      return { value: line, next };
+    case '-':
+      return { value: new Error(`redis: ${line}`), next };
+    case ':':
+      return { value: Number(line), next };
+    case '$': {
+      const length = Number(line);
+      if (length === -1) return { value: null, next };
+      if (buffer.length < next + length + 2) return undefined;
+      return { value: buffer.toString('utf8', next, next + length), next: next + length + 2 };
+    }
+    case '*': {
+      const count = Number(line);
+      if (count === -1) return { value: null, next };
+      const items = [];
+      let position = next;
+      for (let index = 0; index < count; index += 1) {
+        const item = parseReply(buffer, position);
+        if (item === undefined) return undefined;
+        items.push(item.value);
+        position = item.next;
+      }
+      return { value: items, next: position };
+    }
+    default:
+      return { value: new Error(`redis: unexpected reply type ${JSON.stringify(type)}`), next };
+  }
+}
+
+/**
+ * Start `redis-server` on a free port (or `port`) in a new temporary directory.
+ * @param {{ port?: number, password?: string }} [options] `password` sets `requirepass`
+ */
+export async function startRedisServer(options = {}) {
+  const port = options.port ?? (await freePort());
+  const dir = await mkdtemp(join(tmpdir(), 'anilink-redis-'));
+  let child;
+
+  /** One command to this server (authenticated when it has a password). */
+  const command = (...args) => redisCommand(port, args, { password: options.password });
+
+  const launch = async () => {
+    const args = ['--port', String(port), '--bind', HOST, '--dir', dir, '--save', '', '--appendonly', 'no'];
+    if (options.password !== undefined) args.push('--requirepass', options.password);
+    child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text) => {
+      stderr += text;
+    });
+    const spawned = once(child, 'spawn').then(
+      () => undefined,
+      (error) => {
+        throw new Error(`could not start ${redisServerBinary()} (install redis-server): ${error.message}`);
+      },
+    );
+    await spawned;
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${stderr.trim()}`);
+      try {
+        const reply = await redisCommand(port, ['PING'], { password: options.password, timeoutMs: 500 });
+        if (reply === 'PONG') return;
+      } catch {
+        // Not listening yet.
+      }
+      if (Date.now() > deadline)
+        throw new Error(`redis-server on port ${port} did not answer PING in ${READY_TIMEOUT_MS} ms`);
+      await sleep(READY_POLL_MS);
+    }
+  };
+
+  const kill = async () => {
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  };
+
+  await launch();
+  return {
+    port,
+    url: `redis://${HOST}:${port}`,
+    command,
+    /** SIGKILL the server (an outage: the port refuses connections until `restart()`). */
+    kill,
+    /** Start it again on the same port (empty: nothing was persisted). */
+    restart: async () => {
+      await kill();
+      await launch();
+    },
+    /** Kill it and remove its directory. */
+    stop: async () => {
+      await kill();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
