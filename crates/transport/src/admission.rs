@@ -18,6 +18,10 @@
 //!   server's window began no later than that request's dispatch, so this end is never earlier
 //!   than the real one (safe, at the cost of waiting a little longer when the quota is spent).
 //!   A reported reset later than the current window's end starts a new window.
+//! - A reading that belongs to a window already over says nothing about the current one and is
+//!   ignored: one whose reset has passed, and one without a reset whose request was dispatched
+//!   before the current window began (a late answer from the window before would otherwise
+//!   open a derived window on its low `remaining`, and hold the host for a minute).
 //! - When the window ends the estimate refills to the last reported limit.
 //!
 //! A client-side ceiling (`rateLimit: { maxRequests, windowMs }`, our extension) additionally
@@ -82,6 +86,11 @@ struct ServerQuota {
     remaining: f64,
     /// None after a window ended and before the next reading opened a new one.
     window_end_ms: Option<u64>,
+    /// When the current window began, as far as this estimate knows (the end of the one
+    /// before; 0 for the first): a response to a request dispatched earlier belongs to an
+    /// older window and says nothing about this one.
+    #[serde(default)]
+    window_started_ms: u64,
 }
 
 /// One request in flight: who holds it and until when. Across a fleet (shared state) the
@@ -183,26 +192,40 @@ impl AdmissionState {
         }
     }
 
-    /// Fold one response's quota into the estimate (rules in the module doc).
-    pub fn observe(&mut self, reading: &QuotaReading, now_ms: u64) {
+    /// Fold the quota reported by the response to a request dispatched at `dispatched_ms` into
+    /// the estimate (rules in the module doc).
+    pub fn observe(&mut self, reading: &QuotaReading, dispatched_ms: u64, now_ms: u64) {
         self.roll(now_ms);
+        let stale_reset = reading.reset_ms.is_some_and(|reset| reset <= now_ms);
+        // Without a reset, the reading cannot say which window it counted the request in.
+        let older_window = reading.reset_ms.is_none()
+            && self
+                .server
+                .is_some_and(|q| dispatched_ms < q.window_started_ms);
+        if stale_reset || older_window {
+            return;
+        }
         let reset_ms = reading
             .reset_ms
-            .filter(|&reset| reset > now_ms)
             .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
         let fresh = ServerQuota {
             limit: reading.limit,
             remaining: reading.remaining,
             window_end_ms: Some(reset_ms.unwrap_or(now_ms + DERIVED_WINDOW_MS)),
+            window_started_ms: self.server.map_or(0, |q| q.window_started_ms),
         };
         self.server = Some(match self.server {
             None => fresh,
             Some(current) => match (current.window_end_ms, reset_ms) {
-                (Some(end), Some(reset)) if reset > end => fresh,
+                (Some(end), Some(reset)) if reset > end => ServerQuota {
+                    window_started_ms: end,
+                    ..fresh
+                },
                 (end, reset) => ServerQuota {
                     limit: reading.limit,
                     remaining: current.remaining.min(reading.remaining),
                     window_end_ms: reset.or(end).or(fresh.window_end_ms),
+                    window_started_ms: current.window_started_ms,
                 },
             },
         });
@@ -211,9 +234,10 @@ impl AdmissionState {
     /// A window that has ended refills to its limit; its end is unknown until the next reading.
     fn roll(&mut self, now_ms: u64) {
         if let Some(quota) = &mut self.server {
-            if quota.window_end_ms.is_some_and(|end| end <= now_ms) {
+            if let Some(end) = quota.window_end_ms.filter(|&end| end <= now_ms) {
                 quota.remaining = quota.limit;
                 quota.window_end_ms = None;
+                quota.window_started_ms = end;
             }
         }
     }
@@ -312,7 +336,7 @@ mod tests {
     #[test]
     fn requests_in_flight_count_against_the_quota() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(5.0, None), NOW);
+        state.observe(&reading(5.0, None), NOW, NOW);
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW), 5);
         let wait = state.try_admit(&QUOTA_ONLY, NOW).unwrap_err();
         assert_eq!(
@@ -321,9 +345,9 @@ mod tests {
         );
         // Two answers come back reporting what the server counted.
         state.release(0);
-        state.observe(&reading(4.0, None), NOW + 10);
+        state.observe(&reading(4.0, None), NOW + 10, NOW + 10);
         state.release(0);
-        state.observe(&reading(3.0, None), NOW + 10);
+        state.observe(&reading(3.0, None), NOW + 10, NOW + 10);
         assert_eq!(
             admit_all(&mut state, &QUOTA_ONLY, NOW + 10),
             0,
@@ -334,16 +358,16 @@ mod tests {
     #[test]
     fn an_out_of_order_higher_remaining_does_not_raise_the_estimate() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(2.0, None), NOW);
-        state.observe(&reading(7.0, None), NOW + 5);
+        state.observe(&reading(2.0, None), NOW, NOW);
+        state.observe(&reading(7.0, None), NOW + 5, NOW + 5);
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5), 2);
     }
 
     #[test]
     fn a_missing_reset_derives_the_window_from_the_first_reading() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(1.0, None), NOW);
-        state.observe(&reading(0.0, None), NOW + 20_000);
+        state.observe(&reading(1.0, None), NOW, NOW);
+        state.observe(&reading(0.0, None), NOW + 20_000, NOW + 20_000);
         assert_eq!(
             state.try_admit(&QUOTA_ONLY, NOW + 20_000),
             Err(DERIVED_WINDOW_MS - 20_000),
@@ -359,24 +383,47 @@ mod tests {
     #[test]
     fn a_reported_reset_bounds_the_window_and_a_later_one_starts_a_new_window() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(3.0, None), NOW);
-        state.observe(&reading(0.0, Some(NOW + 4_000)), NOW + 1_000);
+        state.observe(&reading(3.0, None), NOW, NOW);
+        state.observe(&reading(0.0, Some(NOW + 4_000)), NOW + 1_000, NOW + 1_000);
         assert_eq!(state.try_admit(&QUOTA_ONLY, NOW + 1_000), Err(3_000));
         // A late answer of the next window reports a later reset: it is trusted as new.
-        state.observe(&reading(8.0, Some(NOW + 64_000)), NOW + 5_000);
+        state.observe(&reading(8.0, Some(NOW + 64_000)), NOW + 5_000, NOW + 5_000);
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5_000), 8);
         // A stale reset in the past is not a window end, and cannot raise the estimate.
         for _ in 0..8 {
             state.release(0);
         }
-        state.observe(&reading(9.0, Some(NOW)), NOW + 6_000);
+        state.observe(&reading(9.0, Some(NOW)), NOW + 6_000, NOW + 6_000);
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 6_000), 8);
+    }
+
+    #[test]
+    fn a_late_answer_from_the_window_before_does_not_hold_the_host_for_a_minute() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(1.0, Some(NOW + 2_000)), NOW, NOW);
+        let after = NOW + 2_000;
+        // Dispatched in the first window, answered after it ended, no reset (AniList's success).
+        state.observe(&reading(0.0, None), NOW + 500, after + 10);
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, after + 10), 10);
+        // A reset already past belongs to a window that is over, whenever it was dispatched.
+        let mut state = AdmissionState::default();
+        state.observe(&reading(0.0, Some(NOW - 1_000)), NOW, NOW);
+        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()));
+    }
+
+    #[test]
+    fn an_answer_dispatched_in_the_current_window_still_counts() {
+        let mut state = AdmissionState::default();
+        state.observe(&reading(1.0, Some(NOW + 2_000)), NOW, NOW);
+        let after = NOW + 2_000;
+        state.observe(&reading(0.0, None), after + 5, after + 10);
+        assert!(state.try_admit(&QUOTA_ONLY, after + 10).is_err());
     }
 
     #[test]
     fn the_floor_keeps_quota_in_reserve() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(6.0, None), NOW);
+        state.observe(&reading(6.0, None), NOW, NOW);
         let rules = Rules {
             floor: 4,
             ..QUOTA_ONLY
@@ -405,7 +452,7 @@ mod tests {
     #[test]
     fn the_stricter_of_ceiling_and_quota_wins() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(2.0, None), NOW);
+        state.observe(&reading(2.0, None), NOW, NOW);
         let rules = Rules {
             ceiling: Some(Ceiling {
                 max_requests: 5,
@@ -415,14 +462,14 @@ mod tests {
         };
         assert_eq!(admit_all(&mut state, &rules, NOW), 2);
         let mut loose_quota = AdmissionState::default();
-        loose_quota.observe(&reading(9.0, None), NOW);
+        loose_quota.observe(&reading(9.0, None), NOW, NOW);
         assert_eq!(admit_all(&mut loose_quota, &rules, NOW), 5);
     }
 
     #[test]
     fn the_server_quota_is_ignored_when_pacing_is_off() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(0.0, None), NOW);
+        state.observe(&reading(0.0, None), NOW, NOW);
         let rules = Rules {
             server_quota: false,
             ..QUOTA_ONLY
@@ -433,7 +480,7 @@ mod tests {
     #[test]
     fn an_expired_lease_frees_its_reservation_and_a_release_removes_its_own_only() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(2.0, None), NOW);
+        state.observe(&reading(2.0, None), NOW, NOW);
         let leased = |holder| Rules {
             holder,
             lease_ms: Some(1_000),
@@ -458,7 +505,7 @@ mod tests {
     fn snapshots_show_the_estimate_and_a_window_that_ended_as_refilled() {
         let mut state = AdmissionState::default();
         assert_eq!(state.snapshot(NOW).limit, None);
-        state.observe(&reading(4.0, Some(NOW + 2_000)), NOW);
+        state.observe(&reading(4.0, Some(NOW + 2_000)), NOW, NOW);
         assert!(state.try_admit(&QUOTA_ONLY, NOW).is_ok());
         assert_eq!(
             state.snapshot(NOW),
@@ -476,7 +523,7 @@ mod tests {
     #[test]
     fn the_state_round_trips_through_serde() {
         let mut state = AdmissionState::default();
-        state.observe(&reading(4.0, Some(NOW + 2_000)), NOW);
+        state.observe(&reading(4.0, Some(NOW + 2_000)), NOW, NOW);
         let rules = Rules {
             ceiling: Some(Ceiling {
                 max_requests: 3,

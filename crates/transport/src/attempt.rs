@@ -445,12 +445,12 @@ impl<'a, S: EventSink> Call<'a, S> {
         };
         let started = Instant::now();
         let mut waited = false;
-        loop {
+        let admitted_ms = loop {
             let now = self.shared.clock.now_ms();
             let verdict = self
                 .host_state(|s| s.admission.try_admit(&rules, now))
                 .await;
-            let Err(wait_ms) = verdict else { break };
+            let Err(wait_ms) = verdict else { break now };
             waited = true;
             let aborted = tokio::select! {
                 biased;
@@ -461,7 +461,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                 let elapsed = started.elapsed().as_millis() as u64;
                 return Err(self.pacing_aborted(elapsed).await);
             }
-        }
+        };
         if waited {
             self.report_paced(started.elapsed().as_millis() as u64)
                 .await;
@@ -470,6 +470,7 @@ impl<'a, S: EventSink> Call<'a, S> {
             shared: self.shared,
             host: &self.spec.host,
             token: self.token,
+            admitted_ms,
             settled: false,
         })
     }
@@ -577,7 +578,7 @@ impl<'a, S: EventSink> Call<'a, S> {
         let now = self.shared.clock.now_ms();
         self.host_state(|s| {
             if let Some(reading) = &reading {
-                s.admission.observe(reading, now);
+                s.admission.observe(reading, in_flight.admitted_ms, now);
             }
             s.admission.release(self.token);
         })
@@ -593,6 +594,8 @@ struct InFlight<'a> {
     shared: &'a Shared<'a>,
     host: &'a str,
     token: u64,
+    /// When admission let it go: its response counts in the window open at that instant.
+    admitted_ms: u64,
     settled: bool,
 }
 

@@ -136,7 +136,7 @@ async fn two_slots_share_one_scope_fall_back_without_redis_and_rejoin() {
     };
     let (_, notice) = a
         .with(HOST, Some(&key), NOW, |s| {
-            s.admission.observe(&reading, NOW)
+            s.admission.observe(&reading, NOW, NOW)
         })
         .await;
     assert_eq!(notice, None);

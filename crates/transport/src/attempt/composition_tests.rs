@@ -965,9 +965,9 @@ async fn an_abort_while_waiting_for_admission_dispatches_nothing() {
         remaining: 0.0,
         reset_ms: Some(EPOCH_MS + 5_000),
     };
-    harness
-        .hosts
-        .with_local("api.test", |s| s.admission.observe(&reading, EPOCH_MS));
+    harness.hosts.with_local("api.test", |s| {
+        s.admission.observe(&reading, EPOCH_MS, EPOCH_MS)
+    });
     let result = harness
         .call_aborted_at(2_000, &graphql(), &options(&[]))
         .await;
