@@ -1,7 +1,8 @@
 //! What one logical request sends, prepared once before the attempt loop.
 
 use bytes::Bytes;
-use http::{HeaderMap, Method, Uri};
+use http::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, USER_AGENT};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 
 use crate::cache::hint::CacheHint;
 use crate::error::{Protocol, TransportError};
@@ -121,6 +122,21 @@ impl RequestSpec {
 }
 
 /// `url` as hooks may report it: userinfo (`user:password@`) replaced by `***` (D30, D18).
+/// Whether a request header may carry a credential: any non-empty header not plainly about the
+/// body or the client software. Unknown headers count, so a new credential header fails closed
+/// (the response cache's key and the fleet's scope both follow this one rule).
+pub fn may_carry_credential(name: &HeaderName, value: &HeaderValue) -> bool {
+    !value.is_empty()
+        && ![
+            CONTENT_TYPE,
+            ACCEPT,
+            ACCEPT_ENCODING,
+            CONTENT_LENGTH,
+            USER_AGENT,
+        ]
+        .contains(name)
+}
+
 pub fn redact_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
     let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
         return url.into();

@@ -6,15 +6,13 @@
 
 use std::sync::Arc;
 
-use http::header::{
-    ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, USER_AGENT,
-};
+use http::header::AUTHORIZATION;
 use http::{HeaderMap, Method};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::hint::{CacheHint, Scope};
-use crate::request::RequestSpec;
+use crate::request::{may_carry_credential, RequestSpec};
 
 /// What one entry is stored under, with the parts invalidation matches on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,16 +157,7 @@ pub fn canonical_url(url: &str) -> String {
 pub fn auth_key(headers: &HeaderMap) -> Option<String> {
     let mut key = "none".to_string();
     for (name, value) in headers {
-        if [
-            CONTENT_TYPE,
-            ACCEPT,
-            ACCEPT_ENCODING,
-            CONTENT_LENGTH,
-            USER_AGENT,
-        ]
-        .contains(name)
-            || value.is_empty()
-        {
+        if !may_carry_credential(name, value) {
             continue;
         }
         if name != AUTHORIZATION {

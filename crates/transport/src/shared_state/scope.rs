@@ -2,9 +2,10 @@
 //! identity), `<keyPrefix>:{<provider>:<host>:<credential-id>}:state`. The `{…}` hash tag keeps a
 //! scope on one Redis Cluster slot. The credential id is a one-way digest, never the credential.
 
-use http::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, USER_AGENT};
 use http::HeaderMap;
 use sha2::{Digest, Sha256};
+
+use crate::request::may_carry_credential;
 
 /// The credential id of a request without credentials.
 pub const ANONYMOUS: &str = "anonymous";
@@ -16,17 +17,7 @@ pub const ANONYMOUS: &str = "anonymous";
 pub fn credential_id(headers: &HeaderMap) -> String {
     let mut credentials: Vec<(&str, &[u8])> = headers
         .iter()
-        .filter(|(name, value)| {
-            ![
-                CONTENT_TYPE,
-                ACCEPT,
-                ACCEPT_ENCODING,
-                CONTENT_LENGTH,
-                USER_AGENT,
-            ]
-            .contains(name)
-                && !value.is_empty()
-        })
+        .filter(|(name, value)| may_carry_credential(name, value))
         .map(|(name, value)| (name.as_str(), value.as_bytes()))
         .collect();
     if credentials.is_empty() {
@@ -57,7 +48,7 @@ pub fn state_key(prefix: &str, provider: &str, host: &str, credential_id: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::header::AUTHORIZATION;
+    use http::header::{AUTHORIZATION, CONTENT_TYPE};
     use http::HeaderValue;
 
     fn with_token(token: &str) -> HeaderMap {
