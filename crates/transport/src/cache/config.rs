@@ -70,15 +70,6 @@ fn rule(text: &str, value: &OptValue) -> OptionError {
 mod tests {
     use super::*;
 
-    fn obj(pairs: &[(&str, OptValue)]) -> OptValue {
-        OptValue::Object(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
-    }
-
     #[test]
     fn construction_applies_defaults_and_rejects_invalid_options() {
         assert_eq!(
@@ -88,7 +79,7 @@ mod tests {
                 max_entries: 128
             })
         );
-        let custom = obj(&[
+        let custom = OptValue::object(&[
             ("ttlMs", OptValue::Number(0.0)),
             ("maxEntries", OptValue::Number(2.0)),
             ("cloneOnRead", OptValue::Bool(false)),
@@ -102,27 +93,27 @@ mod tests {
         );
         let cases = [
             (
-                obj(&[("ttlMs", OptValue::Number(-1.0))]),
+                OptValue::object(&[("ttlMs", OptValue::Number(-1.0))]),
                 "ttlMs must be a finite, non-negative number (received -1).",
             ),
             (
-                obj(&[("ttlMs", OptValue::Number(f64::INFINITY))]),
+                OptValue::object(&[("ttlMs", OptValue::Number(f64::INFINITY))]),
                 "ttlMs must be a finite, non-negative number",
             ),
             (
-                obj(&[("maxEntries", OptValue::Number(0.0))]),
+                OptValue::object(&[("maxEntries", OptValue::Number(0.0))]),
                 "maxEntries must be a finite, positive integer (received 0).",
             ),
             (
-                obj(&[("maxEntries", OptValue::Number(1.5))]),
+                OptValue::object(&[("maxEntries", OptValue::Number(1.5))]),
                 "maxEntries must be a finite, positive integer",
             ),
             (
-                obj(&[("cloneOnRead", OptValue::String("yes".into()))]),
+                OptValue::object(&[("cloneOnRead", OptValue::String("yes".into()))]),
                 "cloneOnRead must be a boolean",
             ),
             (
-                obj(&[("ttl", OptValue::Number(1.0))]),
+                OptValue::object(&[("ttl", OptValue::Number(1.0))]),
                 "Unknown key \"ttl\" in ResponseCache options",
             ),
             (

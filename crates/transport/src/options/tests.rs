@@ -19,15 +19,6 @@ fn parse(pairs: &[(&str, OptValue)]) -> Result<PartialOptions, OptionError> {
     Ok(options)
 }
 
-fn obj(pairs: &[(&str, OptValue)]) -> OptValue {
-    OptValue::Object(
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect(),
-    )
-}
-
 #[test]
 fn defaults_match_the_documented_policy() {
     let resolved = PartialOptions::default().resolve(false);
@@ -46,7 +37,11 @@ fn writes_are_not_retried_unless_opted_in() {
     assert_eq!(PartialOptions::default().resolve(true).retry, None);
     let opted = parse(&[("retry", OptValue::Bool(true))]).unwrap();
     assert_eq!(opted.resolve(true).retry, Some(RetryPolicy::default()));
-    let policy = parse(&[("retry", obj(&[("maxRetries", OptValue::Number(1.0))]))]).unwrap();
+    let policy = parse(&[(
+        "retry",
+        OptValue::object(&[("maxRetries", OptValue::Number(1.0))]),
+    )])
+    .unwrap();
     assert_eq!(policy.resolve(true).retry.map(|p| p.max_retries), Some(1));
 }
 
@@ -54,7 +49,7 @@ fn writes_are_not_retried_unless_opted_in() {
 fn a_policy_object_overlays_the_defaults() {
     let options = parse(&[(
         "retry",
-        obj(&[
+        OptValue::object(&[
             ("maxRetries", OptValue::Number(5.0)),
             ("jitter", OptValue::Bool(false)),
             ("baseDelayMs", OptValue::Undefined),
@@ -72,7 +67,7 @@ fn per_request_options_replace_slot_options_per_key() {
     let slot = parse(&[
         (
             "retry",
-            obj(&[
+            OptValue::object(&[
                 ("maxRetries", OptValue::Number(5.0)),
                 ("baseDelayMs", OptValue::Number(10.0)),
             ]),
@@ -80,7 +75,11 @@ fn per_request_options_replace_slot_options_per_key() {
         ("timeout", OptValue::Number(100.0)),
     ])
     .unwrap();
-    let request = parse(&[("retry", obj(&[("maxRetries", OptValue::Number(1.0))]))]).unwrap();
+    let request = parse(&[(
+        "retry",
+        OptValue::object(&[("maxRetries", OptValue::Number(1.0))]),
+    )])
+    .unwrap();
     let resolved = slot.merged_with(&request).resolve(false);
     let policy = resolved.retry.unwrap();
     assert_eq!(policy.max_retries, 1);
@@ -154,20 +153,20 @@ fn every_invalid_value_names_the_option_and_the_rule() {
         ("rateLimitFloor", OptValue::Number(1.5), "rateLimitFloor must be a finite, non-negative integer"),
         ("rateLimitFloor", OptValue::Number(-1.0), "rateLimitFloor must be"),
         ("retry", OptValue::String("yes".into()), "retry must be true, false or a retry policy object"),
-        ("retry", obj(&[("maxRetries", OptValue::Number(-1.0))]), "retry.maxRetries must be an integer"),
-        ("retry", obj(&[("maxRetries", OptValue::Number(1.5))]), "retry.maxRetries must be an integer"),
-        ("retry", obj(&[("baseDelayMs", OptValue::Number(f64::NAN))]), "retry.baseDelayMs must be a finite number"),
-        ("retry", obj(&[("retryOnStatus", OptValue::Array(vec![OptValue::Number(99.0)]))]), "retry.retryOnStatus must be an array"),
-        ("retry", obj(&[("retryOnStatus", OptValue::Number(503.0))]), "retry.retryOnStatus must be an array"),
-        ("retry", obj(&[("jitter", OptValue::String("no".into()))]), "retry.jitter must be a boolean"),
-        ("retry", obj(&[("maxRetry", OptValue::Number(1.0))]), "Unknown key \"maxRetry\" in retry. Valid keys are: maxRetries"),
-        ("circuitBreaker", obj(&[("threshold", OptValue::Number(0.0)), ("cooldownMs", OptValue::Number(1.0))]), "circuitBreaker.threshold must be an integer greater than or equal to 1"),
-        ("circuitBreaker", obj(&[("threshold", OptValue::Number(2.0))]), "circuitBreaker.cooldownMs must be a finite number greater than or equal to 0 (received undefined)."),
-        ("retryBudget", obj(&[("maxRetriesPerWindow", OptValue::Number(1.0)), ("windowMs", OptValue::Number(0.0))]), "retryBudget.windowMs must be a finite number greater than 0"),
-        ("retryBudget", obj(&[("windowMs", OptValue::Number(10.0))]), "retryBudget.maxRetriesPerWindow must be an integer"),
-        ("rateLimit", obj(&[("maxRequests", OptValue::Number(0.0)), ("windowMs", OptValue::Number(1.0))]), "rateLimit.maxRequests must be an integer greater than 0 (received 0)."),
-        ("rateLimit", obj(&[("maxRequests", OptValue::Number(85.0))]), "rateLimit.windowMs must be a finite number greater than 0 (received undefined)."),
-        ("rateLimit", obj(&[("maxRequests", OptValue::Number(1.0)), ("windowMs", OptValue::Number(1.0)), ("burst", OptValue::Number(1.0))]), "Unknown key \"burst\" in rateLimit."),
+        ("retry", OptValue::object(&[("maxRetries", OptValue::Number(-1.0))]), "retry.maxRetries must be an integer"),
+        ("retry", OptValue::object(&[("maxRetries", OptValue::Number(1.5))]), "retry.maxRetries must be an integer"),
+        ("retry", OptValue::object(&[("baseDelayMs", OptValue::Number(f64::NAN))]), "retry.baseDelayMs must be a finite number"),
+        ("retry", OptValue::object(&[("retryOnStatus", OptValue::Array(vec![OptValue::Number(99.0)]))]), "retry.retryOnStatus must be an array"),
+        ("retry", OptValue::object(&[("retryOnStatus", OptValue::Number(503.0))]), "retry.retryOnStatus must be an array"),
+        ("retry", OptValue::object(&[("jitter", OptValue::String("no".into()))]), "retry.jitter must be a boolean"),
+        ("retry", OptValue::object(&[("maxRetry", OptValue::Number(1.0))]), "Unknown key \"maxRetry\" in retry. Valid keys are: maxRetries"),
+        ("circuitBreaker", OptValue::object(&[("threshold", OptValue::Number(0.0)), ("cooldownMs", OptValue::Number(1.0))]), "circuitBreaker.threshold must be an integer greater than or equal to 1"),
+        ("circuitBreaker", OptValue::object(&[("threshold", OptValue::Number(2.0))]), "circuitBreaker.cooldownMs must be a finite number greater than or equal to 0 (received undefined)."),
+        ("retryBudget", OptValue::object(&[("maxRetriesPerWindow", OptValue::Number(1.0)), ("windowMs", OptValue::Number(0.0))]), "retryBudget.windowMs must be a finite number greater than 0"),
+        ("retryBudget", OptValue::object(&[("windowMs", OptValue::Number(10.0))]), "retryBudget.maxRetriesPerWindow must be an integer"),
+        ("rateLimit", OptValue::object(&[("maxRequests", OptValue::Number(0.0)), ("windowMs", OptValue::Number(1.0))]), "rateLimit.maxRequests must be an integer greater than 0 (received 0)."),
+        ("rateLimit", OptValue::object(&[("maxRequests", OptValue::Number(85.0))]), "rateLimit.windowMs must be a finite number greater than 0 (received undefined)."),
+        ("rateLimit", OptValue::object(&[("maxRequests", OptValue::Number(1.0)), ("windowMs", OptValue::Number(1.0)), ("burst", OptValue::Number(1.0))]), "Unknown key \"burst\" in rateLimit."),
         ("rateLimit", OptValue::Bool(true), "rateLimit must be an object"),
         ("maxSockets", OptValue::Number(-1.0), "maxSockets must be an integer greater than or equal to 0 (0 means 1)"),
         ("maxSockets", OptValue::Number(0.5), "maxSockets must be an integer"),
@@ -214,7 +213,7 @@ fn null_turns_object_features_off() {
     assert_eq!(off.resolve(false).rate_limit, None);
     let on = parse(&[(
         "rateLimit",
-        obj(&[
+        OptValue::object(&[
             ("maxRequests", OptValue::Number(85.0)),
             ("windowMs", OptValue::Number(60_000.0)),
         ]),
@@ -370,7 +369,7 @@ fn a_native_object_that_is_not_a_response_cache_is_rejected() {
 fn shared_state_parses_with_defaults_and_is_off_by_false_or_null() {
     let options = parse(&[(
         "sharedState",
-        obj(&[("redis", OptValue::String("redis://127.0.0.1:6399".into()))]),
+        OptValue::object(&[("redis", OptValue::String("redis://127.0.0.1:6399".into()))]),
     )])
     .unwrap();
     let config = options.resolve(false).shared_state.expect("configured");
@@ -387,35 +386,38 @@ fn shared_state_parses_with_defaults_and_is_off_by_false_or_null() {
 fn shared_state_rejects_bad_values_without_echoing_a_password() {
     let secret_url = OptValue::String("rediss://user:hunter2@h:1".into());
     let cases = [
-        (obj(&[("redis", secret_url)]), "TLS"),
+        (OptValue::object(&[("redis", secret_url)]), "TLS"),
         (
-            obj(&[("redis", OptValue::String("redis://u:hunter2@h:0".into()))]),
+            OptValue::object(&[("redis", OptValue::String("redis://u:hunter2@h:0".into()))]),
             "port",
         ),
-        (obj(&[]), "sharedState.redis must be a redis://"),
         (
-            obj(&[
+            OptValue::object(&[]),
+            "sharedState.redis must be a redis://",
+        ),
+        (
+            OptValue::object(&[
                 ("redis", OptValue::String("redis://h".into())),
                 ("timeoutMs", OptValue::Number(0.0)),
             ]),
             "sharedState.timeoutMs must be",
         ),
         (
-            obj(&[
+            OptValue::object(&[
                 ("redis", OptValue::String("redis://h".into())),
                 ("leaseMs", OptValue::Number(f64::NAN)),
             ]),
             "sharedState.leaseMs must be",
         ),
         (
-            obj(&[
+            OptValue::object(&[
                 ("redis", OptValue::String("redis://h".into())),
                 ("keyPrefix", OptValue::String("a{b}".into())),
             ]),
             "sharedState.keyPrefix must be",
         ),
         (
-            obj(&[
+            OptValue::object(&[
                 ("redis", OptValue::String("redis://h".into())),
                 ("host", OptValue::String("x".into())),
             ]),
@@ -440,7 +442,7 @@ fn shared_state_rejects_bad_values_without_echoing_a_password() {
 #[test]
 fn shared_state_is_refused_per_request() {
     let mut options = PartialOptions::default();
-    let value = obj(&[("redis", OptValue::String("redis://h".into()))]);
+    let value = OptValue::object(&[("redis", OptValue::String("redis://h".into()))]);
     let message = options
         .parse_request_key("sharedState", &value)
         .unwrap_err()

@@ -25,6 +25,18 @@ pub enum OptValue {
 }
 
 impl OptValue {
+    /// An object of the given keys and values, as JavaScript would pass it (tests build options
+    /// this way).
+    #[cfg(test)]
+    pub fn object(pairs: &[(&str, OptValue)]) -> OptValue {
+        OptValue::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    }
+
     /// How the value reads in an error message.
     pub fn describe(&self) -> String {
         match self {
