@@ -60,7 +60,11 @@ impl CoalesceKey {
             part(name.as_bytes());
             part(value);
         }
-        part(&spec.body.to_vec());
+        // The body chunk by chunk (an AniList document is shared, not copied per call).
+        hasher.update((spec.body.len() as u64).to_be_bytes());
+        for chunk in spec.body.chunks() {
+            hasher.update(chunk);
+        }
         Some(Self {
             digest: hasher.finalize().into(),
             options: ResolvedOptions {
