@@ -13,7 +13,7 @@ use crate::host_state::HostState;
 /// does not see.
 pub const MAX_CAS_ATTEMPTS: u32 = 32;
 /// After a lost compare-and-set, a random pause up to this long, so contenders spread out.
-const CONFLICT_PAUSE_MAX_MS: u64 = 3;
+pub const CONFLICT_PAUSE_MAX_MS: u64 = 3;
 
 /// Where scope states live: Redis, or an in-memory fake in tests.
 pub trait StateBackend: Send + Sync {

@@ -132,17 +132,17 @@ mod tests {
     use super::super::link::REJOIN_INTERVAL_MS;
     use super::*;
 
-    fn config() -> Arc<SharedStateConfig> {
+    fn config(timeout_ms: u64) -> Arc<SharedStateConfig> {
         Arc::new(SharedStateConfig {
             redis: RedisTarget::parse("redis://user:pw@127.0.0.1:6379").unwrap(),
             key_prefix: "t".into(),
-            timeout_ms: 50,
+            timeout_ms,
             lease_ms: 1_000,
         })
     }
 
     fn store(backend: &Arc<FakeBackend>) -> SharedHostStates<FakeBackend> {
-        SharedHostStates::new(config(), "anilist", backend.clone())
+        SharedHostStates::new(config(50), "anilist", backend.clone())
     }
 
     #[tokio::test]
@@ -196,7 +196,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn repeated_conflicts_decide_locally_without_leaving_redis() {
         let backend = Arc::new(FakeBackend::default());
-        let slot = store(&backend);
+        // Room for every retry's longest random pause: only contention, never the timeout, is
+        // under test (with 50 ms the random pauses alone ran past it about one run in six).
+        let room_ms = u64::from(cas::MAX_CAS_ATTEMPTS) * cas::CONFLICT_PAUSE_MAX_MS + 50;
+        let slot = SharedHostStates::new(config(room_ms), "anilist", backend.clone());
         backend
             .conflicts
             .store(cas::MAX_CAS_ATTEMPTS, Ordering::SeqCst);
@@ -244,7 +247,7 @@ mod tests {
                 Ok(true)
             }
         }
-        let slot = SharedHostStates::new(config(), "anilist", Arc::new(Slow));
+        let slot = SharedHostStates::new(config(50), "anilist", Arc::new(Slow));
         let started = tokio::time::Instant::now();
         let (_, notice) = slot.with("h", "k", 0, |_| ()).await;
         assert_eq!(started.elapsed(), Duration::from_millis(50));
