@@ -334,14 +334,23 @@ fn first_non_ascii(bytes: &[u8]) -> Option<usize> {
 const ESCAPE_SHARE_LIMIT: (usize, usize) = (1, 4);
 
 fn mostly_wide(text: &str) -> bool {
-    let wide = text.bytes().filter(|b| !b.is_ascii()).count();
-    wide * ESCAPE_SHARE_LIMIT.1 > text.len() * ESCAPE_SHARE_LIMIT.0
+    text.len() * ESCAPE_SHARE_LIMIT.0 < non_ascii_bytes(text.as_bytes()) * ESCAPE_SHARE_LIMIT.1
+}
+
+/// Bytes with the high bit set, eight at a time (every result passes here).
+fn non_ascii_bytes(bytes: &[u8]) -> usize {
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut chunks = bytes.chunks_exact(8);
+    let whole: u32 = (&mut chunks)
+        .map(|chunk| (u64::from_ne_bytes(chunk.try_into().expect("8 bytes")) & HIGHS).count_ones())
+        .sum();
+    whole as usize + chunks.remainder().iter().filter(|b| !b.is_ascii()).count()
 }
 
 /// A result's JSON `text`: escaped to ASCII when that fits within `limit` and the text is not
 /// mostly non-ASCII ([`ESCAPE_SHARE_LIMIT`]), else as UTF-8 (see [`push_json`]).
 fn push_json_fitting(out: &mut Vec<u8>, text: &str, limit: usize) -> Result<(), ()> {
-    if mostly_wide(text) {
+    if !text.is_ascii() && mostly_wide(text) {
         return push_json(out, text, limit, false);
     }
     let start = out.len();
@@ -413,6 +422,23 @@ mod tests {
             assert_eq!(first_non_ascii(&bytes), Some(at));
         }
         assert_eq!(first_non_ascii(&[b'a'; 33]), None);
+    }
+
+    #[test]
+    fn non_ascii_bytes_are_counted_at_any_length_and_offset() {
+        for length in 0..40 {
+            for every in 1..5 {
+                let bytes: Vec<u8> = (0..length)
+                    .map(|i| if i % every == 0 { 0x80 | i as u8 } else { b'a' })
+                    .collect();
+                let expected = bytes.iter().filter(|b| !b.is_ascii()).count();
+                assert_eq!(
+                    non_ascii_bytes(&bytes),
+                    expected,
+                    "{length} bytes, every {every}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! An event is queued and the transport goes on: the outbox keeps a call's messages in order,
 //! so its hooks run in order and before its promise settles, and a slow hook never holds up
-//! the network. Calls without hooks get [`NoEvents`](anilink_transport::events::NoEvents).
+//! the network. Calls without hooks get no sink (`None`).
 
 use anilink_transport::events::{Event, EventSink};
 

@@ -8,6 +8,8 @@
 //! skeleton is decoded, and the result is handed on as the exact JSON text of the value the
 //! caller receives, for JavaScript to parse once.
 
+use std::borrow::Cow;
+
 use crate::error::TransportError;
 use crate::rate_limit::RateLimitInfo;
 
@@ -33,18 +35,20 @@ pub fn classify(
     rate_limit: Option<RateLimitInfo>,
     content_type: Option<String>,
 ) -> Option<Envelope> {
-    let value = parse_document(text)?;
-    let Some(members) = object_members(text, value) else {
+    let skeleton = Skeleton::of(text)?;
+    if text.as_bytes()[skeleton.value.0] != b'{' {
         // Valid JSON that is not an envelope object has nothing to unwrap.
         return Some(Envelope::Success(text.to_string()));
-    };
-    let data = last_member(&members, "data");
-    let errors = last_member(&members, "errors");
+    }
+    let data = skeleton.last_member(text, None, "data");
+    let errors = skeleton
+        .last_member(text, None, "errors")
+        .map(|(_, span)| span);
     let roots = data
-        .and_then(|d| object_members(text, d))
-        .map(distinct_members);
+        .filter(|(_, span)| text.as_bytes()[span.0] == b'{')
+        .map(|(index, _)| skeleton.distinct_members(text, index));
     let result = || match &roots {
-        Some(roots) if roots.len() == 1 => slice(text, roots[0].1).to_string(),
+        Some(roots) if roots.len() == 1 => slice(text, roots[0]).to_string(),
         _ => text.to_string(),
     };
     let Some(errors) = errors.filter(|e| !is_null_or_empty_array(text, *e)) else {
@@ -67,14 +71,14 @@ pub fn classify(
         status,
         &messages,
         slice(text, errors).to_string(),
-        data.map(|d| slice(text, d).to_string())
+        data.map(|(_, d)| slice(text, d).to_string())
             .unwrap_or_else(|| "null".into()),
         rate_limit,
         content_type,
     );
     let has_data = roots
         .as_ref()
-        .is_some_and(|r| r.iter().any(|(_, v)| slice(text, *v) != "null"));
+        .is_some_and(|r| r.iter().any(|v| slice(text, *v) != "null"));
     if allow_partial && has_data {
         return Some(Envelope::Partial {
             result: result(),
@@ -82,6 +86,64 @@ pub fn classify(
         });
     }
     Some(Envelope::Failure(error))
+}
+
+/// What one validating pass over a document records: the span of the whole value, the members
+/// of the root object, and the members of the root's object-valued members (`data`'s roots).
+/// A success reads nothing else, so its body is scanned once; a failure's `errors` entries are
+/// read again from their own (short) spans.
+struct Skeleton {
+    value: Span,
+    members: Vec<Member>,
+}
+
+struct Member {
+    /// The root member whose object value holds this one; None for a root member.
+    parent: Option<usize>,
+    /// The key as written, quotes included.
+    key: Span,
+    value: Span,
+}
+
+impl Skeleton {
+    fn of(text: &str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        let start = skip_ws(bytes, 0);
+        let mut members = Vec::new();
+        let end = scan_value(bytes, start, Some(&mut members))?;
+        (skip_ws(bytes, end) == bytes.len()).then_some(Self {
+            value: (start, end),
+            members,
+        })
+    }
+
+    /// The last member named `name` under `parent` (as `JSON.parse` keeps it): its index and value.
+    fn last_member(&self, text: &str, parent: Option<usize>, name: &str) -> Option<(usize, Span)> {
+        self.members
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, m)| m.parent == parent && key_is(text, m.key, name))
+            .map(|(index, m)| (index, m.value))
+    }
+
+    /// The values of the members of root member `parent`, duplicate keys resolved (the last
+    /// value wins), in first-appearance order.
+    fn distinct_members(&self, text: &str, parent: usize) -> Vec<Span> {
+        let mut out: Vec<(Cow<'_, str>, Span)> = Vec::new();
+        for member in self.members.iter().filter(|m| m.parent == Some(parent)) {
+            let key = decode_key(slice(text, member.key));
+            match out.iter_mut().find(|(k, _)| *k == key) {
+                Some(existing) => existing.1 = member.value,
+                None => out.push((key, member.value)),
+            }
+        }
+        out.into_iter().map(|(_, span)| span).collect()
+    }
+}
+
+fn key_is(text: &str, key: Span, name: &str) -> bool {
+    decode_key(slice(text, key)) == name
 }
 
 /// Whether `text` is one JSON value as `JSON.parse` reads it (the REST result rule, D11).
@@ -137,29 +199,21 @@ fn last_member(members: &[(String, Span)], name: &str) -> Option<Span> {
         .map(|(_, span)| *span)
 }
 
-/// Members with duplicate keys resolved (the last value wins), in first-appearance order.
-fn distinct_members(members: Vec<(String, Span)>) -> Vec<(String, Span)> {
-    let mut out: Vec<(String, Span)> = Vec::with_capacity(members.len());
-    for (key, span) in members {
-        match out.iter_mut().find(|(k, _)| *k == key) {
-            Some(existing) => existing.1 = span,
-            None => out.push((key, span)),
-        }
+/// A key as `JSON.parse` decodes it (`raw` with its quotes); a key serde cannot decode (a lone
+/// surrogate escape) is compared by its raw text, which cannot equal `data`, `errors`,
+/// `message` or `status`. Borrowed unless it has escapes.
+fn decode_key(raw: &str) -> Cow<'_, str> {
+    match raw.get(1..raw.len() - 1) {
+        Some(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
+        _ => Cow::Owned(serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string())),
     }
-    out
-}
-
-/// A key as `JSON.parse` decodes it; a key serde cannot decode (a lone surrogate escape) is
-/// compared by its raw text, which cannot equal `data`, `errors`, `message` or `status`.
-fn decode_key(raw: &str) -> String {
-    serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string())
 }
 
 /// The whole text as one JSON value (surrounding whitespace allowed), or None.
 fn parse_document(text: &str) -> Option<Span> {
     let bytes = text.as_bytes();
     let start = skip_ws(bytes, 0);
-    let end = skip_value(bytes, start)?;
+    let end = scan_value(bytes, start, None)?;
     (skip_ws(bytes, end) == bytes.len()).then_some((start, end))
 }
 
@@ -176,7 +230,7 @@ fn object_members(text: &str, span: Span) -> Option<Vec<(String, Span)>> {
     }
     loop {
         let key_end = skip_string(bytes, at)?;
-        let key = decode_key(&text[at..key_end]);
+        let key = decode_key(&text[at..key_end]).into_owned();
         at = skip_ws(bytes, key_end) + 1; // the colon
         let value_start = skip_ws(bytes, at);
         let value_end = skip_value(bytes, value_start)?;
@@ -219,16 +273,40 @@ fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
 }
 
 /// Validate the JSON value starting at `at` (RFC 8259, as `JSON.parse` accepts it) and return
-/// where it ends. Iterative: nesting is tracked on a heap stack, so any depth is fine.
+/// where it ends.
 fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
-    /// What the scanner expects next inside the innermost container.
-    #[derive(Clone, Copy, PartialEq)]
+    scan_value(bytes, at, None)
+}
+
+/// [`skip_value`], recording in `record` (when given) the members of a root object and of its
+/// object-valued members, as [`Skeleton`] describes. Iterative: nesting is tracked on a heap
+/// stack, so any depth is fine.
+fn scan_value(bytes: &[u8], at: usize, mut record: Option<&mut Vec<Member>>) -> Option<usize> {
+    /// An open container, and for a recorded object the index of its member being read.
+    #[derive(Clone, Copy)]
     enum Open {
-        Object,
+        Object(Option<usize>),
         Array,
     }
     let mut stack: Vec<Open> = Vec::new();
     let mut at = at;
+    // A member key was just read (ending at `key_end`, its colon at `at`): record it when its
+    // object is the root or the value of a recorded root member.
+    let member_of =
+        |stack: &[Open], record: &mut Option<&mut Vec<Member>>, key: Span, value_start: usize| {
+            let record = record.as_deref_mut()?;
+            let parent = match stack {
+                [_] => None,
+                [Open::Object(Some(parent)), _] => Some(*parent),
+                _ => return None,
+            };
+            record.push(Member {
+                parent,
+                key,
+                value: (value_start, value_start),
+            });
+            Some(record.len() - 1)
+        };
     loop {
         // A value.
         at = skip_ws(bytes, at);
@@ -238,12 +316,21 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
                 if bytes.get(at) == Some(&b'}') {
                     at += 1;
                 } else {
-                    at = skip_ws(bytes, skip_string(bytes, at)?);
+                    let key_start = at;
+                    let key_end = skip_string(bytes, at)?;
+                    at = skip_ws(bytes, key_end);
                     if bytes.get(at) != Some(&b':') {
                         return None;
                     }
-                    stack.push(Open::Object);
                     at += 1;
+                    stack.push(Open::Object(None));
+                    let member = member_of(
+                        &stack,
+                        &mut record,
+                        (key_start, key_end),
+                        skip_ws(bytes, at),
+                    );
+                    *stack.last_mut()? = Open::Object(member);
                     continue;
                 }
             }
@@ -262,14 +349,18 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
             b'n' => at = skip_literal(bytes, at, b"null")?,
             _ => at = skip_number(bytes, at)?,
         }
-        // After a value: close containers, or move to the next member or item.
+        // After a value (of the innermost container's current member or item): close
+        // containers, or move to the next member or item.
         loop {
             let Some(open) = stack.last().copied() else {
                 return Some(at);
             };
+            if let (Open::Object(Some(member)), Some(record)) = (open, record.as_deref_mut()) {
+                record[member].value.1 = at;
+            }
             at = skip_ws(bytes, at);
             match (open, bytes.get(at)?) {
-                (Open::Object, b'}') | (Open::Array, b']') => {
+                (Open::Object(_), b'}') | (Open::Array, b']') => {
                     stack.pop();
                     at += 1;
                 }
@@ -277,12 +368,21 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
                     at += 1;
                     break;
                 }
-                (Open::Object, b',') => {
-                    at = skip_ws(bytes, skip_string(bytes, skip_ws(bytes, at + 1))?);
+                (Open::Object(_), b',') => {
+                    let key_start = skip_ws(bytes, at + 1);
+                    let key_end = skip_string(bytes, key_start)?;
+                    at = skip_ws(bytes, key_end);
                     if bytes.get(at) != Some(&b':') {
                         return None;
                     }
                     at += 1;
+                    let member = member_of(
+                        &stack,
+                        &mut record,
+                        (key_start, key_end),
+                        skip_ws(bytes, at),
+                    );
+                    *stack.last_mut()? = Open::Object(member);
                     break;
                 }
                 _ => return None,
@@ -305,6 +405,7 @@ fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
     }
     let mut at = at + 1;
     loop {
+        at += plain_run(&bytes[at..]);
         match *bytes.get(at)? {
             b'"' => return Some(at + 1),
             b'\\' => match bytes.get(at + 1)? {
@@ -318,10 +419,39 @@ fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
                 }
                 _ => return None,
             },
-            0x00..=0x1f => return None,
-            _ => at += 1,
+            // A control character.
+            _ => return None,
         }
     }
+}
+
+/// How many bytes from the start need no attention inside a string: neither a quote, a
+/// backslash nor a control character. Eight bytes at a time (a response is mostly string
+/// text): a byte below 0x20, or equal to `"` or `\\`, sets its high bit in `special`; the
+/// borrows of the subtractions only reach bytes after the first such byte, so the lowest set
+/// bit is exact.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let below = |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let special = below(word, 0x20)
+            | below(word ^ (ONES * u64::from(b'"')), 1)
+            | below(word ^ (ONES * u64::from(b'\\')), 1);
+        if special != 0 {
+            return offset + special.trailing_zeros() as usize / 8;
+        }
+        offset += 8;
+    }
+    offset
+        + chunks
+            .remainder()
+            .iter()
+            .take_while(|b| !matches!(b, b'"' | b'\\' | 0x00..=0x1f))
+            .count()
 }
 
 /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`

@@ -85,9 +85,14 @@ pub trait EventSink: Send + Sync {
     fn emit(&self, event: Event) -> impl Future<Output = ()> + Send;
 }
 
-/// For calls without hooks: the loop never builds an event for it, since no hook bit is set.
-pub struct NoEvents;
-
-impl EventSink for NoEvents {
-    async fn emit(&self, _event: Event) {}
+/// A call without hooks has no sink (`None`): the loop never builds an event for it, since no
+/// hook bit is set. One sink type for calls with hooks and without keeps a single copy of the
+/// call's future (two would each be compiled, and a caller choosing between them at run time
+/// would carry room for both in every task).
+impl<S: EventSink> EventSink for Option<S> {
+    async fn emit(&self, event: Event) {
+        if let Some(sink) = self {
+            sink.emit(event).await;
+        }
+    }
 }

@@ -157,7 +157,11 @@ impl HostStore {
         decide: impl FnMut(&mut HostState) -> R,
     ) -> (R, Option<Notice>) {
         match (self, key) {
-            (HostStore::Shared(shared), Some(key)) => shared.with(host, key, now_ms, decide).await,
+            // Boxed: the Redis round trips would otherwise make every call's task, shared or
+            // not, carry their ~2.9 KB state while it waits for its response.
+            (HostStore::Shared(shared), Some(key)) => {
+                Box::pin(shared.with(host, key, now_ms, decide)).await
+            }
             (HostStore::Shared(shared), None) => (shared.with_local(host, decide), None),
             (HostStore::Local(local), _) => (local.with(host, decide), None),
         }

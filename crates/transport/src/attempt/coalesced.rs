@@ -35,6 +35,26 @@ pub(super) async fn execute_coalesced(
     let Some(key) = CoalesceKey::for_call(spec, options) else {
         return execute_on(shared, exchange, spec, options, sink, cancel, request_id).await;
     };
+    // Boxed: only coalescing calls carry the room for leading or following a group.
+    Box::pin(lead_or_follow(
+        coalescer, key, shared, exchange, spec, options, sink, cancel, request_id,
+    ))
+    .await
+}
+
+/// Lead the group of identical reads in flight, follow its leader, or go alone.
+#[allow(clippy::too_many_arguments)]
+async fn lead_or_follow(
+    coalescer: &Coalescer<LeaderOutcome>,
+    key: CoalesceKey,
+    shared: &Shared<'_>,
+    exchange: &impl Exchange,
+    spec: &RequestSpec,
+    options: &ResolvedOptions,
+    sink: &impl EventSink,
+    cancel: &CancellationToken,
+    request_id: Arc<str>,
+) -> Result<Completed, TransportError> {
     loop {
         let lead = match coalescer.join(&key, &request_id) {
             Role::Lead(lead) => lead,

@@ -72,7 +72,11 @@ pub(super) fn settle(
     };
     let rate_limit = read_rate_limit(&response.headers);
     let content_type = header(&response.headers, "content-type").map(str::to_string);
-    let text = String::from_utf8_lossy(&response.body).into_owned();
+    // Valid UTF-8 is checked word by word; only a body that is not takes the lossy path.
+    let text = match std::str::from_utf8(&response.body) {
+        Ok(valid) => valid.to_owned(),
+        Err(_) => String::from_utf8_lossy(&response.body).into_owned(),
+    };
     let status = response.status;
     if !(200..300).contains(&status) {
         let server_wait_ms = retry_after::server_directed_wait_ms(

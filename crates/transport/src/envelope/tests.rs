@@ -306,3 +306,53 @@ fn classification_matches_the_reference_parser_on_random_documents() {
         "the generator produces failures ({failures})"
     );
 }
+
+#[test]
+fn strings_are_read_as_the_reference_parser_reads_them_at_every_offset() {
+    // Long enough for the eight-byte steps of `plain_run`, with each kind of byte that ends a
+    // plain run (or must not) at every position.
+    let specials = [
+        "\"", "\\", "\\\"", "\\n", "\\u00e9", "\\u00zz", "\\x", "\n", "\u{1f}", "é", "~", "\u{7f}",
+    ];
+    for length in 0..20 {
+        for position in 0..=length {
+            for special in specials {
+                let mut inner = "a".repeat(length);
+                inner.insert_str(position, special);
+                let text = format!("\"{inner}\"");
+                let reference = serde_json::from_str::<String>(&text).is_ok();
+                let ours = skip_string(text.as_bytes(), 0);
+                assert_eq!(
+                    ours == Some(text.len()),
+                    reference,
+                    "{text:?} read as {ours:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn one_pass_records_the_root_members_and_those_of_object_valued_roots() {
+    let text = r#"{"data":{"Media":{"id":1,"deep":{"x":2}},"list":[{"y":3}]},"errors":null,"n":4}"#;
+    let skeleton = Skeleton::of(text).expect("valid");
+    let recorded: Vec<(Option<usize>, &str, &str)> = skeleton
+        .members
+        .iter()
+        .map(|m| (m.parent, slice(text, m.key), slice(text, m.value)))
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            (
+                None,
+                r#""data""#,
+                r#"{"Media":{"id":1,"deep":{"x":2}},"list":[{"y":3}]}"#
+            ),
+            (Some(0), r#""Media""#, r#"{"id":1,"deep":{"x":2}}"#),
+            (Some(0), r#""list""#, r#"[{"y":3}]"#),
+            (None, r#""errors""#, "null"),
+            (None, r#""n""#, "4"),
+        ]
+    );
+}
