@@ -1,7 +1,8 @@
 //! [`SharedHostStates`]: the per-host state of a slot kept in Redis, one key per scope, with
 //! the slot's own copy as the fallback. Every decision asks Redis ([`cas::update`]) unless the
-//! slot is in fallback ([`Link`]); a Redis error or an answer slower than `timeoutMs` makes that
-//! decision local. The local copy is the last fleet state read for the host, so a fallback
+//! slot is in fallback ([`Link`]); a Redis error or no answer within `timeoutMs` is an outage and
+//! makes that decision local. Contention (other writers winning every attempt, or until the
+//! deadline, while Redis answers) makes only that one decision local, without a fallback. The local copy is the last fleet state read for the host, so a fallback
 //! starts from the fleet's view rather than from nothing, and it keeps deciding (responses,
 //! reservations, breaker) while Redis is away.
 
@@ -14,6 +15,7 @@ use super::link::{Link, Notice};
 use super::scope::{credential_id, state_key};
 use crate::host_state::{HostSnapshot, HostState, HostStates};
 use crate::pacing::MAX_PACE_WAIT_MS;
+use crate::random::RandomSource;
 use crate::request::RequestSpec;
 
 /// A key untouched this long expires (its TTL is refreshed by every write): longer than any
@@ -31,10 +33,17 @@ pub struct SharedHostStates<B> {
     /// One Redis decision of the slot at a time: its own calls never conflict with each other.
     turn: tokio::sync::Mutex<()>,
     local: HostStates,
+    /// Spreads the pauses after lost compare-and-sets.
+    random: Box<dyn RandomSource>,
 }
 
 impl<B: StateBackend> SharedHostStates<B> {
-    pub fn new(config: Arc<SharedStateConfig>, provider: &str, backend: Arc<B>) -> Self {
+    pub fn new(
+        config: Arc<SharedStateConfig>,
+        provider: &str,
+        backend: Arc<B>,
+        random: Box<dyn RandomSource>,
+    ) -> Self {
         Self {
             config,
             provider: provider.to_string(),
@@ -42,6 +51,7 @@ impl<B: StateBackend> SharedHostStates<B> {
             link: Mutex::default(),
             turn: tokio::sync::Mutex::new(()),
             local: HostStates::default(),
+            random,
         }
     }
 
@@ -65,7 +75,7 @@ impl<B: StateBackend> SharedHostStates<B> {
     }
 
     /// Run `decide` on the fleet's state of `key`, or on the local copy when Redis is not
-    /// asked or does not answer in time; the notice says when that switched.
+    /// asked, does not answer in time or is contended; the notice says when that switched.
     pub async fn with<R>(
         &self,
         host: &str,
@@ -80,27 +90,46 @@ impl<B: StateBackend> SharedHostStates<B> {
         if !self.lock_link().try_claim(now_ms) {
             return (self.local.with(host, decide), None);
         }
-        let deadline = Duration::from_millis(self.config.timeout_ms);
-        let update = cas::update(&*self.backend, key, ttl_ms(&self.config), &mut decide);
-        let outcome = tokio::time::timeout(deadline, update)
-            .await
-            .unwrap_or_else(|_| {
-                Err(UpdateError::Unavailable(format!(
-                    "no answer within {} ms (sharedState.timeoutMs)",
-                    self.config.timeout_ms
-                )))
-            });
+        let outcome = cas::update(
+            &*self.backend,
+            key,
+            ttl_ms(&self.config),
+            Duration::from_millis(self.config.timeout_ms),
+            &*self.random,
+            &mut decide,
+        )
+        .await;
         match outcome {
             Ok((result, fleet)) => {
                 self.local.with(host, |state| *state = fleet);
                 (result, self.lock_link().succeeded())
             }
             Err(UpdateError::Contended) => (self.local.with(host, decide), None),
+            Err(UpdateError::Silent) => self.decide_in_outage(
+                host,
+                now_ms,
+                format!(
+                    "no answer within {} ms (sharedState.timeoutMs)",
+                    self.config.timeout_ms
+                ),
+                decide,
+            ),
             Err(UpdateError::Unavailable(cause)) => {
-                let notice = self.lock_link().failed(now_ms, cause);
-                (self.local.with(host, decide), notice)
+                self.decide_in_outage(host, now_ms, cause, decide)
             }
         }
+    }
+
+    /// Redis is away: fall back (saying so once per outage) and decide locally.
+    fn decide_in_outage<R>(
+        &self,
+        host: &str,
+        now_ms: u64,
+        cause: String,
+        decide: impl FnOnce(&mut HostState) -> R,
+    ) -> (R, Option<Notice>) {
+        let notice = self.lock_link().failed(now_ms, cause);
+        (self.local.with(host, decide), notice)
     }
 
     /// The local copy only, synchronously (a call dropped mid-flight releases here; its
@@ -131,6 +160,7 @@ mod tests {
     use super::super::config::RedisTarget;
     use super::super::link::REJOIN_INTERVAL_MS;
     use super::*;
+    use crate::random::SeededRandom;
 
     fn config(timeout_ms: u64) -> Arc<SharedStateConfig> {
         Arc::new(SharedStateConfig {
@@ -141,8 +171,13 @@ mod tests {
         })
     }
 
+    fn slot<B: StateBackend>(timeout_ms: u64, backend: &Arc<B>) -> SharedHostStates<B> {
+        let random = Box::new(SeededRandom::new(11));
+        SharedHostStates::new(config(timeout_ms), "anilist", backend.clone(), random)
+    }
+
     fn store(backend: &Arc<FakeBackend>) -> SharedHostStates<FakeBackend> {
-        SharedHostStates::new(config(50), "anilist", backend.clone())
+        slot(50, backend)
     }
 
     #[tokio::test]
@@ -196,10 +231,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn repeated_conflicts_decide_locally_without_leaving_redis() {
         let backend = Arc::new(FakeBackend::default());
-        // Room for every retry's longest random pause: only contention, never the timeout, is
-        // under test (with 50 ms the random pauses alone ran past it about one run in six).
-        let room_ms = u64::from(cas::MAX_CAS_ATTEMPTS) * cas::CONFLICT_PAUSE_MAX_MS + 50;
-        let slot = SharedHostStates::new(config(room_ms), "anilist", backend.clone());
+        // 32 lost writes and their pauses (about 46 ms) take longer than the 20 ms timeout:
+        // still contention, not an outage.
+        let slot = slot(20, &backend);
         backend
             .conflicts
             .store(cas::MAX_CAS_ATTEMPTS, Ordering::SeqCst);
@@ -207,6 +241,26 @@ mod tests {
         assert_eq!(notice, None, "contention is not an outage");
         assert!(!slot.in_fallback());
         assert_eq!(slot.with_local("h", |s| s.pace_deadline), Some(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_but_answering_redis_under_contention_stays_shared() {
+        // Every answer 8 ms, every write lost: the 50 ms run out while Redis answers.
+        let backend = Arc::new(FakeBackend::default());
+        backend.conflicts.store(u32::MAX, Ordering::SeqCst);
+        backend.latency_ms.store(8, Ordering::SeqCst);
+        let slot = store(&backend);
+        let (_, notice) = slot.with("h", "k", 0, |s| s.pace_deadline = Some(3)).await;
+        assert_eq!(notice, None);
+        assert!(!slot.in_fallback());
+        assert_eq!(slot.with_local("h", |s| s.pace_deadline), Some(3));
+        backend.conflicts.store(0, Ordering::SeqCst);
+        let (seen, notice) = slot.with("h", "k", 10, |s| s.pace_deadline).await;
+        assert_eq!(
+            (seen, notice),
+            (None, None),
+            "the next decision asks Redis again"
+        );
     }
 
     #[tokio::test]
@@ -247,7 +301,7 @@ mod tests {
                 Ok(true)
             }
         }
-        let slot = SharedHostStates::new(config(50), "anilist", Arc::new(Slow));
+        let slot = slot(50, &Arc::new(Slow));
         let started = tokio::time::Instant::now();
         let (_, notice) = slot.with("h", "k", 0, |_| ()).await;
         assert_eq!(started.elapsed(), Duration::from_millis(50));
