@@ -12,7 +12,7 @@ use crate::failure::TYPE_ERROR;
 
 /// The code of a variables read that threw: the facade's `AniLinkValidationError`.
 const VALIDATION_ERROR: &str = ErrorCode::Validation.as_str();
-use crate::response_cache::ResponseCache;
+use crate::cache_class::ResponseCache;
 
 /// Deeper than any option or variables object; a cycle would otherwise recurse forever.
 const MAX_DEPTH: u32 = 32;

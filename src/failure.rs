@@ -7,7 +7,7 @@ use napi::bindgen_prelude::ToNapiValue;
 use napi::{sys, Env, Error, Status};
 use serde::Serialize;
 
-use anilink_transport::error::TransportError;
+use anilink_transport::error::{ErrorCode, ErrorDetail};
 use anilink_transport::rate_limit::RateLimitInfo;
 
 /// The code of an invalid option or argument, which the facade throws as a `TypeError`; the
@@ -64,7 +64,7 @@ pub struct ErrorDescription<'a> {
 }
 
 impl<'a> ErrorDescription<'a> {
-    pub fn of(error: &'a TransportError) -> Self {
+    pub fn of(error: &'a ErrorDetail) -> Self {
         Self {
             code: error.code.as_str(),
             message: &error.message,
@@ -82,22 +82,13 @@ impl<'a> ErrorDescription<'a> {
         }
     }
 
-    /// An invalid option: the facade throws it as a `TypeError`.
+    /// An invalid option: the facade throws it as a `TypeError`, with no other field.
     pub fn type_error(message: &'a str) -> Self {
+        static NOTHING_ELSE: ErrorDetail = ErrorDetail::blank(ErrorCode::Unknown);
         Self {
             code: TYPE_ERROR,
             message,
-            status: None,
-            body: None,
-            rate_limit: None,
-            content_type: None,
-            graphql_errors: None,
-            graphql_data: None,
-            timeout_ms: None,
-            aborted_during_pacing: false,
-            details: &[],
-            reason: None,
-            request_id: None,
+            ..Self::of(&NOTHING_ELSE)
         }
     }
 }

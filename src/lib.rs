@@ -5,6 +5,7 @@
 // napi exports are registered at load time, which unit-test builds do not do.
 #![cfg_attr(test, allow(dead_code))]
 
+mod cache_class;
 mod calls;
 mod catalog;
 mod contract;

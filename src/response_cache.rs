@@ -14,19 +14,8 @@ use napi_derive::napi;
 use anilink_transport::cache::{CacheConfig, CacheKey, Lookup, ResponseCache as Cache};
 use anilink_transport::options::OptValue;
 
+use crate::cache_class::ResponseCache;
 use crate::convert::{kind_of, option_value};
-
-#[napi]
-pub struct ResponseCache {
-    cache: Arc<Cache>,
-}
-
-impl ResponseCache {
-    /// The native cache, shared with the transport calls that use it.
-    pub fn shared(&self) -> Arc<Cache> {
-        self.cache.clone()
-    }
-}
 
 /// Throw a JavaScript `TypeError` (api.md §7) and report it as the pending exception.
 fn throw_type_error(env: &Env, message: String) -> Error {

@@ -173,6 +173,22 @@ impl AdmissionState {
         }
     }
 
+    /// Who holds the reservations in flight.
+    pub fn holders(&self) -> impl Iterator<Item = u64> + '_ {
+        self.in_flight.iter().map(|r| r.holder)
+    }
+
+    /// Take over `from`'s live reservations of `holders` that this state does not hold yet, with
+    /// their leases: a slot's requests admitted on its local copy join the fleet's state.
+    pub fn adopt(&mut self, from: &AdmissionState, holders: &[u64], now_ms: u64) {
+        for reservation in &from.in_flight {
+            let wanted = holders.contains(&reservation.holder) && reservation.expires_at > now_ms;
+            if wanted && !self.holders().any(|h| h == reservation.holder) {
+                self.in_flight.push(*reservation);
+            }
+        }
+    }
+
     /// The estimate at `now_ms`, without changing it (expired reservations are not counted).
     pub fn snapshot(&self, now_ms: u64) -> AdmissionSnapshot {
         let live = self
@@ -499,6 +515,30 @@ mod tests {
         );
         state.release(2);
         assert_eq!(state.snapshot(NOW + 1_000).in_flight, 1);
+    }
+
+    #[test]
+    fn adopting_takes_the_live_reservations_of_the_named_holders_once() {
+        let leased = |holder, lease_ms| Rules {
+            holder,
+            lease_ms: Some(lease_ms),
+            ..QUOTA_ONLY
+        };
+        let mut local = AdmissionState::default();
+        for (holder, lease_ms) in [(1, 1_000), (2, 1_000), (3, 10), (4, 1_000)] {
+            assert!(local.try_admit(&leased(holder, lease_ms), NOW).is_ok());
+        }
+        let mut fleet = AdmissionState::default();
+        assert!(fleet.try_admit(&leased(2, 1_000), NOW).is_ok());
+        fleet.adopt(&local, &[1, 2, 3], NOW + 100);
+        let mut held: Vec<u64> = fleet.holders().collect();
+        held.sort_unstable();
+        assert_eq!(
+            held,
+            [1, 2],
+            "2 was there already, 3's lease is over, 4 was not named"
+        );
+        assert_eq!(fleet.in_flight[1], local.in_flight[0], "with its lease");
     }
 
     #[test]

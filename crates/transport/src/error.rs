@@ -162,10 +162,12 @@ impl From<ErrorDetail> for TransportError {
 }
 
 impl ErrorDetail {
-    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    /// A failure of `code` with nothing else said (not even a message): the one place that
+    /// lists every field empty. The binding builds its own failures (a `TypeError`) on it too.
+    pub const fn blank(code: ErrorCode) -> Self {
         Self {
             code,
-            message: message.into(),
+            message: String::new(),
             status: None,
             body: None,
             rate_limit: None,
@@ -178,6 +180,13 @@ impl ErrorDetail {
             reason: None,
             response_limit: None,
             request_id: None,
+        }
+    }
+
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            ..Self::blank(code)
         }
     }
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::admission::{AdmissionSnapshot, AdmissionState};
 use crate::breaker::{Breaker, BreakerSnapshot};
 use crate::budget::BudgetWindow;
+use crate::random::ThreadRandom;
 use crate::request::RequestSpec;
 use crate::shared_state::redis_backend::{self, RedisBackend};
 use crate::shared_state::{Notice, SharedHostStates, SharedStateConfig};
@@ -124,9 +125,12 @@ impl HostStore {
             return HostStore::Local(HostStates::default());
         };
         match redis_backend::backend_for(&config.redis) {
-            Ok(backend) => {
-                HostStore::Shared(SharedHostStates::new(config.clone(), provider, backend))
-            }
+            Ok(backend) => HostStore::Shared(SharedHostStates::new(
+                config.clone(),
+                provider,
+                backend,
+                Box::new(ThreadRandom),
+            )),
             // The option parser checked the URL with the same client: not expected.
             Err(_) => HostStore::Local(HostStates::default()),
         }

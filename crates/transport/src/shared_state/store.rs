@@ -1,10 +1,14 @@
 //! [`SharedHostStates`]: the per-host state of a slot kept in Redis, one key per scope, with
 //! the slot's own copy as the fallback. Every decision asks Redis ([`cas::update`]) unless the
-//! slot is in fallback ([`Link`]); a Redis error or an answer slower than `timeoutMs` makes that
-//! decision local. The local copy is the last fleet state read for the host, so a fallback
+//! slot is in fallback ([`Link`]); a Redis error or no answer within `timeoutMs` is an outage and
+//! makes that decision local. Contention (other writers winning every attempt, or until the
+//! deadline, while Redis answers) makes only that one decision local, without a fallback. The local copy is the last fleet state read for the host, so a fallback
 //! starts from the fleet's view rather than from nothing, and it keeps deciding (responses,
-//! reservations, breaker) while Redis is away.
+//! reservations, breaker) while Redis is away. The requests a local decision admits are carried
+//! into the fleet's state by the scope's next Redis decision (the rejoin, after an outage), in
+//! the same compare-and-set, so the other processes count them while they are in flight.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,6 +18,7 @@ use super::link::{Link, Notice};
 use super::scope::{credential_id, state_key};
 use crate::host_state::{HostSnapshot, HostState, HostStates};
 use crate::pacing::MAX_PACE_WAIT_MS;
+use crate::random::RandomSource;
 use crate::request::RequestSpec;
 
 /// A key untouched this long expires (its TTL is refreshed by every write): longer than any
@@ -31,10 +36,20 @@ pub struct SharedHostStates<B> {
     /// One Redis decision of the slot at a time: its own calls never conflict with each other.
     turn: tokio::sync::Mutex<()>,
     local: HostStates,
+    /// Per scope key, the holders of requests admitted by local decisions and still held in
+    /// the local copy: not yet in the fleet's state.
+    unshared: Mutex<HashMap<String, Vec<u64>>>,
+    /// Spreads the pauses after lost compare-and-sets.
+    random: Box<dyn RandomSource>,
 }
 
 impl<B: StateBackend> SharedHostStates<B> {
-    pub fn new(config: Arc<SharedStateConfig>, provider: &str, backend: Arc<B>) -> Self {
+    pub fn new(
+        config: Arc<SharedStateConfig>,
+        provider: &str,
+        backend: Arc<B>,
+        random: Box<dyn RandomSource>,
+    ) -> Self {
         Self {
             config,
             provider: provider.to_string(),
@@ -42,6 +57,8 @@ impl<B: StateBackend> SharedHostStates<B> {
             link: Mutex::default(),
             turn: tokio::sync::Mutex::new(()),
             local: HostStates::default(),
+            unshared: Mutex::default(),
+            random,
         }
     }
 
@@ -65,7 +82,7 @@ impl<B: StateBackend> SharedHostStates<B> {
     }
 
     /// Run `decide` on the fleet's state of `key`, or on the local copy when Redis is not
-    /// asked or does not answer in time; the notice says when that switched.
+    /// asked, does not answer in time or is contended; the notice says when that switched.
     pub async fn with<R>(
         &self,
         host: &str,
@@ -78,29 +95,89 @@ impl<B: StateBackend> SharedHostStates<B> {
         // queue finds the slot in fallback and decides locally at once.
         let _turn = self.turn.lock().await;
         if !self.lock_link().try_claim(now_ms) {
-            return (self.local.with(host, decide), None);
+            return (self.decide_locally(host, key, decide), None);
         }
-        let deadline = Duration::from_millis(self.config.timeout_ms);
-        let update = cas::update(&*self.backend, key, ttl_ms(&self.config), &mut decide);
-        let outcome = tokio::time::timeout(deadline, update)
-            .await
-            .unwrap_or_else(|_| {
-                Err(UpdateError::Unavailable(format!(
-                    "no answer within {} ms (sharedState.timeoutMs)",
-                    self.config.timeout_ms
-                )))
-            });
+        let unshared = self.lock_unshared().get(key).cloned().unwrap_or_default();
+        let carried =
+            (!unshared.is_empty()).then(|| self.local.with(host, |s| s.admission.clone()));
+        let mut with_unshared = |fleet: &mut HostState| {
+            if let Some(carried) = &carried {
+                fleet.admission.adopt(carried, &unshared, now_ms);
+            }
+            decide(fleet)
+        };
+        let outcome = cas::update(
+            &*self.backend,
+            key,
+            ttl_ms(&self.config),
+            Duration::from_millis(self.config.timeout_ms),
+            &*self.random,
+            &mut with_unshared,
+        )
+        .await;
         match outcome {
             Ok((result, fleet)) => {
                 self.local.with(host, |state| *state = fleet);
+                if !unshared.is_empty() {
+                    self.lock_unshared().remove(key);
+                }
                 (result, self.lock_link().succeeded())
             }
-            Err(UpdateError::Contended) => (self.local.with(host, decide), None),
+            Err(UpdateError::Contended) => (self.decide_locally(host, key, decide), None),
+            Err(UpdateError::Silent) => self.decide_in_outage(
+                host,
+                key,
+                now_ms,
+                format!(
+                    "no answer within {} ms (sharedState.timeoutMs)",
+                    self.config.timeout_ms
+                ),
+                decide,
+            ),
             Err(UpdateError::Unavailable(cause)) => {
-                let notice = self.lock_link().failed(now_ms, cause);
-                (self.local.with(host, decide), notice)
+                self.decide_in_outage(host, key, now_ms, cause, decide)
             }
         }
+    }
+
+    /// Redis is away: fall back (saying so once per outage) and decide locally.
+    fn decide_in_outage<R>(
+        &self,
+        host: &str,
+        key: &str,
+        now_ms: u64,
+        cause: String,
+        decide: impl FnOnce(&mut HostState) -> R,
+    ) -> (R, Option<Notice>) {
+        let notice = self.lock_link().failed(now_ms, cause);
+        (self.decide_locally(host, key, decide), notice)
+    }
+
+    /// Decide on the local copy, noting the requests it admits for the fleet (and forgetting
+    /// those the copy no longer holds: released, or their lease over).
+    fn decide_locally<R>(
+        &self,
+        host: &str,
+        key: &str,
+        decide: impl FnOnce(&mut HostState) -> R,
+    ) -> R {
+        let (result, before, held) = self.local.with(host, |state| {
+            let before: Vec<u64> = state.admission.holders().collect();
+            let result = decide(state);
+            (
+                result,
+                before,
+                state.admission.holders().collect::<Vec<u64>>(),
+            )
+        });
+        let mut unshared = self.lock_unshared();
+        let holders = unshared.entry(key.to_string()).or_default();
+        holders.retain(|holder| held.contains(holder));
+        holders.extend(held.iter().filter(|holder| !before.contains(holder)));
+        if holders.is_empty() {
+            unshared.remove(key);
+        }
+        result
     }
 
     /// The local copy only, synchronously (a call dropped mid-flight releases here; its
@@ -121,6 +198,10 @@ impl<B: StateBackend> SharedHostStates<B> {
     fn lock_link(&self) -> MutexGuard<'_, Link> {
         self.link.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    fn lock_unshared(&self) -> MutexGuard<'_, HashMap<String, Vec<u64>>> {
+        self.unshared.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[cfg(test)]
@@ -131,6 +212,8 @@ mod tests {
     use super::super::config::RedisTarget;
     use super::super::link::REJOIN_INTERVAL_MS;
     use super::*;
+    use crate::admission::Rules;
+    use crate::random::SeededRandom;
 
     fn config(timeout_ms: u64) -> Arc<SharedStateConfig> {
         Arc::new(SharedStateConfig {
@@ -141,8 +224,13 @@ mod tests {
         })
     }
 
+    fn slot<B: StateBackend>(timeout_ms: u64, backend: &Arc<B>) -> SharedHostStates<B> {
+        let random = Box::new(SeededRandom::new(11));
+        SharedHostStates::new(config(timeout_ms), "anilist", backend.clone(), random)
+    }
+
     fn store(backend: &Arc<FakeBackend>) -> SharedHostStates<FakeBackend> {
-        SharedHostStates::new(config(50), "anilist", backend.clone())
+        slot(50, backend)
     }
 
     #[tokio::test]
@@ -196,10 +284,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn repeated_conflicts_decide_locally_without_leaving_redis() {
         let backend = Arc::new(FakeBackend::default());
-        // Room for every retry's longest random pause: only contention, never the timeout, is
-        // under test (with 50 ms the random pauses alone ran past it about one run in six).
-        let room_ms = u64::from(cas::MAX_CAS_ATTEMPTS) * cas::CONFLICT_PAUSE_MAX_MS + 50;
-        let slot = SharedHostStates::new(config(room_ms), "anilist", backend.clone());
+        // 32 lost writes and their pauses (about 46 ms) take longer than the 20 ms timeout:
+        // still contention, not an outage.
+        let slot = slot(20, &backend);
         backend
             .conflicts
             .store(cas::MAX_CAS_ATTEMPTS, Ordering::SeqCst);
@@ -207,6 +294,98 @@ mod tests {
         assert_eq!(notice, None, "contention is not an outage");
         assert!(!slot.in_fallback());
         assert_eq!(slot.with_local("h", |s| s.pace_deadline), Some(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_but_answering_redis_under_contention_stays_shared() {
+        // Every answer 8 ms, every write lost: the 50 ms run out while Redis answers.
+        let backend = Arc::new(FakeBackend::default());
+        backend.conflicts.store(u32::MAX, Ordering::SeqCst);
+        backend.latency_ms.store(8, Ordering::SeqCst);
+        let slot = store(&backend);
+        let (_, notice) = slot.with("h", "k", 0, |s| s.pace_deadline = Some(3)).await;
+        assert_eq!(notice, None);
+        assert!(!slot.in_fallback());
+        assert_eq!(slot.with_local("h", |s| s.pace_deadline), Some(3));
+        backend.conflicts.store(0, Ordering::SeqCst);
+        let (seen, notice) = slot.with("h", "k", 10, |s| s.pace_deadline).await;
+        assert_eq!(
+            (seen, notice),
+            (None, None),
+            "the next decision asks Redis again"
+        );
+    }
+
+    fn leased(holder: u64) -> Rules {
+        Rules {
+            server_quota: false,
+            floor: 0,
+            ceiling: None,
+            holder,
+            lease_ms: Some(1_000),
+        }
+    }
+
+    /// What another process of the fleet sees in flight on the scope at `now_ms`.
+    async fn fleet_in_flight(backend: &Arc<FakeBackend>, now_ms: u64) -> u32 {
+        let (in_flight, _) = store(backend)
+            .with("h", "k", now_ms, |s| s.admission.snapshot(now_ms).in_flight)
+            .await;
+        in_flight
+    }
+
+    #[tokio::test]
+    async fn requests_admitted_in_an_outage_join_the_fleet_on_rejoin_and_are_released_there() {
+        let backend = Arc::new(FakeBackend::default());
+        let slot = store(&backend);
+        backend.down.store(true, Ordering::SeqCst);
+        for holder in 1..=4 {
+            let (admitted, _) = slot
+                .with("h", "k", 10, |s| s.admission.try_admit(&leased(holder), 10))
+                .await;
+            assert_eq!(admitted, Ok(()));
+        }
+        slot.with("h", "k", 20, |s| s.admission.release(4)).await;
+        slot.with_local("h", |s| s.admission.release(3));
+        assert!(slot.in_fallback());
+
+        backend.down.store(false, Ordering::SeqCst);
+        let rejoin_at = 10 + REJOIN_INTERVAL_MS;
+        let (_, notice) = slot.with("h", "k", rejoin_at, |_| ()).await;
+        assert_eq!(notice, Some(Notice::Rejoined));
+        assert_eq!(
+            fleet_in_flight(&backend, rejoin_at).await,
+            2,
+            "1 and 2 still in flight; 3 and 4 released during the outage"
+        );
+        assert_eq!(
+            backend.writes.load(Ordering::SeqCst),
+            1,
+            "pushed by the rejoining decision's own compare-and-set"
+        );
+
+        for holder in [1, 2] {
+            slot.with("h", "k", rejoin_at, |s| s.admission.release(holder))
+                .await;
+        }
+        assert_eq!(fleet_in_flight(&backend, rejoin_at).await, 0);
+        assert!(slot.lock_unshared().is_empty(), "nothing left to push");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_admitted_under_contention_joins_the_fleet_with_the_next_decision() {
+        let backend = Arc::new(FakeBackend::default());
+        let slot = store(&backend);
+        backend
+            .conflicts
+            .store(cas::MAX_CAS_ATTEMPTS, Ordering::SeqCst);
+        let (admitted, notice) = slot
+            .with("h", "k", 0, |s| s.admission.try_admit(&leased(1), 0))
+            .await;
+        assert_eq!((admitted, notice), (Ok(()), None));
+        assert_eq!(fleet_in_flight(&backend, 0).await, 0, "decided locally");
+        slot.with("h", "k", 0, |_| ()).await;
+        assert_eq!(fleet_in_flight(&backend, 0).await, 1);
     }
 
     #[tokio::test]
@@ -247,7 +426,7 @@ mod tests {
                 Ok(true)
             }
         }
-        let slot = SharedHostStates::new(config(50), "anilist", Arc::new(Slow));
+        let slot = slot(50, &Arc::new(Slow));
         let started = tokio::time::Instant::now();
         let (_, notice) = slot.with("h", "k", 0, |_| ()).await;
         assert_eq!(started.elapsed(), Duration::from_millis(50));
