@@ -24,6 +24,7 @@ pub mod error;
 pub mod events;
 pub mod exchange;
 pub mod host_state;
+pub mod host_store;
 pub mod numbers;
 pub mod options;
 pub mod pacing;

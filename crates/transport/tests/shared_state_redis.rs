@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anilink_transport::admission::{QuotaReading, Rules};
 use anilink_transport::breaker::{Admission, BreakerConfig, Outcome};
 use anilink_transport::error::Protocol;
-use anilink_transport::host_state::{HostStore, SharingMode};
+use anilink_transport::host_store::{HostStore, SharingMode};
 use anilink_transport::request::{RequestSpec, ResultShape};
 use anilink_transport::shared_state::{Notice, RedisTarget, SharedStateConfig};
 

@@ -1,6 +1,6 @@
 //! Per-host state shared by a fleet of processes through Redis (our extension; issue 15).
 //!
-//! The seam is [`HostStore`](crate::host_state::HostStore): the attempt loop asks it for every
+//! The seam is [`HostStore`](crate::host_store::HostStore): the attempt loop asks it for every
 //! decision, and it runs the same Rust mechanisms either on the slot's in-process state or,
 //! with `sharedState` set, on the scope's state in Redis ([`store`]): read, decide, write back by
 //! compare-and-set ([`cas`]), falling back to the local copy on an error or a slow answer
