@@ -7,6 +7,7 @@
 //! [`RateLimitInfo`]: for them a half-present or garbled triple is treated as absent rather than
 //! partially trusted, since acting on a remaining count without its reset instant could only guess.
 
+use http::header::HeaderName;
 use http::HeaderMap;
 
 use crate::numbers::{js_number, whole_ms};
@@ -38,13 +39,13 @@ impl QuotaHeaders {
     }
 
     /// From a response's headers, `x-ratelimit-*` in any case (MAL sends `X-RateLimit-*`).
+    /// Names as constants: every response is read, and a name given as text is parsed first.
     pub fn read(headers: &HeaderMap) -> Option<Self> {
-        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-        Self::parse(
-            header("x-ratelimit-limit"),
-            header("x-ratelimit-remaining"),
-            header("x-ratelimit-reset"),
-        )
+        const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+        const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+        const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+        let header = |name: &HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+        Self::parse(header(&LIMIT), header(&REMAINING), header(&RESET))
     }
 }
 

@@ -71,7 +71,7 @@ pub(super) fn settle(
         }
     };
     let rate_limit = read_rate_limit(&response.headers);
-    let content_type = header(&response.headers, "content-type").map(str::to_string);
+    let content_type = header(&response.headers, http::header::CONTENT_TYPE).map(str::to_string);
     // Valid UTF-8 is checked word by word; only a body that is not takes the lossy path.
     let text = match std::str::from_utf8(&response.body) {
         Ok(valid) => valid.to_owned(),
@@ -81,7 +81,7 @@ pub(super) fn settle(
     if !(200..300).contains(&status) {
         let server_wait_ms = retry_after::server_directed_wait_ms(
             status,
-            header(&response.headers, "retry-after"),
+            header(&response.headers, http::header::RETRY_AFTER),
             rate_limit.as_ref(),
             now_ms(),
         );
@@ -188,7 +188,7 @@ fn rest_result(text: String) -> CallResult {
     serde_json::to_string(&text).ok().map(ResultText::Fresh)
 }
 
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+fn header(headers: &HeaderMap, name: http::header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
