@@ -169,8 +169,8 @@ fn slice(text: &str, span: Span) -> &str {
 }
 
 fn entry_status(text: &str, entry: Span) -> Option<u16> {
-    let members = object_members(text, entry)?;
-    let status = slice(text, last_member(&members, "status")?);
+    let entry = slice(text, entry);
+    let status = slice(entry, entry_member(entry, "status")?);
     let n: f64 = status
         .parse()
         .ok()
@@ -179,24 +179,23 @@ fn entry_status(text: &str, entry: Span) -> Option<u16> {
 }
 
 fn entry_message(text: &str, entry: Span) -> String {
-    object_members(text, entry)
-        .and_then(|members| last_member(&members, "message"))
-        .and_then(|m| serde_json::from_str::<String>(slice(text, m)).ok())
+    let entry = slice(text, entry);
+    entry_member(entry, "message")
+        .and_then(|m| serde_json::from_str::<String>(slice(entry, m)).ok())
         .unwrap_or_else(|| GENERIC_MESSAGE.to_string())
+}
+
+/// The value of member `name` of an `errors` entry (its own text), when the entry is an object
+/// that has one; read by the same pass and rule as the envelope itself.
+fn entry_member(entry: &str, name: &str) -> Option<Span> {
+    Skeleton::of(entry)?
+        .last_member(entry, None, name)
+        .map(|(_, span)| span)
 }
 
 fn is_null_or_empty_array(text: &str, span: Span) -> bool {
     let value = slice(text, span);
     value == "null" || array_items(text, span).is_some_and(|items| items.is_empty())
-}
-
-/// The last value given for `name` (as `JSON.parse` keeps it).
-fn last_member(members: &[(String, Span)], name: &str) -> Option<Span> {
-    members
-        .iter()
-        .rev()
-        .find(|(key, _)| key == name)
-        .map(|(_, span)| *span)
 }
 
 /// A key as `JSON.parse` decodes it (`raw` with its quotes); a key serde cannot decode (a lone
@@ -215,32 +214,6 @@ fn parse_document(text: &str) -> Option<Span> {
     let start = skip_ws(bytes, 0);
     let end = scan_value(bytes, start, None)?;
     (skip_ws(bytes, end) == bytes.len()).then_some((start, end))
-}
-
-/// The members of a valid object value, or None when the value is not an object.
-fn object_members(text: &str, span: Span) -> Option<Vec<(String, Span)>> {
-    let bytes = text.as_bytes();
-    if bytes.get(span.0) != Some(&b'{') {
-        return None;
-    }
-    let mut members = Vec::new();
-    let mut at = skip_ws(bytes, span.0 + 1);
-    if bytes.get(at) == Some(&b'}') {
-        return Some(members);
-    }
-    loop {
-        let key_end = skip_string(bytes, at)?;
-        let key = decode_key(&text[at..key_end]).into_owned();
-        at = skip_ws(bytes, key_end) + 1; // the colon
-        let value_start = skip_ws(bytes, at);
-        let value_end = skip_value(bytes, value_start)?;
-        members.push((key, (value_start, value_end)));
-        at = skip_ws(bytes, value_end);
-        if bytes.get(at) == Some(&b'}') {
-            return Some(members);
-        }
-        at = skip_ws(bytes, at + 1); // the comma
-    }
 }
 
 /// The items of a valid array value, or None when the value is not an array.
