@@ -268,13 +268,15 @@ impl<'a, S: EventSink> Call<'a, S> {
                 response = exchange.send(self.spec, self.options.max_response_bytes, self.options.timeout) => response,
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-            let reading = dispatched
+            let quota_headers = dispatched
                 .as_ref()
                 .ok()
-                .and_then(|r| read_quota(&r.headers));
+                .and_then(|r| QuotaHeaders::read(&r.headers));
+            let reading = quota_headers.map(QuotaReading::from);
 
             let settled = outcome::settle(
                 dispatched,
+                quota_headers,
                 self.spec,
                 self.options.allow_partial_data,
                 || self.shared.clock.now_ms(),
@@ -609,11 +611,6 @@ impl Drop for InFlight<'_> {
                 .with_local(self.host, |s| s.admission.release(token));
         }
     }
-}
-
-/// `x-ratelimit-*` as admission reads it: the reset may be missing (AniList's successes).
-fn read_quota(headers: &http::HeaderMap) -> Option<QuotaReading> {
-    QuotaHeaders::read(headers).map(QuotaReading::from)
 }
 
 /// A random UUID v4, shared by every hook and stamped on the error. Written digit by digit:

@@ -41,10 +41,12 @@ pub(super) enum Settled {
     Failed(Failure),
 }
 
-/// Classify what the exchange produced. `now_ms` (wall clock) is read only by failures that
+/// Classify what the exchange produced. `quota` is what its headers report (read once, by the
+/// caller, which admission needs too); `now_ms` (wall clock) is read only by failures that
 /// carry a server-directed wait.
 pub(super) fn settle(
     dispatched: Result<RawResponse, TransportError>,
+    quota: Option<QuotaHeaders>,
     spec: &RequestSpec,
     allow_partial_data: bool,
     now_ms: impl Fn() -> u64,
@@ -70,7 +72,8 @@ pub(super) fn settle(
             });
         }
     };
-    let rate_limit = read_rate_limit(&response.headers);
+    // Pacing and the retry decision need the whole triple: a partial one is treated as absent.
+    let rate_limit = quota.and_then(RateLimitInfo::complete);
     let content_type = header(&response.headers, http::header::CONTENT_TYPE).map(str::to_string);
     // Valid UTF-8 is checked word by word; only a body that is not takes the lossy path.
     let text = match std::str::from_utf8(&response.body) {
@@ -190,11 +193,6 @@ fn rest_result(text: String) -> CallResult {
 
 fn header(headers: &HeaderMap, name: http::header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// `x-ratelimit-*` as pacing and the retry decision read it: the whole triple or nothing.
-fn read_rate_limit(headers: &HeaderMap) -> Option<RateLimitInfo> {
-    QuotaHeaders::read(headers).and_then(RateLimitInfo::complete)
 }
 
 #[cfg(test)]
