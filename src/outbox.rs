@@ -337,7 +337,8 @@ fn mostly_wide(text: &str) -> bool {
     text.len() * ESCAPE_SHARE_LIMIT.0 < non_ascii_bytes(text.as_bytes()) * ESCAPE_SHARE_LIMIT.1
 }
 
-/// Bytes with the high bit set, eight at a time (every result passes here).
+/// Bytes with the high bit set, eight at a time (every result passes here, so this is as
+/// cheap as checking that it is ASCII).
 fn non_ascii_bytes(bytes: &[u8]) -> usize {
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     let mut chunks = bytes.chunks_exact(8);
@@ -350,7 +351,7 @@ fn non_ascii_bytes(bytes: &[u8]) -> usize {
 /// A result's JSON `text`: escaped to ASCII when that fits within `limit` and the text is not
 /// mostly non-ASCII ([`ESCAPE_SHARE_LIMIT`]), else as UTF-8 (see [`push_json`]).
 fn push_json_fitting(out: &mut Vec<u8>, text: &str, limit: usize) -> Result<(), ()> {
-    if !text.is_ascii() && mostly_wide(text) {
+    if mostly_wide(text) {
         return push_json(out, text, limit, false);
     }
     let start = out.len();
