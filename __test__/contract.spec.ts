@@ -94,13 +94,18 @@ describe('one path for failures before dispatch', () => {
   const client = () => native.NativeClient.create('anilist', { baseUrl: server.url }, () => {});
 
   it('invalid variables are thrown as their error description, nothing is sent', () => {
-    const description = thrownBy(() => client().operation('query.media', { id: 'one' }, undefined, undefined, 1, 0));
+    // Arguments arrive as JSON text written by the facade (lib/json-text.cjs).
+    const description = thrownBy(() =>
+      client().operation('query.media', '{"id":"one"}', undefined, undefined, undefined, 1, 0),
+    );
     expect(description).toMatchObject({ code: AniLinkErrorCodes.VALIDATION, details: [expect.stringContaining('id')] });
     expect(server.requests).toHaveLength(0);
   });
 
   it('an invalid per-request option is thrown as a TYPE_ERROR description', () => {
-    const description = thrownBy(() => client().operation('query.media', { id: 1 }, undefined, { timeout: -1 }, 1, 0));
+    const description = thrownBy(() =>
+      client().operation('query.media', '{"id":1}', undefined, undefined, { timeout: -1 }, 1, 0),
+    );
     expect(description).toMatchObject({ code: contract.typeErrorCode, message: expect.stringContaining('timeout') });
     expect(server.requests).toHaveLength(0);
   });
@@ -140,7 +145,7 @@ describe('the provider is an enum', () => {
       /Unknown option key "accessToken" for an external client/,
     );
     const external = native.NativeClient.create('external', {}, () => {});
-    expect(() => external.operation('query.media', { id: 1 }, undefined, undefined, 1, 0)).toThrow(
+    expect(() => external.operation('query.media', '{"id":1}', undefined, undefined, undefined, 1, 0)).toThrow(
       /no catalog operations/,
     );
   });

@@ -4,6 +4,7 @@
 
 const native = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
+const { JsonWriter } = require('./json-text.cjs');
 const { createRefresher } = require('./refresh.cjs');
 const { createWatch } = require('./watch.cjs');
 const { AniLinkValidationError } = require('./errors.cjs');
@@ -71,6 +72,14 @@ function createNative(provider, options) {
   }
 }
 
+/** Start a catalog operation natively, its arguments and `fields` as JSON text (lib/json-text.cjs). */
+function startOperation(client, key, input, callOptions, callId, flags) {
+  const writer = new JsonWriter();
+  const inputText = writer.text(input, '');
+  const fieldsText = writer.text(callOptions?.fields, 'fields');
+  client.native.operation(key, inputText, fieldsText, writer.problems, callOptions, callId, flags);
+}
+
 /** A call of a provider client, through its token refresher when it has one. */
 function clientCall(client, options, start) {
   if (client.refresher === undefined) return runCall(client, options, start);
@@ -87,15 +96,17 @@ function createAniListApi(client) {
     const key = operation.key;
     group[path[path.length - 1]] = (variables, options) =>
       clientCall(client, options, (callOptions, callId, flags) =>
-        client.native.operation(key, variables, callOptions?.fields, callOptions, callId, flags),
+        startOperation(client, key, variables, callOptions, callId, flags),
       );
   }
   Object.defineProperty(query, 'page', { value: page, enumerable: true, writable: false, configurable: false });
 
   const custom = (document, variables, options) =>
-    clientCall(client, options, (callOptions, callId, flags) =>
-      client.native.custom(String(document), variables, callOptions, callId, flags),
-    );
+    clientCall(client, options, (callOptions, callId, flags) => {
+      const writer = new JsonWriter();
+      const variablesText = writer.text(variables, 'variables');
+      client.native.custom(String(document), variablesText, writer.problems, callOptions, callId, flags);
+    });
 
   /** A caller-written `Page` query, walked page by page (api.md §8). */
   const customPage = async (document, itemsKey, variables, options = {}) => {
@@ -156,7 +167,7 @@ function createMalApi(client) {
     const key = operation.key;
     const call = (params, options) =>
       clientCall(client, options, (callOptions, callId, flags) =>
-        client.native.operation(key, params, callOptions?.fields, callOptions, callId, flags),
+        startOperation(client, key, params, callOptions, callId, flags),
       );
     const legacy = operation.legacyArguments;
     let member = call;

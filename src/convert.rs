@@ -1,26 +1,22 @@
-//! JavaScript values into the shapes the Rust layers take: [`OptValue`] for options, JSON for
-//! variables and parameters. Conversion only; every rule lives in the layer that owns it.
+//! JavaScript option values into the shape the Rust layers take ([`OptValue`]). Conversion
+//! only; every rule lives in the layer that owns it. Variables and parameters arrive as JSON
+//! text, written by the facade (`lib/json-text.cjs`).
 
 use napi::bindgen_prelude::*;
-use napi::{sys, Env, JsString, JsValue, Status, ValueType};
-use serde_json::{Map, Number, Value};
+use napi::{sys, Env, JsValue, Status, ValueType};
 
-use anilink_transport::error::ErrorCode;
 use anilink_transport::options::OptValue;
 
+use crate::cache_class::ResponseCache;
 use crate::failure::TYPE_ERROR;
 
-/// The code of a variables read that threw: the facade's `AniLinkValidationError`.
-const VALIDATION_ERROR: &str = ErrorCode::Validation.as_str();
-use crate::cache_class::ResponseCache;
-
-/// Deeper than any option or variables object; a cycle would otherwise recurse forever.
+/// Deeper than any options object; a cycle would otherwise recurse forever.
 const MAX_DEPTH: u32 = 32;
 
 /// An option value; `path` (`options.retry`) names it should reading it throw (decisions D33).
 pub fn option_value(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
     option_value_at(env, value, path, depth)
-        .map_err(|error| thrown_while_reading(env.raw(), error, TYPE_ERROR, path))
+        .map_err(|error| thrown_while_reading(env.raw(), error, path))
 }
 
 fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<OptValue> {
@@ -43,7 +39,7 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
                     let item_path = format!("{path}[{i}]");
                     let item = object
                         .get_element::<Unknown>(i)
-                        .map_err(|e| thrown_while_reading(env.raw(), e, TYPE_ERROR, &item_path))?;
+                        .map_err(|e| thrown_while_reading(env.raw(), e, &item_path))?;
                     items.push(option_value(env, item, &item_path, depth + 1)?);
                 }
                 OptValue::Array(items)
@@ -64,7 +60,7 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
                     let field_path = format!("{path}.{key}");
                     let field = object
                         .get_named_property::<Unknown>(&key)
-                        .map_err(|e| thrown_while_reading(env.raw(), e, TYPE_ERROR, &field_path))?;
+                        .map_err(|e| thrown_while_reading(env.raw(), e, &field_path))?;
                     fields.push((key, option_value(env, field, &field_path, depth + 1)?));
                 }
                 OptValue::Object(fields)
@@ -114,128 +110,11 @@ fn is_abort_signal(env: &Env, object: &Object<'_>) -> Result<bool> {
     object.instanceof(constructor)
 }
 
-/// Variables or parameters as JSON. `undefined` properties are left out, as `JSON.stringify`
-/// would; what JSON cannot carry (NaN, functions, symbols, cycles) is a problem reported with
-/// its path, so the caller gets a validation error instead of a silently altered value.
-pub fn json_value(
-    value: Unknown,
-    path: &str,
-    problems: &mut Vec<String>,
-    depth: u32,
-) -> Result<Option<Value>> {
-    let env = value.value().env;
-    json_value_at(value, path, problems, depth)
-        .map_err(|error| thrown_while_reading(env, error, VALIDATION_ERROR, path))
-}
-
-fn json_value_at(
-    value: Unknown,
-    path: &str,
-    problems: &mut Vec<String>,
-    depth: u32,
-) -> Result<Option<Value>> {
-    let env = value.value().env;
-    let invalid = |problems: &mut Vec<String>, what: &str| {
-        problems.push(format!("Invalid {path}: {what}. Expected a JSON value"));
-    };
-    Ok(match value.get_type()? {
-        ValueType::Undefined => None,
-        ValueType::Null => Some(Value::Null),
-        ValueType::Boolean => Some(Value::Bool(unsafe { value.cast::<bool>()? })),
-        ValueType::Number => {
-            let n = unsafe { value.cast::<f64>()? };
-            let number = if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-                Some(Number::from(n as i64))
-            } else {
-                Number::from_f64(n)
-            };
-            match number {
-                Some(number) => Some(Value::Number(number)),
-                None => {
-                    invalid(problems, &format!("{n}"));
-                    None
-                }
-            }
-        }
-        ValueType::String => {
-            let text = unsafe { value.cast::<String>()? };
-            // Node replaces a lone surrogate with U+FFFD on the way out; JSON cannot carry one,
-            // so it is refused rather than silently changed (decisions D33).
-            if text.contains('\u{FFFD}')
-                && has_lone_surrogate(unsafe { value.cast::<JsString>()? })?
-            {
-                invalid(problems, "a string with a lone surrogate (an unpaired UTF-16 code unit from U+D800 to U+DFFF)");
-                return Ok(None);
-            }
-            Some(Value::String(text))
-        }
-        ValueType::Object => {
-            let object: Object<'_> = unsafe { value.cast()? };
-            if depth >= MAX_DEPTH {
-                invalid(problems, "an object nested too deeply (a cycle?)");
-                return Ok(None);
-            }
-            if object.is_array()? {
-                let length = object.get_array_length()?;
-                let mut items = Vec::with_capacity(length as usize);
-                for i in 0..length {
-                    let item_path = format!("{path}[{i}]");
-                    let item = object
-                        .get_element::<Unknown>(i)
-                        .map_err(|e| thrown_while_reading(env, e, VALIDATION_ERROR, &item_path))?;
-                    items.push(
-                        json_value(item, &item_path, problems, depth + 1)?.unwrap_or(Value::Null),
-                    );
-                }
-                Some(Value::Array(items))
-            } else {
-                let mut map = Map::new();
-                for key in own_keys(&object)? {
-                    let child_path = if path.is_empty() {
-                        key.clone()
-                    } else {
-                        format!("{path}.{key}")
-                    };
-                    let child = object
-                        .get_named_property::<Unknown>(&key)
-                        .map_err(|e| thrown_while_reading(env, e, VALIDATION_ERROR, &child_path))?;
-                    if let Some(v) = json_value(child, &child_path, problems, depth + 1)? {
-                        map.insert(key, v);
-                    }
-                }
-                Some(Value::Object(map))
-            }
-        }
-        ValueType::Function => {
-            invalid(problems, "a function");
-            None
-        }
-        ValueType::Symbol => {
-            invalid(problems, "a symbol");
-            None
-        }
-        ValueType::BigInt => {
-            invalid(problems, "a bigint");
-            None
-        }
-        _ => {
-            invalid(problems, "an unsupported value");
-            None
-        }
-    })
-}
-
-fn has_lone_surrogate(text: JsString<'_>) -> Result<bool> {
-    let units = text.into_utf16()?;
-    Ok(char::decode_utf16(units.as_slice().iter().copied()).any(|unit| unit.is_err()))
-}
-
-/// A read of a caller's value threw (a getter, a Proxy trap): the exception is taken and an
-/// `Error` description is thrown instead, `{ code, message, details?, cause }` with the thrown
-/// value as `cause`, which the facade turns into a `TypeError` (options) or
-/// `AniLinkValidationError` (variables) naming the path (decisions D33). Other errors pass
+/// A read of an option threw (a getter, a Proxy trap): the exception is taken and an `Error`
+/// description is thrown instead, `{ code, message, cause }` with the thrown value as `cause`,
+/// which the facade turns into a `TypeError` naming the path (decisions D33). Other errors pass
 /// through unchanged.
-pub fn thrown_while_reading(env: sys::napi_env, error: Error, code: &str, path: &str) -> Error {
+fn thrown_while_reading(env: sys::napi_env, error: Error, path: &str) -> Error {
     // Already described at a deeper path: an enclosing value passes it on as it is.
     let mut pending = false;
     if error.reason == DESCRIBED
@@ -250,10 +129,8 @@ pub fn thrown_while_reading(env: sys::napi_env, error: Error, code: &str, path: 
     {
         return error;
     }
-    let name = if path.is_empty() { "variables" } else { path };
-    let problem = format!(
-        "{name} could not be read: a getter or Proxy threw (the thrown value is the cause)"
-    );
+    let problem =
+        format!("{path} could not be read: a getter or Proxy threw (the thrown value is the cause)");
     let describe = || -> Result<()> {
         let env = Env::from_raw(env);
         let message = env.create_string(&problem)?;
@@ -263,10 +140,7 @@ pub fn thrown_while_reading(env: sys::napi_env, error: Error, code: &str, path: 
         })?;
         let mut description: Object<'_> =
             unsafe { Unknown::from_raw_unchecked(env.raw(), raw).cast()? };
-        description.set_named_property("code", code)?;
-        if code == VALIDATION_ERROR {
-            description.set_named_property("details", vec![problem.clone()])?;
-        }
+        description.set_named_property("code", TYPE_ERROR)?;
         description.set_named_property("cause", unsafe {
             Unknown::from_raw_unchecked(env.raw(), thrown)
         })?;

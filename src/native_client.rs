@@ -22,7 +22,7 @@ use anilink_transport::ProviderClient;
 
 use crate::calls;
 use crate::contract::{ALREADY_ABORTED, CANCELLABLE};
-use crate::convert::{json_value, kind_of, option_value, own_keys};
+use crate::convert::{kind_of, option_value, own_keys};
 use crate::failure::{throw, ErrorDescription};
 use crate::outbox::{Kind, Outbox, Payload};
 use crate::sink::HookEvents;
@@ -220,7 +220,8 @@ impl NativeClient {
     }
 
     /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
-    /// (`"anime.get"`, params, fields). Its result arrives through the outbox; a failure before
+    /// (`"anime.get"`, params, fields), the arguments and fields as JSON text with the problems
+    /// the facade found reading them. Its result arrives through the outbox; a failure before
     /// any I/O is thrown as an error description instead. `flags`: [`CANCELLABLE`] | [`ALREADY_ABORTED`].
     // One parameter per argument of the JavaScript call; grouping them would only add a
     // conversion on the hottest path.
@@ -230,24 +231,25 @@ impl NativeClient {
         &self,
         env: Env,
         operation: String,
-        input: Unknown,
-        fields: Unknown,
+        input: Option<String>,
+        fields: Option<String>,
+        problems: Option<Vec<String>>,
         options: Option<Object<'_>>,
         call_id: u32,
         flags: u32,
     ) -> Result<()> {
-        let mut problems = Vec::new();
-        let input = json_value(input, "", &mut problems, 0)?.unwrap_or(Value::Null);
+        let mut problems = problems.unwrap_or_default();
+        let input = caller_json(input)?.unwrap_or(Value::Null);
+        let fields = caller_json(fields)?;
         let spec = match &*self.endpoint.borrow() {
             Endpoint::AniList(endpoint) => {
-                let fields = anilist_fields(fields, &mut problems)?;
+                let fields = anilist_fields(fields, &mut problems);
                 if !problems.is_empty() {
                     return fail_before_dispatch(&env, &TransportError::validation(problems));
                 }
                 endpoint.operation(&operation, &input, fields.as_deref())
             }
             Endpoint::Mal(endpoint) => {
-                let fields = json_value(fields, "fields", &mut problems, 0)?;
                 if !problems.is_empty() {
                     return fail_before_dispatch(&env, &TransportError::validation(problems));
                 }
@@ -266,24 +268,24 @@ impl NativeClient {
     }
 
     /// Start `anilist.custom(document, variables)`; returns as [`NativeClient::operation`].
+    #[allow(clippy::too_many_arguments)]
     #[napi(catch_unwind)]
     pub fn custom(
         &self,
         env: Env,
         document: String,
-        variables: Unknown,
+        variables: Option<String>,
+        problems: Option<Vec<String>>,
         options: Option<Object<'_>>,
         call_id: u32,
         flags: u32,
     ) -> Result<()> {
         let spec = match &*self.endpoint.borrow() {
             Endpoint::AniList(endpoint) => {
-                let mut problems = Vec::new();
-                let variables =
-                    json_value(variables, "variables", &mut problems, 0)?.unwrap_or(Value::Null);
-                if !problems.is_empty() {
+                if let Some(problems) = problems.filter(|problems| !problems.is_empty()) {
                     return fail_before_dispatch(&env, &TransportError::validation(problems));
                 }
+                let variables = caller_json(variables)?.unwrap_or(Value::Null);
                 endpoint.custom(&document, &variables)
             }
             _ => {
@@ -621,22 +623,31 @@ fn request_options(env: &Env, object: &Object<'_>) -> Result<PartialOptions> {
 }
 
 /// AniList `fields`: absent, or an array of dot-path strings.
-fn anilist_fields(fields: Unknown, problems: &mut Vec<String>) -> Result<Option<Vec<String>>> {
-    match json_value(fields, "fields", problems, 0)? {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => Ok(Some(
+fn anilist_fields(fields: Option<Value>, problems: &mut Vec<String>) -> Option<Vec<String>> {
+    match fields {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => Some(
             items
                 .into_iter()
                 .filter_map(|v| v.as_str().map(str::to_string))
                 .collect(),
-        )),
+        ),
         Some(other) => {
             problems.push(format!(
                 "Invalid fields: {other}. Expected an array of field paths (strings)"
             ));
-            Ok(None)
+            None
         }
     }
+}
+
+/// A caller's variables, arguments or fields, as the facade wrote them (`lib/json-text.cjs`
+/// reads them once and reports what JSON cannot carry as problems, decisions D33). The text is
+/// the facade's own, so a parse failure is a broken contract, not bad input.
+fn caller_json(text: Option<String>) -> Result<Option<Value>> {
+    text.map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|error| invalid_arg(format!("caller values must arrive as JSON text: {error}")))
 }
 
 #[cfg(test)]
