@@ -59,12 +59,17 @@ const MEMORY_RUN_SEC = { anilink: 4, undici: 10, fetch: 15, axios: 15, reqwest: 
 const IDLE_KINDS = [OURS, BASELINE];
 const IDLE_CALLS = 5;
 /**
- * Between `ready` and the counted period. Any Node process that has just been busy runs one
- * more garbage collection about 8 s later (V8's memory reducer; with `--no-memory-reducer`
- * the same AniLink process stays at 0 switches): that is V8's, not the client's, so it falls
- * in the settling period, whose switches are reported apart.
+ * Between `ready` and the counted period: at least IDLE_SETTLE_SECONDS, then until the process
+ * has been quiet (no switch on any thread) for IDLE_QUIET_SECONDS, at most
+ * IDLE_SETTLE_MAX_SECONDS. Any Node process that has just been busy runs one to three more
+ * garbage collections some 8 s apart (V8's memory reducer; with `--no-memory-reducer` the same
+ * AniLink process stays at 0 switches): those are V8's, not the client's, so they fall in the
+ * settling period, whose switches and length are reported apart. A client that wakes up more
+ * often than every IDLE_QUIET_SECONDS never gets a quiet stretch and is counted after the cap.
  */
 const IDLE_SETTLE_SECONDS = 10;
+const IDLE_QUIET_SECONDS = 9;
+const IDLE_SETTLE_MAX_SECONDS = 40;
 /** A child that takes longer than this is stuck, not slow. */
 const CHILD_TIMEOUT_MS = 300_000;
 /** Per run, on top of its phases: starting Node, importing the client, opening connections. */
@@ -229,7 +234,7 @@ function planRun(options) {
     : [];
   const memorySec = profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + MEMORY_RUN_SEC[kind], 0);
   const idleKinds = options.idle ? IDLE_KINDS.filter((kind) => options.clients.includes(kind)) : [];
-  const idleSec = idleKinds.length > 0 ? IDLE_SETTLE_SECONDS + IDLE_SECONDS + 3 : 0;
+  const idleSec = idleKinds.length > 0 ? IDLE_SETTLE_MAX_SECONDS + IDLE_SECONDS + 3 : 0;
   const ceilingSec = profile.ceilingSeconds + 1 + RUN_OVERHEAD_SEC;
   return {
     throughput,
@@ -244,7 +249,7 @@ function planRun(options) {
             `  ${workload}, ${concurrency} in flight: ${kinds.join(', ') || '(no client)'}`,
         ),
         `  memory (${fmtInt(MEMORY_IN_FLIGHT)} in flight): ${memoryKinds.join(', ') || 'skipped'}`,
-        `  idle (${IDLE_SETTLE_SECONDS} s settling + ${IDLE_SECONDS} s counted, side by side): ${idleKinds.join(', ') || 'skipped'}`,
+        `  idle (${IDLE_SETTLE_SECONDS}–${IDLE_SETTLE_MAX_SECONDS} s settling + ${IDLE_SECONDS} s counted, side by side): ${idleKinds.join(', ') || 'skipped'}`,
         `  ${runs} timed runs; ETA about ${Math.ceil(this.etaSec / 60)} min (${new Date(Date.now() + this.etaSec * 1000).toISOString().slice(11, 16)} UTC)`,
       ];
       return lines.join('\n');
@@ -476,6 +481,20 @@ function processCpuMs(pid) {
   return (ticks * 1000) / ticksPerSecond;
 }
 
+/** Wait as IDLE_SETTLE_SECONDS and IDLE_QUIET_SECONDS say; returns the seconds waited. */
+async function settleUntilQuiet(pid) {
+  let lastSwitches = contextSwitches(pid).total;
+  let quietSeconds = 0;
+  for (let second = 1; second <= IDLE_SETTLE_MAX_SECONDS; second += 1) {
+    await sleep(1000);
+    const switches = contextSwitches(pid).total;
+    quietSeconds = switches === lastSwitches ? quietSeconds + 1 : 0;
+    lastSwitches = switches;
+    if (second >= IDLE_SETTLE_SECONDS && quietSeconds >= IDLE_QUIET_SECONDS) return second;
+  }
+  return IDLE_SETTLE_MAX_SECONDS;
+}
+
 /**
  * The idle scenario for one client: it makes a few calls, reports `ready`, and from then on
  * does nothing; this process counts its threads' context switches over `seconds`. Every time a
@@ -500,7 +519,7 @@ async function measureIdle(server, kind, seconds) {
     ]);
     if (!ready) return { kind, error: (stderr.trim() || 'never became ready').split('\n').slice(-3).join('\n') };
     const settling = contextSwitches(child.pid);
-    await sleep(IDLE_SETTLE_SECONDS * 1000);
+    const settleSeconds = await settleUntilQuiet(child.pid);
     const before = contextSwitches(child.pid);
     const cpuBefore = processCpuMs(child.pid);
     await sleep(seconds * 1000);
@@ -511,6 +530,7 @@ async function measureIdle(server, kind, seconds) {
       kind,
       seconds,
       threads: after.threads,
+      settleSeconds,
       settleContextSwitches: before.total - settling.total,
       contextSwitches: after.total - before.total,
       wakeUpsPerSec: (after.total - before.total) / seconds,
@@ -617,7 +637,7 @@ function evaluateTargets(targets, runs, unavailable) {
       const theirs = runs.find((run) => run.scenario === 'idle' && run.kind === BASELINE && !run.error);
       return {
         ...target,
-        description: `idle process: ${bound} wake-ups/s (${IDLE_SECONDS} s, all threads, after ${IDLE_SETTLE_SECONDS} s settling)`,
+        description: `idle process: ${bound} wake-ups/s (${IDLE_SECONDS} s, all threads, after settling)`,
         measured: ours
           ? `${ours.wakeUpsPerSec.toFixed(1)}/s (undici ${theirs ? `${theirs.wakeUpsPerSec.toFixed(1)}/s` : '–'})`
           : '–',
@@ -791,7 +811,7 @@ function renderMarkdown(result) {
     out.push(
       `#### Idle: wake-ups of a client with nothing to do`,
       '',
-      `Each client makes ${IDLE_CALLS} \`media\` calls, keeps its connections, then idles: ${IDLE_SETTLE_SECONDS} s to settle (V8's memory reducer runs one more GC in every Node process about 8 s after it was last busy), ` +
+      `Each client makes ${IDLE_CALLS} \`media\` calls, keeps its connections, then idles: it settles for at least ${IDLE_SETTLE_SECONDS} s and until it has been quiet for ${IDLE_QUIET_SECONDS} s, at most ${IDLE_SETTLE_MAX_SECONDS} s (V8's memory reducer runs one to three more GCs in every Node process, some 8 s apart, after it was last busy), ` +
         `then context switches of all its threads (/proc/<pid>/task/*/status) are counted over ${IDLE_SECONDS} s. A thread that wakes up and sleeps again switches once, so switches per second bound the wake-ups from above.`,
       '',
       markdownTable(
@@ -801,17 +821,19 @@ function renderMarkdown(result) {
           `switches in ${IDLE_SECONDS} s`,
           'threads',
           'CPU ms in those s',
+          'settled for',
           'switches while settling',
         ],
         idleRuns.map((run) =>
           run.error
-            ? [clientLabel(run.kind), `FAILED ${run.error.replaceAll('\n', ' ')}`, '', '', '', '']
+            ? [clientLabel(run.kind), `FAILED ${run.error.replaceAll('\n', ' ')}`, '', '', '', '', '']
             : [
                 clientLabel(run.kind),
                 run.wakeUpsPerSec.toFixed(1),
                 run.contextSwitches,
                 run.threads,
                 fmtInt(run.idleCpuMs),
+                `${run.settleSeconds} s`,
                 run.settleContextSwitches,
               ],
         ),
@@ -897,7 +919,7 @@ async function main() {
     if (plan.idleKinds.length > 0) {
       // Wake-ups do not depend on CPU load, so the idle clients are measured side by side.
       log(
-        `idle: ${plan.idleKinds.join(', ')} side by side, ${IDLE_SETTLE_SECONDS} s settling + ${IDLE_SECONDS} s counted…`,
+        `idle: ${plan.idleKinds.join(', ')} side by side, ${IDLE_SETTLE_SECONDS}–${IDLE_SETTLE_MAX_SECONDS} s settling + ${IDLE_SECONDS} s counted…`,
       );
       const idle = await Promise.all(plan.idleKinds.map((kind) => measureIdle(server, kind, IDLE_SECONDS)));
       for (const run of idle)
