@@ -45,6 +45,12 @@ describe('variables are sent as JSON.stringify would write them', () => {
     expect(server.requests[0].body).toContain(`"variables":${JSON.stringify(numbers)}`);
   });
 
+  it("custom variables keep the caller's key order, as JSON.stringify writes it", async () => {
+    const variables = { zeta: 1, alpha: { y: 2, b: 3 } };
+    await aniListClient(server).anilist.custom(DOCUMENT, variables);
+    expect(server.requests[0].body).toContain(`"variables":${JSON.stringify(variables)}}`);
+  });
+
   it('a key with a lone surrogate is sent with U+FFFD in its place', async () => {
     expect(await sentVariables({ 'k\ud800': 1 })).toEqual({ 'k\ufffd': 1 });
   });

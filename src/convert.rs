@@ -129,8 +129,9 @@ fn thrown_while_reading(env: sys::napi_env, error: Error, path: &str) -> Error {
     {
         return error;
     }
-    let problem =
-        format!("{path} could not be read: a getter or Proxy threw (the thrown value is the cause)");
+    let problem = format!(
+        "{path} could not be read: a getter or Proxy threw (the thrown value is the cause)"
+    );
     let describe = || -> Result<()> {
         let env = Env::from_raw(env);
         let message = env.create_string(&problem)?;

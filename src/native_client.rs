@@ -285,8 +285,7 @@ impl NativeClient {
                 if let Some(problems) = problems.filter(|problems| !problems.is_empty()) {
                     return fail_before_dispatch(&env, &TransportError::validation(problems));
                 }
-                let variables = caller_json(variables)?.unwrap_or(Value::Null);
-                endpoint.custom(&document, &variables)
+                endpoint.custom(&document, variables.as_deref())
             }
             _ => {
                 return Err(invalid_arg(

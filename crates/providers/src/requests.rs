@@ -6,6 +6,7 @@
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use anilink_transport::error::{Protocol, TransportError};
@@ -116,17 +117,25 @@ impl AniListEndpoint {
         Ok(spec)
     }
 
-    /// `anilist.custom(document, variables)`: a caller-written document.
-    pub fn custom(&self, document: &str, variables: &Value) -> Result<RequestSpec, TransportError> {
+    /// `anilist.custom(document, variables)`: a caller-written document. `variables` is JSON
+    /// text (an object, `null` or absent), written into the body as it is: the facade reads
+    /// the caller's value once into that text, and nothing here needs it as a value.
+    pub fn custom(
+        &self,
+        document: &str,
+        variables: Option<&str>,
+    ) -> Result<RequestSpec, TransportError> {
         let prepared = self
             .custom_documents
             .get_or_prepare(document, prepare_custom_document)?;
-        if !matches!(variables, Value::Object(_) | Value::Null) {
-            return Err(TransportError::validation(vec![format!(
-                "Invalid variables: {variables}. Expected an object."
-            )]));
-        }
-        let mut spec = self.graphql(prepared.prefix.clone(), variables)?;
+        let variables = match variables {
+            None => None,
+            Some(text) => object_or_null(text)?,
+        };
+        let mut tail = Vec::with_capacity(variables.map_or(2, str::len) + 1);
+        tail.extend_from_slice(variables.unwrap_or("{}").as_bytes());
+        tail.push(b'}');
+        let mut spec = self.with_body(prepared.prefix.clone(), tail);
         spec.is_write = prepared.is_mutation;
         spec.cache_hint = prepared.cache_hint.clone();
         Ok(spec)
@@ -142,9 +151,31 @@ impl AniListEndpoint {
             serde_json::to_writer(&mut tail, variables).map_err(encoding_failed)?;
         }
         tail.push(b'}');
+        Ok(self.with_body(prefix, tail))
+    }
+
+    /// The endpoint's request with the body `prefix` + `tail`.
+    fn with_body(&self, prefix: Bytes, tail: Vec<u8>) -> RequestSpec {
         let mut spec = self.template.clone();
         spec.body = Body::from_chunks(vec![prefix, Bytes::from(tail)]);
-        Ok(spec)
+        spec
+    }
+}
+
+/// Custom variables as JSON text: `Some(object)`, `None` for `null`, or the validation error a
+/// value that is not an object (or not JSON) gets.
+fn object_or_null(text: &str) -> Result<Option<&str>, TransportError> {
+    let value: &RawValue = serde_json::from_str(text).map_err(|error| {
+        TransportError::validation(vec![format!(
+            "Invalid variables: not JSON text ({error}). Expected an object."
+        )])
+    })?;
+    match value.get() {
+        "null" => Ok(None),
+        object if object.starts_with('{') => Ok(Some(object)),
+        other => Err(TransportError::validation(vec![format!(
+            "Invalid variables: {other}. Expected an object."
+        )])),
     }
 }
 
@@ -461,10 +492,7 @@ mod tests {
             matches!(save.cache_hint, CacheHint::Write(Invalidates::Scopes(ref scopes)) if scopes.contains(&"MediaList".into()))
         );
         let custom = anilist
-            .custom(
-                "mutation { DeleteActivity(id: 1) { deleted } }",
-                &Value::Null,
-            )
+            .custom("mutation { DeleteActivity(id: 1) { deleted } }", None)
             .unwrap();
         assert_eq!(custom.cache_hint, CacheHint::Write(Invalidates::Url));
         let mal = MalEndpoint::new("http://h/v2", Some("m"), None).unwrap();
@@ -491,12 +519,10 @@ mod tests {
     #[test]
     fn custom_documents_follow_their_operation_type() {
         let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("t")).unwrap();
-        let query = endpoint
-            .custom("query { Viewer { id } }", &Value::Null)
-            .unwrap();
+        let query = endpoint.custom("query { Viewer { id } }", None).unwrap();
         assert!(!query.is_write);
         let mutation = endpoint
-            .custom("mutation { ToggleFollow(userId: 1) { id } }", &Value::Null)
+            .custom("mutation { ToggleFollow(userId: 1) { id } }", Some("null"))
             .unwrap();
         assert!(mutation.is_write);
         let body: Value = serde_json::from_slice(&query.body.to_vec()).unwrap();
@@ -505,7 +531,7 @@ mod tests {
         let with_vars = endpoint
             .custom(
                 "query ($id: Int) { Media(id: $id) { id } }",
-                &serde_json::json!({"id": 1}),
+                Some(r#"{"id":1}"#),
             )
             .unwrap();
         let body: Value = serde_json::from_slice(&with_vars.body.to_vec()).unwrap();
@@ -513,15 +539,35 @@ mod tests {
     }
 
     #[test]
+    fn custom_variables_are_written_as_given_and_must_be_an_object() {
+        let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
+        let document = "query { Viewer { id } }";
+        let spec = endpoint
+            .custom(document, Some(r#"{"b":1,"a":[2,"\u0001"]}"#))
+            .unwrap();
+        let body = String::from_utf8(spec.body.to_vec()).unwrap();
+        assert!(
+            body.ends_with(r#","variables":{"b":1,"a":[2,"\u0001"]}}"#),
+            "{body}"
+        );
+        for (text, problem) in [
+            (r#""x""#, r#"Invalid variables: "x". Expected an object."#),
+            ("[1]", "Invalid variables: [1]. Expected an object."),
+            ("7", "Invalid variables: 7. Expected an object."),
+        ] {
+            let error = endpoint.custom(document, Some(text)).unwrap_err();
+            assert_eq!(error.details, vec![problem.to_string()]);
+        }
+        let broken = endpoint.custom(document, Some("{")).unwrap_err();
+        assert!(broken.details[0].starts_with("Invalid variables: not JSON text"));
+    }
+
+    #[test]
     fn a_custom_document_is_prepared_once_and_its_text_shared() {
         let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
         let document = "query ($id: Int) { Media(id: $id) { id } }";
-        let first = endpoint
-            .custom(document, &serde_json::json!({"id": 1}))
-            .unwrap();
-        let second = endpoint
-            .custom(document, &serde_json::json!({"id": 2}))
-            .unwrap();
+        let first = endpoint.custom(document, Some(r#"{"id":1}"#)).unwrap();
+        let second = endpoint.custom(document, Some(r#"{"id":2}"#)).unwrap();
         // The second call sends the first call's escaped document, not a copy of it.
         assert_eq!(
             first.body.chunks()[0].as_ptr(),
@@ -532,8 +578,8 @@ mod tests {
         assert_eq!(body["variables"], serde_json::json!({"id": 2}));
 
         // One character apart: another document, with its own body and cache hint.
-        let a = endpoint.custom("{ Media { id } }", &Value::Null).unwrap();
-        let b = endpoint.custom("{ Medix { id } }", &Value::Null).unwrap();
+        let a = endpoint.custom("{ Media { id } }", None).unwrap();
+        let b = endpoint.custom("{ Medix { id } }", None).unwrap();
         let scope = |spec: &RequestSpec| match &spec.cache_hint {
             anilink_transport::cache::CacheHint::Read { scope } => scope.clone(),
             other => panic!("not a read: {other:?}"),
@@ -547,11 +593,7 @@ mod tests {
     fn a_bad_custom_document_fails_every_time_with_the_same_problems() {
         let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
         let failures: Vec<_> = (0..3)
-            .map(|_| {
-                endpoint
-                    .custom("query { Viewer { id }", &Value::Null)
-                    .unwrap_err()
-            })
+            .map(|_| endpoint.custom("query { Viewer { id }", None).unwrap_err())
             .collect();
         assert_eq!(
             failures[0].code,
