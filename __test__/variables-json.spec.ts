@@ -51,6 +51,19 @@ describe('variables are sent as JSON.stringify would write them', () => {
     expect(server.requests[0].body).toContain(`"variables":${JSON.stringify(variables)}}`);
   });
 
+  it('toJSON methods are called with their key, as JSON.stringify calls them (a Date becomes its ISO string)', async () => {
+    const variables = {
+      at: new Date(Date.UTC(2026, 11, 1)),
+      tagged: { toJSON: (key: string) => `key ${key}` },
+      list: [{ toJSON: (key: string) => Number(key) + 10 }],
+    };
+    expect(await sentVariables(variables)).toEqual({
+      at: '2026-12-01T00:00:00.000Z',
+      tagged: 'key tagged',
+      list: [10],
+    });
+  });
+
   it('a key with a lone surrogate is sent with U+FFFD in its place', async () => {
     expect(await sentVariables({ 'k\ud800': 1 })).toEqual({ 'k\ufffd': 1 });
   });

@@ -2,8 +2,8 @@
 // A caller's variables, operation arguments or `fields` as JSON text, read once, in one pass,
 // before the native call (the binding parses the text; a property read through napi costs
 // several times what the whole pass costs here). The one owner of how those values are read:
-// own enumerable string keys, as `JSON.stringify` reads them; `undefined` properties left out
-// and `undefined` array items sent as null, as it does; what JSON cannot carry (NaN, infinities,
+// as `JSON.stringify` reads them (own enumerable string keys, `toJSON` methods, `undefined`
+// properties left out and `undefined` array items sent as null); what JSON cannot carry (NaN, infinities,
 // functions, symbols, bigints, lone surrogates, nesting deeper than MAX_DEPTH) becomes a problem
 // naming its path, so the call fails with AniLinkValidationError instead of sending an altered
 // value; a getter or Proxy trap that throws fails the call with its thrown value as the cause
@@ -66,8 +66,26 @@ class JsonWriter {
     return undefined;
   }
 
-  /** The JSON text of `value`, or undefined when it is left out (undefined, or a problem). */
-  write(value, path, depth) {
+  /**
+   * The JSON text of `value`, or undefined when it is left out (undefined, or a problem). An
+   * object with a `toJSON` method is written as what it returns, called with `key` as
+   * JSON.stringify calls it (a Date becomes its ISO string).
+   */
+  write(value, path, depth, key = '') {
+    if (typeof value === 'object' && value !== null) {
+      let toJSON;
+      try {
+        toJSON = value.toJSON;
+        if (typeof toJSON === 'function') return this.written(toJSON.call(value, key), path, depth);
+      } catch (thrown) {
+        throw readFailure(path, thrown);
+      }
+    }
+    return this.written(value, path, depth);
+  }
+
+  /** `write` after `toJSON`. */
+  written(value, path, depth) {
     switch (typeof value) {
       case 'undefined':
         return undefined;
@@ -109,7 +127,7 @@ class JsonWriter {
       } catch (thrown) {
         throw readFailure(`${path}[${i}]`, thrown);
       }
-      const itemText = this.write(item, `${path}[${i}]`, depth + 1);
+      const itemText = this.write(item, `${path}[${i}]`, depth + 1, String(i));
       text += (i === 0 ? '' : ',') + (itemText ?? 'null');
     }
     return `${text}]`;
@@ -132,7 +150,7 @@ class JsonWriter {
       } catch (thrown) {
         throw readFailure(memberPath(path, key), thrown);
       }
-      const memberText = this.write(member, memberPath(path, key), depth + 1);
+      const memberText = this.write(member, memberPath(path, key), depth + 1, key);
       if (memberText === undefined) continue;
       // A key with a lone surrogate is sent with U+FFFD in its place, as Node would send it.
       text += `${first ? '' : ','}${quote(key.toWellFormed())}:${memberText}`;
