@@ -96,15 +96,24 @@ describe('one path for failures before dispatch', () => {
   it('invalid variables are thrown as their error description, nothing is sent', () => {
     // Arguments arrive as JSON text written by the facade (lib/json-text.cjs).
     const description = thrownBy(() =>
-      client().operation('query.media', '{"id":"one"}', undefined, undefined, undefined, 1, 0),
+      native.startOperation(client().id, 'query.media', '{"id":"one"}', undefined, undefined, undefined, 1, 0),
     );
     expect(description).toMatchObject({ code: AniLinkErrorCodes.VALIDATION, details: [expect.stringContaining('id')] });
     expect(server.requests).toHaveLength(0);
   });
 
+  it('calls are started by client id; an id no live client has is a clear error', () => {
+    const first = client();
+    expect(typeof first.id).toBe('number');
+    expect(client().id).not.toBe(first.id);
+    expect(() => native.startCustom(2 ** 31, '{ Viewer { id } }', undefined, undefined, undefined, 1, 0)).toThrow(
+      /no client has the id 2147483648/,
+    );
+  });
+
   it('an invalid per-request option is thrown as a TYPE_ERROR description', () => {
     const description = thrownBy(() =>
-      client().operation('query.media', '{"id":1}', undefined, undefined, { timeout: -1 }, 1, 0),
+      native.startOperation(client().id, 'query.media', '{"id":1}', undefined, undefined, { timeout: -1 }, 1, 0),
     );
     expect(description).toMatchObject({ code: contract.typeErrorCode, message: expect.stringContaining('timeout') });
     expect(server.requests).toHaveLength(0);
@@ -145,9 +154,9 @@ describe('the provider is an enum', () => {
       /Unknown option key "accessToken" for an external client/,
     );
     const external = native.NativeClient.create('external', {}, () => {});
-    expect(() => external.operation('query.media', '{"id":1}', undefined, undefined, undefined, 1, 0)).toThrow(
-      /no catalog operations/,
-    );
+    expect(() =>
+      native.startOperation(external.id, 'query.media', '{"id":1}', undefined, undefined, undefined, 1, 0),
+    ).toThrow(/no catalog operations/);
   });
 });
 

@@ -77,7 +77,7 @@ function startOperation(client, key, input, callOptions, callId, flags) {
   const writer = new JsonWriter();
   const inputText = writer.text(input, '');
   const fieldsText = writer.text(callOptions?.fields, 'fields');
-  client.native.operation(key, inputText, fieldsText, writer.problems, callOptions, callId, flags);
+  native.startOperation(client.nativeId, key, inputText, fieldsText, writer.problems, callOptions, callId, flags);
 }
 
 /** A call of a provider client, through its token refresher when it has one. */
@@ -105,7 +105,7 @@ function createAniListApi(client) {
     clientCall(client, options, (callOptions, callId, flags) => {
       const writer = new JsonWriter();
       const variablesText = writer.text(variables, 'variables');
-      client.native.custom(String(document), variablesText, writer.problems, callOptions, callId, flags);
+      native.startCustom(client.nativeId, String(document), variablesText, writer.problems, callOptions, callId, flags);
     });
 
   /** A caller-written `Page` query, walked page by page (api.md §8). */
@@ -192,9 +192,13 @@ function createMalApi(client) {
   return api;
 }
 
-/** A provider client: the native client, token refresher and options of one slot. */
+/**
+ * A provider client: the native client (and its id, which the functions that start calls
+ * take), token refresher and options of one slot.
+ */
 function createProviderClient(provider, options) {
-  const client = { options, native: createNative(provider, options) };
+  const nativeClient = createNative(provider, options);
+  const client = { options, native: nativeClient, nativeId: nativeClient.id };
   client.refresher = createRefresher(provider, client);
   return client;
 }

@@ -29,17 +29,18 @@ const PROVIDER_FIELDS = new Set([...CREDENTIAL_FIELDS, 'baseUrl']);
 function createExternalClient(options) {
   const transport = {};
   for (const [key, value] of Object.entries(options)) if (!PROVIDER_FIELDS.has(key)) transport[key] = value;
-  return { options: transport, native: native.NativeClient.create('external', transport, deliver) };
+  const nativeClient = native.NativeClient.create('external', transport, deliver);
+  return { options: transport, native: nativeClient, nativeId: nativeClient.id };
 }
 
 /**
  * POST `body` (sent as `contentType`) to `url`; resolves the parsed answer.
- * @param {{ options: object, native: object }} client from createExternalClient
+ * @param {{ options: object, native: object, nativeId: number }} client from createExternalClient
  * @param {object | undefined} requestOptions per-call transport options
  */
 function postTo(client, url, contentType, body, requestOptions) {
   return runCall(client, requestOptions, (callOptions, callId, flags) =>
-    client.native.post(url, contentType, body, callOptions, callId, flags),
+    native.startPost(client.nativeId, url, contentType, body, callOptions, callId, flags),
   );
 }
 

@@ -2,6 +2,7 @@
 
 use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
@@ -76,16 +77,61 @@ struct Inner {
     client: ProviderClient,
 }
 
-#[napi]
-pub struct NativeClient {
+/// What a call needs of its client. The entry points that start calls are plain functions
+/// taking the client's id ([`start_operation`], [`start_custom`], [`start_post`]): as methods,
+/// napi-rs would check `this`'s type tag, unwrap it and register a borrow of it on every call,
+/// about 4,000 instructions.
+struct CallTarget {
     inner: Arc<Inner>,
     /// Read and replaced on the JavaScript thread only (calls build their request from it
     /// before dispatch), so a token refresh swaps it without a lock.
     endpoint: RefCell<Endpoint>,
+    outbox: Outbox,
+}
+
+thread_local! {
+    /// The live clients of this JavaScript thread, by id (an index; freed ids are reused).
+    static CALL_TARGETS: RefCell<Vec<Option<Rc<CallTarget>>>> = const { RefCell::new(Vec::new()) };
+}
+
+fn register_target(target: Rc<CallTarget>) -> u32 {
+    CALL_TARGETS.with_borrow_mut(|targets| {
+        let id = match targets.iter().position(Option::is_none) {
+            Some(free) => free,
+            None => {
+                targets.push(None);
+                targets.len() - 1
+            }
+        };
+        targets[id] = Some(target);
+        id as u32
+    })
+}
+
+fn call_target(id: u32) -> Result<Rc<CallTarget>> {
+    CALL_TARGETS
+        .with_borrow(|targets| targets.get(id as usize).cloned().flatten())
+        .ok_or_else(|| invalid_arg(format!("no client has the id {id}")))
+}
+
+#[napi]
+pub struct NativeClient {
+    target: Rc<CallTarget>,
+    id: u32,
     /// What rebuilds the endpoint with a new token.
     base_url: String,
     client_id: Option<String>,
-    outbox: Outbox,
+}
+
+impl Drop for NativeClient {
+    fn drop(&mut self) {
+        // `try_with`: at thread exit the registry may be gone already.
+        let _ = CALL_TARGETS.try_with(|targets| {
+            if let Some(slot) = targets.borrow_mut().get_mut(self.id as usize) {
+                *slot = None;
+            }
+        });
+    }
 }
 
 const AUTH_FIELDS_TAIL: [&str; 5] = [
@@ -186,21 +232,31 @@ impl NativeClient {
         let client_id = field("clientId");
         let token = provider.token_field().and_then(field);
         let endpoint = build_endpoint(provider, &base_url, token.as_deref(), client_id.as_deref())?;
-        Ok(Self {
+        let target = Rc::new(CallTarget {
             inner: Arc::new(Inner {
                 client: ProviderClient::new(options, provider.name()),
             }),
             endpoint: RefCell::new(endpoint),
+            outbox: Outbox::new(on_batch)?,
+        });
+        Ok(Self {
+            id: register_target(target.clone()),
+            target,
             base_url,
             client_id,
-            outbox: Outbox::new(on_batch)?,
         })
+    }
+
+    /// What [`start_operation`], [`start_custom`] and [`start_post`] take to name this client.
+    #[napi(getter)]
+    pub fn id(&self) -> u32 {
+        self.id
     }
 
     /// Send `token` from now on (a refreshed access token); calls already started keep theirs.
     #[napi(catch_unwind)]
     pub fn set_token(&self, token: String) -> Result<()> {
-        let provider = match &*self.endpoint.borrow() {
+        let provider = match &*self.target.endpoint.borrow() {
             Endpoint::AniList(_) => Provider::AniList,
             Endpoint::Mal(_) => Provider::Mal,
             Endpoint::External => {
@@ -215,128 +271,24 @@ impl NativeClient {
             Some(&token),
             self.client_id.as_deref(),
         )?;
-        *self.endpoint.borrow_mut() = endpoint;
+        *self.target.endpoint.borrow_mut() = endpoint;
         Ok(())
-    }
-
-    /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
-    /// (`"anime.get"`, params, fields), the arguments and fields as JSON text with the problems
-    /// the facade found reading them. Its result arrives through the outbox; a failure before
-    /// any I/O is thrown as an error description instead. `flags`: [`CANCELLABLE`] | [`ALREADY_ABORTED`].
-    // One parameter per argument of the JavaScript call; grouping them would only add a
-    // conversion on the hottest path.
-    #[allow(clippy::too_many_arguments)]
-    #[napi(catch_unwind)]
-    pub fn operation(
-        &self,
-        env: Env,
-        operation: String,
-        input: Option<String>,
-        fields: Option<String>,
-        problems: Option<Vec<String>>,
-        options: Option<Object<'_>>,
-        call_id: u32,
-        flags: u32,
-    ) -> Result<()> {
-        let mut problems = problems.unwrap_or_default();
-        let input = caller_json(input)?.unwrap_or(Value::Null);
-        let fields = caller_json(fields)?;
-        let spec = match &*self.endpoint.borrow() {
-            Endpoint::AniList(endpoint) => {
-                let fields = anilist_fields(fields, &mut problems);
-                if !problems.is_empty() {
-                    return fail_before_dispatch(&env, &TransportError::validation(problems));
-                }
-                endpoint.operation(&operation, &input, fields.as_deref())
-            }
-            Endpoint::Mal(endpoint) => {
-                if !problems.is_empty() {
-                    return fail_before_dispatch(&env, &TransportError::validation(problems));
-                }
-                endpoint.operation(&operation, &input, fields.as_ref())
-            }
-            Endpoint::External => {
-                return Err(invalid_arg(
-                    "an external client has no catalog operations".into(),
-                ))
-            }
-        };
-        match spec {
-            Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
-            Err(error) => fail_before_dispatch(&env, &error),
-        }
-    }
-
-    /// Start `anilist.custom(document, variables)`; returns as [`NativeClient::operation`].
-    #[allow(clippy::too_many_arguments)]
-    #[napi(catch_unwind)]
-    pub fn custom(
-        &self,
-        env: Env,
-        document: String,
-        variables: Option<String>,
-        problems: Option<Vec<String>>,
-        options: Option<Object<'_>>,
-        call_id: u32,
-        flags: u32,
-    ) -> Result<()> {
-        let spec = match &*self.endpoint.borrow() {
-            Endpoint::AniList(endpoint) => {
-                if let Some(problems) = problems.filter(|problems| !problems.is_empty()) {
-                    return fail_before_dispatch(&env, &TransportError::validation(problems));
-                }
-                endpoint.custom(&document, variables.as_deref())
-            }
-            _ => {
-                return Err(invalid_arg(
-                    "custom documents are an AniList feature".into(),
-                ))
-            }
-        };
-        match spec {
-            Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
-            Err(error) => fail_before_dispatch(&env, &error),
-        }
-    }
-
-    /// Start a POST of an external client to `url`: `body` is sent as `content_type`, the
-    /// answer resolves as JSON (or text). Returns as [`NativeClient::operation`].
-    #[allow(clippy::too_many_arguments)]
-    #[napi(catch_unwind)]
-    pub fn post(
-        &self,
-        env: Env,
-        url: String,
-        content_type: String,
-        body: String,
-        options: Option<Object<'_>>,
-        call_id: u32,
-        flags: u32,
-    ) -> Result<()> {
-        let Endpoint::External = &*self.endpoint.borrow() else {
-            return Err(invalid_arg(
-                "posts to absolute URLs need an external client".into(),
-            ));
-        };
-        match token_request(&url, &content_type, body) {
-            Ok(spec) => self.dispatch(&env, spec, options, call_id, flags),
-            Err(error) => fail_before_dispatch(&env, &error),
-        }
     }
 
     /// A frozen-by-the-facade copy of the slot's cross-request state (api.md §6, decisions D20),
     /// with the stats of the slot's response cache when it has one.
     #[napi(catch_unwind)]
     pub fn snapshot(&self) -> Result<Value> {
-        let hosts = self.inner.client.snapshot();
-        let own_host = match &*self.endpoint.borrow() {
+        let inner = &self.target.inner;
+        let hosts = inner.client.snapshot();
+        let own_host = match &*self.target.endpoint.borrow() {
             Endpoint::AniList(e) => host_of(e.url()),
             Endpoint::Mal(e) => host_of(e.url()),
             Endpoint::External => None,
         };
         let snapshot = Snapshot {
-            captured_at: self.inner.client.now_ms(),
-            shared_state: self.inner.client.sharing_mode().as_str(),
+            captured_at: inner.client.now_ms(),
+            shared_state: inner.client.sharing_mode().as_str(),
             admission: hosts
                 .iter()
                 .filter_map(|h| {
@@ -384,7 +336,7 @@ impl NativeClient {
                 .find(|h| Some(&h.host) == own_host.as_ref())
                 .and_then(|h| h.budget)
                 .map(Budget::from),
-            response_cache: self.inner.client.response_cache().map(|cache| {
+            response_cache: inner.client.response_cache().map(|cache| {
                 let stats = cache.stats();
                 CacheCounters {
                     entries: stats.entries,
@@ -481,7 +433,109 @@ struct CacheCounters {
     evictions: u64,
 }
 
-impl NativeClient {
+impl CallTarget {
+    /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
+    /// (`"anime.get"`, params, fields), the arguments and fields as JSON text with the problems
+    /// the facade found reading them. Its result arrives through the outbox; a failure before
+    /// any I/O is thrown as an error description instead. `flags`: [`CANCELLABLE`] | [`ALREADY_ABORTED`].
+    // One parameter per argument of the JavaScript call; grouping them would only add a
+    // conversion on the hottest path.
+    #[allow(clippy::too_many_arguments)]
+    fn operation(
+        &self,
+        env: &Env,
+        operation: String,
+        input: Option<String>,
+        fields: Option<String>,
+        problems: Option<Vec<String>>,
+        options: Option<Object<'_>>,
+        call_id: u32,
+        flags: u32,
+    ) -> Result<()> {
+        let mut problems = problems.unwrap_or_default();
+        let input = caller_json(input)?.unwrap_or(Value::Null);
+        let fields = caller_json(fields)?;
+        let spec = match &*self.endpoint.borrow() {
+            Endpoint::AniList(endpoint) => {
+                let fields = anilist_fields(fields, &mut problems);
+                if !problems.is_empty() {
+                    return fail_before_dispatch(env, &TransportError::validation(problems));
+                }
+                endpoint.operation(&operation, &input, fields.as_deref())
+            }
+            Endpoint::Mal(endpoint) => {
+                if !problems.is_empty() {
+                    return fail_before_dispatch(env, &TransportError::validation(problems));
+                }
+                endpoint.operation(&operation, &input, fields.as_ref())
+            }
+            Endpoint::External => {
+                return Err(invalid_arg(
+                    "an external client has no catalog operations".into(),
+                ))
+            }
+        };
+        match spec {
+            Ok(spec) => self.dispatch(env, spec, options, call_id, flags),
+            Err(error) => fail_before_dispatch(env, &error),
+        }
+    }
+
+    /// Start `anilist.custom(document, variables)`; returns as [`CallTarget::operation`].
+    #[allow(clippy::too_many_arguments)]
+    fn custom(
+        &self,
+        env: &Env,
+        document: String,
+        variables: Option<String>,
+        problems: Option<Vec<String>>,
+        options: Option<Object<'_>>,
+        call_id: u32,
+        flags: u32,
+    ) -> Result<()> {
+        let spec = match &*self.endpoint.borrow() {
+            Endpoint::AniList(endpoint) => {
+                if let Some(problems) = problems.filter(|problems| !problems.is_empty()) {
+                    return fail_before_dispatch(env, &TransportError::validation(problems));
+                }
+                endpoint.custom(&document, variables.as_deref())
+            }
+            _ => {
+                return Err(invalid_arg(
+                    "custom documents are an AniList feature".into(),
+                ))
+            }
+        };
+        match spec {
+            Ok(spec) => self.dispatch(env, spec, options, call_id, flags),
+            Err(error) => fail_before_dispatch(env, &error),
+        }
+    }
+
+    /// Start a POST of an external client to `url`: `body` is sent as `content_type`, the
+    /// answer resolves as JSON (or text). Returns as [`NativeClient::operation`].
+    #[allow(clippy::too_many_arguments)]
+    fn post(
+        &self,
+        env: &Env,
+        url: String,
+        content_type: String,
+        body: String,
+        options: Option<Object<'_>>,
+        call_id: u32,
+        flags: u32,
+    ) -> Result<()> {
+        let Endpoint::External = &*self.endpoint.borrow() else {
+            return Err(invalid_arg(
+                "posts to absolute URLs need an external client".into(),
+            ));
+        };
+        match token_request(&url, &content_type, body) {
+            Ok(spec) => self.dispatch(env, spec, options, call_id, flags),
+            Err(error) => fail_before_dispatch(env, &error),
+        }
+    }
+
     fn dispatch(
         &self,
         env: &Env,
@@ -547,6 +601,57 @@ impl NativeClient {
         });
         Ok(())
     }
+}
+
+/// Start a catalog operation of client `client` (see [`CallTarget::operation`]).
+#[allow(clippy::too_many_arguments)]
+#[napi(catch_unwind)]
+pub fn start_operation(
+    env: Env,
+    client: u32,
+    operation: String,
+    input: Option<String>,
+    fields: Option<String>,
+    problems: Option<Vec<String>>,
+    options: Option<Object<'_>>,
+    call_id: u32,
+    flags: u32,
+) -> Result<()> {
+    call_target(client)?.operation(
+        &env, operation, input, fields, problems, options, call_id, flags,
+    )
+}
+
+/// Start `anilist.custom` of client `client` (see [`CallTarget::custom`]).
+#[allow(clippy::too_many_arguments)]
+#[napi(catch_unwind)]
+pub fn start_custom(
+    env: Env,
+    client: u32,
+    document: String,
+    variables: Option<String>,
+    problems: Option<Vec<String>>,
+    options: Option<Object<'_>>,
+    call_id: u32,
+    flags: u32,
+) -> Result<()> {
+    call_target(client)?.custom(&env, document, variables, problems, options, call_id, flags)
+}
+
+/// Start a POST of external client `client` (see [`CallTarget::post`]).
+#[allow(clippy::too_many_arguments)]
+#[napi(catch_unwind)]
+pub fn start_post(
+    env: Env,
+    client: u32,
+    url: String,
+    content_type: String,
+    body: String,
+    options: Option<Object<'_>>,
+    call_id: u32,
+    flags: u32,
+) -> Result<()> {
+    call_target(client)?.post(&env, url, content_type, body, options, call_id, flags)
 }
 
 /// Run a call so that a panic anywhere inside it becomes an `UNKNOWN_ERROR` failure of that
