@@ -32,6 +32,10 @@ pub struct HostState {
 pub struct HostStates {
     /// Most recently used last.
     hosts: Mutex<Vec<(String, HostState)>>,
+    /// Decisions taken, so tests can hold the attempt loop to one before and one after each
+    /// request (each is a compare-and-set round trip when the state is shared).
+    #[cfg(test)]
+    pub decisions: std::sync::atomic::AtomicUsize,
 }
 
 /// A copy of one host's state for `getTransportState()`.
@@ -62,6 +66,9 @@ impl HostSnapshot {
 impl HostStates {
     /// Run `f` on the host's state, creating it and refreshing its recency.
     pub fn with<R>(&self, host: &str, f: impl FnOnce(&mut HostState) -> R) -> R {
+        #[cfg(test)]
+        self.decisions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         let index = match hosts.iter().position(|(h, _)| h == host) {
             Some(index) => index,
