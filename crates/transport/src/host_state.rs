@@ -80,9 +80,12 @@ impl HostStates {
                 hosts.len() - 1
             }
         };
-        let entry = hosts.remove(index);
-        hosts.push(entry);
         let last = hosts.len() - 1;
+        // Most calls go to the host used last: it stays in place, nothing is moved.
+        if index != last {
+            let entry = hosts.remove(index);
+            hosts.push(entry);
+        }
         f(&mut hosts[last].1)
     }
 
@@ -115,6 +118,19 @@ mod tests {
             snapshot.iter().all(|h| h.host != "a" && h.host != "b"),
             "oldest hosts are evicted"
         );
+    }
+
+    #[test]
+    fn a_host_used_again_is_the_last_evicted() {
+        let states = HostStates::default();
+        states.with("a", |_| ());
+        states.with("b", |_| ());
+        states.with("a", |_| ());
+        for i in 0..MAX_HOSTS - 1 {
+            states.with(&format!("h{i}"), |_| ());
+        }
+        let hosts: Vec<String> = states.snapshot(0).into_iter().map(|h| h.host).collect();
+        assert!(hosts.contains(&"a".to_string()) && !hosts.contains(&"b".to_string()));
     }
 
     #[test]
