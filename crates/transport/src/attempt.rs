@@ -187,13 +187,6 @@ impl<'a, S: EventSink> Call<'a, S> {
         result
     }
 
-    async fn record_outcome(&self, outcome: Outcome) -> Option<Transition> {
-        let config = self.options.circuit_breaker?;
-        let now = self.shared.clock.now_ms();
-        self.host_state(|s| s.breaker.record(&config, outcome, now, self.token))
-            .await
-    }
-
     /// Serve a cacheable read from the cache, or remember the generation its miss saw.
     async fn read_cache(&mut self) -> Option<Arc<str>> {
         let CacheUse::Read {
@@ -244,9 +237,12 @@ impl<'a, S: EventSink> Call<'a, S> {
                     .await;
                 return Err(error);
             }
-            let is_probe = match self.admit().await {
-                Ok(is_probe) => is_probe,
-                Err((error, retry_after_ms)) => {
+            let (is_probe, in_flight) = match self.pass_gates().await? {
+                Gate::Open {
+                    is_probe,
+                    in_flight,
+                } => (is_probe, in_flight),
+                Gate::CircuitOpen(error, retry_after_ms) => {
                     self.events.request_start().await;
                     let extras = FailureExtras {
                         host: Some(self.spec.host.clone()),
@@ -257,8 +253,6 @@ impl<'a, S: EventSink> Call<'a, S> {
                     return Err(error);
                 }
             };
-            self.pace().await?;
-            let in_flight = self.admit_to_quota().await?;
             self.events.request_start().await;
 
             let started = Instant::now();
@@ -281,25 +275,25 @@ impl<'a, S: EventSink> Call<'a, S> {
                 self.options.allow_partial_data,
                 || self.shared.clock.now_ms(),
             );
-            // Like pacing, admission learns the quota from successes only: a failure's headers
-            // (a 503's, a 429's before its Retry-After) belong to the retry policy.
-            self.settle_in_flight(
-                in_flight,
-                reading.filter(|_| matches!(settled, Settled::Success { .. })),
-            )
-            .await;
             let failure = match settled {
                 Settled::Success {
                     result,
                     partial,
                     rate_limit,
                 } => {
+                    let (outcome, pace_deadline) = self.success_accounting(&partial, rate_limit);
+                    let transition = self
+                        .settle(in_flight, reading, outcome, pace_deadline)
+                        .await;
                     return Ok(self
-                        .finish_success(duration_ms, result, partial, rate_limit)
+                        .finish_success(duration_ms, result, partial, rate_limit, transition)
                         .await);
                 }
                 Settled::Failed(failure) => failure,
             };
+            // Like pacing, admission learns the quota from successes only: a failure's headers
+            // (a 503's, a 429's before its Retry-After) belong to the retry policy.
+            let transition = self.settle(in_flight, None, failure.outcome, None).await;
             match failure.answer {
                 FailedAnswer::Envelope(rate_limit) => {
                     self.events
@@ -312,7 +306,6 @@ impl<'a, S: EventSink> Call<'a, S> {
                         .await
                 }
             }
-            let transition = self.record_outcome(failure.outcome).await;
             self.events.announce(transition).await;
 
             let (wait, budget_exhausted) = self.decide_retry(&failure, is_probe).await;
@@ -350,47 +343,62 @@ impl<'a, S: EventSink> Call<'a, S> {
         }
     }
 
-    /// Breaker admission: Ok(is_probe), or the fast-fail error with its `retryAfterMs`.
-    async fn admit(&self) -> Result<bool, (TransportError, Option<u64>)> {
-        let Some(config) = self.options.circuit_breaker else {
-            return Ok(false);
-        };
-        let now = self.shared.clock.now_ms();
+    /// Breaker admission, the pacing plan and quota admission (in this order), as one
+    /// host-state decision while none of them has to wait: one lock, or one compare-and-set
+    /// with shared state, per attempt. A pacing or quota wait then runs its own path, which
+    /// decides admission again once it is over.
+    async fn pass_gates(&mut self) -> Result<Gate<'a>, TransportError> {
+        let breaker = self.options.circuit_breaker;
+        let paces = self.options.pace_with_rate_limit && !self.options.ignore_pace_deadline;
+        let rules = self.quota_rules();
         let lease_ms = self.shared.hosts.lease_ms();
-        let admission = self
+        let (rng, token) = (self.shared.rng, self.token);
+        let now = self.shared.clock.now_ms();
+        let decision = self
             .host_state(|s| {
-                s.breaker_used = true;
-                if let Some(lease_ms) = lease_ms {
-                    s.breaker.expire_probe(&config, now, lease_ms);
+                let mut is_probe = false;
+                if let Some(config) = &breaker {
+                    s.breaker_used = true;
+                    if let Some(lease_ms) = lease_ms {
+                        s.breaker.expire_probe(config, now, lease_ms);
+                    }
+                    match s.breaker.admit(config, now, token) {
+                        Admission::Proceed { probe } => is_probe = probe,
+                        Admission::FastFail {
+                            retry_after_ms,
+                            probing,
+                        } => return GateDecision::CircuitOpen(retry_after_ms, probing),
+                    }
                 }
-                s.breaker.admit(&config, now, self.token)
+                if paces {
+                    if let Some(wait) = pacing::plan_wait(&mut s.pace_deadline, now, rng) {
+                        return GateDecision::Pace(is_probe, wait);
+                    }
+                }
+                GateDecision::Quota(is_probe, s.admission.try_admit(&rules, now))
             })
             .await;
-        match admission {
-            Admission::Proceed { probe } => Ok(probe),
-            Admission::FastFail {
-                retry_after_ms,
-                probing,
-            } => Err((
-                TransportError::circuit_open(config.threshold, probing),
-                retry_after_ms,
-            )),
-        }
+        let (is_probe, verdict) = match decision {
+            GateDecision::CircuitOpen(retry_after_ms, probing) => {
+                let threshold = breaker.map_or(0, |config| config.threshold);
+                let error = TransportError::circuit_open(threshold, probing);
+                return Ok(Gate::CircuitOpen(error, retry_after_ms));
+            }
+            GateDecision::Pace(is_probe, wait) => {
+                self.wait_for_pace(wait).await?;
+                (is_probe, None)
+            }
+            GateDecision::Quota(is_probe, verdict) => (is_probe, Some(verdict.map(|()| now))),
+        };
+        let in_flight = self.admit_to_quota(rules, verdict).await?;
+        Ok(Gate::Open {
+            is_probe,
+            in_flight,
+        })
     }
 
-    /// Wait for the host's rate-limit deadline, if one is recorded.
-    async fn pace(&mut self) -> Result<(), TransportError> {
-        if !self.options.pace_with_rate_limit || self.options.ignore_pace_deadline {
-            return Ok(());
-        }
-        let now = self.shared.clock.now_ms();
-        let rng = self.shared.rng;
-        let Some(wait) = self
-            .host_state(|s| pacing::plan_wait(&mut s.pace_deadline, now, rng))
-            .await
-        else {
-            return Ok(());
-        };
+    /// The pacing wait [`pacing::plan_wait`] asked for, reported as `onPace`.
+    async fn wait_for_pace(&mut self, wait: pacing::PaceWait) -> Result<(), TransportError> {
         let started = Instant::now();
         let total = Duration::from_millis(wait.delay_ms + wait.stagger_ms);
         let aborted = tokio::select! {
@@ -434,10 +442,9 @@ impl<'a, S: EventSink> Call<'a, S> {
         TransportError::aborted_during_pacing()
     }
 
-    /// Wait until the host's quota estimate and the `rateLimit` ceiling admit one more request
-    /// in flight (module [`admission`](crate::admission)); the wait is reported as pacing.
-    async fn admit_to_quota(&mut self) -> Result<InFlight<'a>, TransportError> {
-        let rules = quota::Rules {
+    /// What quota admission applies to this call.
+    fn quota_rules(&self) -> quota::Rules {
+        quota::Rules {
             server_quota: self.options.pace_with_rate_limit
                 && self.options.rate_limit_floor > 0
                 && !self.options.ignore_pace_deadline,
@@ -445,15 +452,34 @@ impl<'a, S: EventSink> Call<'a, S> {
             ceiling: self.options.rate_limit,
             holder: self.token,
             lease_ms: self.shared.hosts.lease_ms(),
-        };
+        }
+    }
+
+    /// Wait until the host's quota estimate and the `rateLimit` ceiling admit one more request
+    /// in flight (module [`admission`](crate::admission)); the wait is reported as pacing.
+    /// `verdict`: the admission already decided with the other gates (Ok: admitted at that
+    /// instant; Err: the wait it asked for), or None to decide now.
+    async fn admit_to_quota(
+        &mut self,
+        rules: quota::Rules,
+        mut verdict: Option<Result<u64, u64>>,
+    ) -> Result<InFlight<'a>, TransportError> {
         let started = Instant::now();
         let mut waited = false;
         let admitted_ms = loop {
-            let now = self.shared.clock.now_ms();
-            let verdict = self
-                .host_state(|s| s.admission.try_admit(&rules, now))
-                .await;
-            let Err(wait_ms) = verdict else { break now };
+            let verdict = match verdict.take() {
+                Some(verdict) => verdict,
+                None => {
+                    let now = self.shared.clock.now_ms();
+                    self.host_state(|s| s.admission.try_admit(&rules, now))
+                        .await
+                        .map(|()| now)
+                }
+            };
+            let wait_ms = match verdict {
+                Ok(admitted_ms) => break admitted_ms,
+                Err(wait_ms) => wait_ms,
+            };
             waited = true;
             let aborted = tokio::select! {
                 biased;
@@ -478,15 +504,16 @@ impl<'a, S: EventSink> Call<'a, S> {
         })
     }
 
-    /// Cache write-back or invalidation, `onResponse`, the partial-data report, breaker
-    /// accounting, then the pacing bookkeeping; the response itself is never held back
-    /// (transport.md 1.3 step 7).
+    /// Cache write-back or invalidation, `onResponse`, the partial-data report, then the
+    /// breaker's `transition` (decided with the pacing bookkeeping in [`Call::settle`]); the
+    /// response itself is never held back (transport.md 1.3 step 7).
     async fn finish_success(
         &self,
         duration_ms: f64,
         result: CallResult,
         partial: Option<TransportError>,
         rate_limit: Option<RateLimitInfo>,
+        transition: Option<Transition>,
     ) -> CallResult {
         let (result, cache_write) = match (&self.cache, result) {
             // Partial data is never cached; neither is `undefined` (an empty body).
@@ -511,26 +538,12 @@ impl<'a, S: EventSink> Call<'a, S> {
         self.events
             .report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write)
             .await;
-        let outcome = match &partial {
-            None => Outcome::Success,
-            Some(error) => {
-                self.events
-                    .report_failure(error, FailureExtras::default())
-                    .await;
-                outcome::envelope_classes(error, self.shared.clock.now_ms()).1
-            }
-        };
-        let transition = self.record_outcome(outcome).await;
-        self.events.announce(transition).await;
-        if let Some(info) = rate_limit.filter(|_| self.options.pace_with_rate_limit) {
-            let now = self.shared.clock.now_ms();
-            if let Some(deadline) =
-                pacing::deadline_after_success(&info, self.options.rate_limit_floor, now)
-            {
-                self.host_state(|s| pacing::record_deadline(&mut s.pace_deadline, deadline, now))
-                    .await;
-            }
+        if let Some(error) = &partial {
+            self.events
+                .report_failure(error, FailureExtras::default())
+                .await;
         }
+        self.events.announce(transition).await;
         result
     }
 
@@ -576,22 +589,78 @@ impl<'a, S: EventSink> Call<'a, S> {
             .await;
     }
 
-    /// The request is answered (or failed): fold the quota it reported, then release it.
-    async fn settle_in_flight(&self, mut in_flight: InFlight<'_>, reading: Option<QuotaReading>) {
+    /// What a success tells the breaker (partial data can count as a failure) and pacing (a
+    /// deadline when the quota is nearly spent).
+    fn success_accounting(
+        &self,
+        partial: &Option<TransportError>,
+        rate_limit: Option<RateLimitInfo>,
+    ) -> (Outcome, Option<u64>) {
         let now = self.shared.clock.now_ms();
-        self.host_state(|s| {
-            if let Some(reading) = &reading {
-                s.admission.observe(reading, in_flight.admitted_ms, now);
-            }
-            s.admission.release(self.token);
-        })
-        .await;
+        let outcome = match partial {
+            None => Outcome::Success,
+            Some(error) => outcome::envelope_classes(error, now).1,
+        };
+        let pace_deadline = rate_limit
+            .filter(|_| self.options.pace_with_rate_limit)
+            .and_then(|info| {
+                pacing::deadline_after_success(&info, self.options.rate_limit_floor, now)
+            });
+        (outcome, pace_deadline)
+    }
+
+    /// The request is answered (or failed), in one host-state decision: fold the quota it
+    /// reported and release it, account its `outcome` to the breaker (the transition is
+    /// announced by the caller, after `onResponse`), then record a success's pace deadline.
+    async fn settle(
+        &self,
+        mut in_flight: InFlight<'_>,
+        reading: Option<QuotaReading>,
+        outcome: Outcome,
+        pace_deadline: Option<u64>,
+    ) -> Option<Transition> {
+        let breaker = self.options.circuit_breaker;
+        let now = self.shared.clock.now_ms();
+        let transition = self
+            .host_state(|s| {
+                if let Some(reading) = &reading {
+                    s.admission.observe(reading, in_flight.admitted_ms, now);
+                }
+                s.admission.release(self.token);
+                let transition =
+                    breaker.and_then(|config| s.breaker.record(&config, outcome, now, self.token));
+                if let Some(deadline) = pace_deadline {
+                    pacing::record_deadline(&mut s.pace_deadline, deadline, now);
+                }
+                transition
+            })
+            .await;
         in_flight.settled = true;
+        transition
     }
 }
 
+/// Where the gates before dispatch leave an attempt.
+enum Gate<'a> {
+    /// Admitted (as the breaker's probe or not), holding its place in the quota.
+    Open {
+        is_probe: bool,
+        in_flight: InFlight<'a>,
+    },
+    /// The breaker fails it fast, with its `retryAfterMs`.
+    CircuitOpen(TransportError, Option<u64>),
+}
+
+/// The one host-state decision of [`Call::pass_gates`]: the first gate that refuses or must
+/// wait, or the quota's verdict once the others let the attempt through.
+enum GateDecision {
+    CircuitOpen(Option<u64>, bool),
+    Pace(bool, pacing::PaceWait),
+    Quota(bool, Result<(), u64>),
+}
+
 /// One admitted request in flight on a host: released once settled
-/// ([`Call::settle_in_flight`]), or when dropped (an abandoned call must not hold quota
+/// ([`Call::settle`]), or when dropped (an abandoned call must not hold quota
 /// forever; with shared state its reservation in Redis ends with its lease).
 struct InFlight<'a> {
     shared: &'a Shared<'a>,

@@ -32,6 +32,10 @@ pub struct HostState {
 pub struct HostStates {
     /// Most recently used last.
     hosts: Mutex<Vec<(String, HostState)>>,
+    /// Decisions taken, so tests can hold the attempt loop to one before and one after each
+    /// request (each is a compare-and-set round trip when the state is shared).
+    #[cfg(test)]
+    pub decisions: std::sync::atomic::AtomicUsize,
 }
 
 /// A copy of one host's state for `getTransportState()`.
@@ -62,6 +66,9 @@ impl HostSnapshot {
 impl HostStates {
     /// Run `f` on the host's state, creating it and refreshing its recency.
     pub fn with<R>(&self, host: &str, f: impl FnOnce(&mut HostState) -> R) -> R {
+        #[cfg(test)]
+        self.decisions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         let index = match hosts.iter().position(|(h, _)| h == host) {
             Some(index) => index,
@@ -73,9 +80,12 @@ impl HostStates {
                 hosts.len() - 1
             }
         };
-        let entry = hosts.remove(index);
-        hosts.push(entry);
         let last = hosts.len() - 1;
+        // Most calls go to the host used last: it stays in place, nothing is moved.
+        if index != last {
+            let entry = hosts.remove(index);
+            hosts.push(entry);
+        }
         f(&mut hosts[last].1)
     }
 
@@ -108,6 +118,19 @@ mod tests {
             snapshot.iter().all(|h| h.host != "a" && h.host != "b"),
             "oldest hosts are evicted"
         );
+    }
+
+    #[test]
+    fn a_host_used_again_is_the_last_evicted() {
+        let states = HostStates::default();
+        states.with("a", |_| ());
+        states.with("b", |_| ());
+        states.with("a", |_| ());
+        for i in 0..MAX_HOSTS - 1 {
+            states.with(&format!("h{i}"), |_| ());
+        }
+        let hosts: Vec<String> = states.snapshot(0).into_iter().map(|h| h.host).collect();
+        assert!(hosts.contains(&"a".to_string()) && !hosts.contains(&"b".to_string()));
     }
 
     #[test]

@@ -995,3 +995,42 @@ async fn the_rate_limit_ceiling_admits_without_any_headers() {
     }
     assert_eq!(harness.dispatched_at(), [0, 0, 1_000]);
 }
+
+impl Harness {
+    fn decisions(&self) -> usize {
+        let HostStore::Local(local) = &self.hosts else {
+            unreachable!("the harness keeps its state locally")
+        };
+        local
+            .decisions
+            .swap(0, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Breaker admission, the pacing plan and quota admission are one decision before the request;
+/// quota release, breaker accounting and the pace deadline one after it (with shared state,
+/// each decision is a Redis compare-and-set: 2 per request, where there were 5 or 6).
+#[tokio::test(start_paused = true)]
+async fn an_attempt_takes_one_host_state_decision_before_and_one_after() {
+    let harness = Harness::new([
+        answer(200, GRAPHQL_OK),
+        answer(200, GRAPHQL_OK).quota_gone(5),
+        answer(503, ""),
+        answer(200, GRAPHQL_OK),
+    ]);
+    let options = options(&[retry(1, 100), breaker(5, 1_000)]);
+    harness.call(&graphql(), &options).await.unwrap();
+    assert_eq!(harness.decisions(), 2, "a success");
+    harness.call(&graphql(), &options).await.unwrap();
+    assert_eq!(
+        harness.decisions(),
+        2,
+        "a success that sets a pace deadline"
+    );
+    harness.call(&graphql(), &options).await.unwrap();
+    assert_eq!(
+        harness.decisions(),
+        3 + 2,
+        "a paced attempt decides admission again after its wait, then a 503 and its retry"
+    );
+}

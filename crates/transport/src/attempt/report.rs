@@ -2,14 +2,14 @@
 //! handed to the sink in the order the steps run (transport.md 1.10). The reporter also keeps
 //! the counters the payloads carry (attempt, pacing and retry waits), which the loop advances.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::breaker::Transition;
 use crate::error::TransportError;
 use crate::events::{Context, Event, EventSink, FailureReport};
 use crate::options::{Hook, HookSet};
 use crate::rate_limit::RateLimitInfo;
-use crate::request::RequestSpec;
+use crate::request::{redact_userinfo, RequestSpec};
 use crate::shared_state::Notice;
 
 /// What a failure report carries beyond the error, by the path that reports it.
@@ -25,7 +25,10 @@ pub(super) struct Reporter<'a, S: EventSink> {
     sink: &'a S,
     hooks: HookSet,
     pub(super) request_id: Arc<str>,
-    url: Arc<str>,
+    /// The request URL as hooks see it (userinfo redacted), made by the first event: a call
+    /// without hooks never needs it.
+    url: OnceLock<Arc<str>>,
+    request_url: &'a str,
     method: &'static str,
     host: &'a str,
     /// Zero-based index of the current attempt.
@@ -49,7 +52,8 @@ impl<'a, S: EventSink> Reporter<'a, S> {
             sink,
             hooks,
             request_id,
-            url: Arc::from(crate::request::redact_userinfo(&spec.url).as_ref()),
+            url: OnceLock::new(),
+            request_url: &spec.url,
             method: method_name(&spec.method),
             host: &spec.host,
             attempt: 0,
@@ -70,7 +74,10 @@ impl<'a, S: EventSink> Reporter<'a, S> {
     pub(super) fn context(&self) -> Context {
         Context {
             request_id: self.request_id.clone(),
-            url: self.url.clone(),
+            url: self
+                .url
+                .get_or_init(|| Arc::from(redact_userinfo(self.request_url).as_ref()))
+                .clone(),
             method: self.method,
             attempt: self.attempt + 1,
             coalesced_with: self.coalesced_with.clone(),
