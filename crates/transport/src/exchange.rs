@@ -66,11 +66,9 @@ pub async fn send(
     timeout: Option<Duration>,
 ) -> Result<RawResponse, TransportError> {
     let slot = pool.slot(&spec.origin).await?;
-    let exchange = std::pin::pin!(exchange(pool, slot, spec, max_body_bytes));
+    let exchange = exchange(pool, slot, spec, max_body_bytes);
     match timeout {
-        Some(limit) => pool
-            .deadlines
-            .within(limit, exchange)
+        Some(limit) => tokio::time::timeout(limit, exchange)
             .await
             .unwrap_or_else(|_| Err(TransportError::timeout(limit.as_millis() as u64))),
         None => exchange.await,

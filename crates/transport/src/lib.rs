@@ -18,7 +18,6 @@ pub mod client;
 pub mod clock;
 pub mod coalesce;
 pub mod connector;
-pub mod deadline;
 pub mod decode;
 pub mod envelope;
 pub mod error;

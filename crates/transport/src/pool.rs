@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::connector::{self, Sender};
-use crate::deadline::Deadlines;
 use crate::error::TransportError;
 use crate::options::settings::PoolBounds;
 use crate::proxy::{ProxyRules, ProxyServer};
@@ -40,8 +39,6 @@ pub struct Pool {
     origins: Mutex<HashMap<Origin, Arc<OriginPool>>>,
     /// Set by teardown: idle connections are closed and returned ones are not kept.
     released: AtomicBool,
-    /// The `timeout` of the exchanges on this pool's connections (one sweeper, no timer each).
-    pub deadlines: Deadlines,
 }
 
 struct OriginPool {
@@ -96,7 +93,6 @@ impl Pool {
             proxy,
             origins: Mutex::new(HashMap::new()),
             released: AtomicBool::new(false),
-            deadlines: Deadlines::default(),
         })
     }
 
