@@ -61,17 +61,15 @@ const IDLE_CALLS = 5;
 /**
  * Between `ready` and the counted period: at least IDLE_SETTLE_SECONDS, then until the process
  * has been quiet (no switch on any thread) for IDLE_QUIET_SECONDS, at most
- * IDLE_SETTLE_MAX_SECONDS. What it lets pass, for every client alike: V8's memory reducer,
- * which runs one to three more garbage collections some 8 s apart in any Node process that has
- * just been busy (with `--no-memory-reducer` the same AniLink process stays at 0 switches);
- * undici's keep-alive timers (4 s); AniLink's request-timeout sweeper, which wakes once when
- * the timeout it last armed passes (30 s by default after the calls started) and then waits
- * without a timer. Its switches and length are reported apart. A client that wakes up more
+ * IDLE_SETTLE_MAX_SECONDS. Any Node process that has just been busy runs one to three more
+ * garbage collections some 8 s apart (V8's memory reducer; with `--no-memory-reducer` the same
+ * AniLink process stays at 0 switches): those are V8's, not the client's, so they fall in the
+ * settling period, whose switches and length are reported apart. A client that wakes up more
  * often than every IDLE_QUIET_SECONDS never gets a quiet stretch and is counted after the cap.
  */
-const IDLE_SETTLE_SECONDS = 35;
+const IDLE_SETTLE_SECONDS = 10;
 const IDLE_QUIET_SECONDS = 9;
-const IDLE_SETTLE_MAX_SECONDS = 60;
+const IDLE_SETTLE_MAX_SECONDS = 40;
 /** A child that takes longer than this is stuck, not slow. */
 const CHILD_TIMEOUT_MS = 300_000;
 /** Per run, on top of its phases: starting Node, importing the client, opening connections. */
