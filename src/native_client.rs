@@ -458,27 +458,18 @@ impl CallTarget {
         let spec = match &*self.endpoint.borrow() {
             Endpoint::AniList(endpoint) => {
                 let fields = anilist_fields(fields, &mut problems);
-                if !problems.is_empty() {
-                    return fail_before_dispatch(env, &TransportError::validation(problems));
-                }
-                endpoint.operation(&operation, &input, fields.as_deref())
+                without_problems(problems)
+                    .and_then(|()| endpoint.operation(&operation, &input, fields.as_deref()))
             }
-            Endpoint::Mal(endpoint) => {
-                if !problems.is_empty() {
-                    return fail_before_dispatch(env, &TransportError::validation(problems));
-                }
-                endpoint.operation(&operation, &input, fields.as_ref())
-            }
+            Endpoint::Mal(endpoint) => without_problems(problems)
+                .and_then(|()| endpoint.operation(&operation, &input, fields.as_ref())),
             Endpoint::External => {
                 return Err(invalid_arg(
                     "an external client has no catalog operations".into(),
                 ))
             }
         };
-        match spec {
-            Ok(spec) => self.dispatch(env, spec, options, call_id, flags),
-            Err(error) => fail_before_dispatch(env, &error),
-        }
+        self.start(env, spec, options, call_id, flags)
     }
 
     /// Start `anilist.custom(document, variables)`; returns as [`CallTarget::operation`].
@@ -494,26 +485,19 @@ impl CallTarget {
         flags: u32,
     ) -> Result<()> {
         let spec = match &*self.endpoint.borrow() {
-            Endpoint::AniList(endpoint) => {
-                if let Some(problems) = problems.filter(|problems| !problems.is_empty()) {
-                    return fail_before_dispatch(env, &TransportError::validation(problems));
-                }
-                endpoint.custom(&document, variables.as_deref())
-            }
+            Endpoint::AniList(endpoint) => without_problems(problems.unwrap_or_default())
+                .and_then(|()| endpoint.custom(&document, variables.as_deref())),
             _ => {
                 return Err(invalid_arg(
                     "custom documents are an AniList feature".into(),
                 ))
             }
         };
-        match spec {
-            Ok(spec) => self.dispatch(env, spec, options, call_id, flags),
-            Err(error) => fail_before_dispatch(env, &error),
-        }
+        self.start(env, spec, options, call_id, flags)
     }
 
     /// Start a POST of an external client to `url`: `body` is sent as `content_type`, the
-    /// answer resolves as JSON (or text). Returns as [`NativeClient::operation`].
+    /// answer resolves as JSON (or text). Returns as [`CallTarget::operation`].
     #[allow(clippy::too_many_arguments)]
     fn post(
         &self,
@@ -530,7 +514,25 @@ impl CallTarget {
                 "posts to absolute URLs need an external client".into(),
             ));
         };
-        match token_request(&url, &content_type, body) {
+        self.start(
+            env,
+            token_request(&url, &content_type, body),
+            options,
+            call_id,
+            flags,
+        )
+    }
+
+    /// Dispatch a built request, or fail before dispatch with the error that building it gave.
+    fn start(
+        &self,
+        env: &Env,
+        spec: std::result::Result<RequestSpec, TransportError>,
+        options: Option<Object<'_>>,
+        call_id: u32,
+        flags: u32,
+    ) -> Result<()> {
+        match spec {
             Ok(spec) => self.dispatch(env, spec, options, call_id, flags),
             Err(error) => fail_before_dispatch(env, &error),
         }
@@ -742,6 +744,16 @@ fn anilist_fields(fields: Option<Value>, problems: &mut Vec<String>) -> Option<V
             ));
             None
         }
+    }
+}
+
+/// The facade's reading of a call's values found nothing JSON cannot carry, or the call fails
+/// with a validation error listing what it found.
+fn without_problems(problems: Vec<String>) -> std::result::Result<(), TransportError> {
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(TransportError::validation(problems))
     }
 }
 
