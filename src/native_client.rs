@@ -79,8 +79,8 @@ struct Inner {
 
 /// What a call needs of its client. The entry points that start calls are plain functions
 /// taking the client's id ([`start_operation`], [`start_custom`], [`start_post`]): as methods,
-/// napi-rs would check `this`'s type tag, unwrap it and register a borrow of it on every call,
-/// about 4,000 instructions.
+/// napi-rs would check `this`'s type tag, unwrap it and register a borrow of it on every call
+/// (measured: the entry went from 13,098 to 10,217 instructions per call).
 struct CallTarget {
     inner: Arc<Inner>,
     /// Read and replaced on the JavaScript thread only (calls build their request from it
