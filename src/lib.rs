@@ -5,6 +5,7 @@
 // napi exports are registered at load time, which unit-test builds do not do.
 #![cfg_attr(test, allow(dead_code))]
 
+mod allocator;
 mod cache_class;
 mod calls;
 mod catalog;
@@ -52,6 +53,13 @@ pub fn cancel_call(call_id: u32) {
 #[napi(catch_unwind)]
 pub fn graphql_errors_status(errors_json: String) -> Option<u32> {
     anilink_transport::envelope::errors_status(&errors_json).map(u32::from)
+}
+
+/// Bytes the process's allocator has in use (glibc only, else null): the soak test's leak
+/// measure, steadier than the resident set.
+#[napi(catch_unwind)]
+pub fn native_heap_in_use() -> Option<f64> {
+    allocator::heap_in_use().map(|bytes| bytes as f64)
 }
 
 /// Every transport option key, in the original's order then ours: the facade names them when
