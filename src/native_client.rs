@@ -569,7 +569,9 @@ impl CallTarget {
             });
         let pool = inner.client.pool(&options);
         outbox.call_started(env);
-        napi::bindgen_prelude::spawn(async move {
+        // Boxed, so the task tokio allocates holds a pointer: unboxed, its future (kilobytes) was
+        // copied whole by every move on the way into the task and by every stage change in it.
+        napi::bindgen_prelude::spawn(Box::pin(async move {
             let outcome = contained(inner.client.execute(
                 pool,
                 &spec,
@@ -600,7 +602,7 @@ impl CallTarget {
                     Payload::Failure(&ErrorDescription::of(&error)),
                 ),
             }
-        });
+        }));
         Ok(())
     }
 }

@@ -223,9 +223,15 @@ fn write_message(
     kind: Kind,
     payload: &Payload<'_>,
 ) -> Result<(), usize> {
+    // Room for the whole message at once: a result grew the batch four times on its way.
+    let payload_hint = match payload {
+        Payload::Result { json, .. } => json.len(),
+        _ => 0,
+    };
+    out.reserve(MESSAGE_FRAMING + payload_hint);
     out.push(if open { b',' } else { b'[' });
     out.push(b'[');
-    out.extend_from_slice(call_id.to_string().as_bytes());
+    push_decimal(out, call_id);
     out.push(b',');
     out.push(b'0' + kind as u8);
     match payload {
@@ -240,6 +246,26 @@ fn write_message(
     }
     out.push(b']');
     Ok(())
+}
+
+/// The bytes of a message around its payload: `,[`, a call id of up to 10 digits, `,k,`, `]`
+/// and the batch's closing `]`.
+const MESSAGE_FRAMING: usize = 2 + 10 + 3 + 2;
+
+/// `value` in decimal, without the `String` that `to_string` makes.
+fn push_decimal(out: &mut Vec<u8>, value: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = value;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// `,` and `value` as JSON, within [`MESSAGE_LIMIT`]: escaped to ASCII when that fits (see
@@ -390,6 +416,37 @@ fn set_referenced(shared: &Shared, env: &Env, referenced: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn call_ids_are_written_in_decimal_at_every_width() {
+        for id in [0, 7, 10, 99, 12_345, 4_000_000_000, u32::MAX] {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, id);
+            assert_eq!(out, format!("x{id}").into_bytes());
+        }
+    }
+
+    #[test]
+    fn a_result_message_is_written_into_one_allocation() {
+        let json = format!(r#"{{"data":"{}"}}"#, "a".repeat(5_000));
+        let mut out = Vec::new();
+        let payload = Payload::Result {
+            json: &json,
+            request_id: "r",
+        };
+        write_message(&mut out, false, u32::MAX, Kind::Value, &payload).unwrap();
+        let capacity = out.capacity();
+        out.push(b']');
+        assert_eq!(
+            out.capacity(),
+            capacity,
+            "the batch's closing bracket fits too"
+        );
+        assert_eq!(
+            out,
+            format!("[[{},{},{json}]]", u32::MAX, Kind::Value as u8).into_bytes()
+        );
+    }
 
     /// A result's text as [`write_message`] appends it.
     fn pushed(text: &str, limit: usize) -> Result<String, ()> {

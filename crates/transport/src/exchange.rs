@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{HOST, PROXY_AUTHORIZATION};
-use http::{HeaderMap, HeaderValue, Request};
+use http::{HeaderMap, HeaderValue, Request, Uri};
 use http_body_util::BodyExt;
 
 use crate::body::SendBody;
@@ -159,26 +159,25 @@ fn build_request(
     spec: &RequestSpec,
     proxy: Option<&ProxyServer>,
 ) -> Result<Request<SendBody>, TransportError> {
-    let path = spec.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-    let target = match proxy {
-        Some(_) => format!("http://{}{path}", spec.host),
-        None => path.to_string(),
+    let mut request = Request::new(SendBody::new(&spec.body));
+    *request.method_mut() = spec.method.clone();
+    *request.uri_mut() = match proxy {
+        Some(_) => {
+            let path = spec
+                .wire
+                .origin_form
+                .path_and_query()
+                .map_or("/", |p| p.as_str());
+            Uri::try_from(format!("http://{}{path}", spec.host))
+                .map_err(|e| TransportError::unknown(format!("could not build the request: {e}")))?
+        }
+        None => spec.wire.origin_form.clone(),
     };
-    let body = SendBody::new(&spec.body);
-    let mut request = Request::builder()
-        .method(spec.method.clone())
-        .uri(target)
-        .body(body)
-        .map_err(|e| TransportError::unknown(format!("could not build the request: {e}")))?;
-    *request.headers_mut() = spec.headers.clone();
-    let host = HeaderValue::from_str(&spec.host)
-        .map_err(|_| TransportError::validation(vec!["Unparseable request URL".to_string()]))?;
-    request.headers_mut().insert(HOST, host);
-    if !request
-        .headers()
-        .contains_key(http::header::ACCEPT_ENCODING)
-    {
-        request.headers_mut().insert(
+    let headers = request.headers_mut();
+    *headers = spec.headers.clone();
+    headers.insert(HOST, spec.wire.host.clone());
+    if !headers.contains_key(http::header::ACCEPT_ENCODING) {
+        headers.insert(
             http::header::ACCEPT_ENCODING,
             HeaderValue::from_static(ACCEPT_ENCODING),
         );
@@ -186,7 +185,7 @@ fn build_request(
     if let Some(authorization) = proxy.and_then(ProxyServer::authorization) {
         let value = HeaderValue::from_str(authorization)
             .map_err(|_| TransportError::unknown("unusable proxy credentials".to_string()))?;
-        request.headers_mut().insert(PROXY_AUTHORIZATION, value);
+        headers.insert(PROXY_AUTHORIZATION, value);
     }
     Ok(request)
 }

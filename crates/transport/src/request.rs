@@ -83,6 +83,17 @@ pub struct RequestSpec {
     /// What the response cache may do with it, said by the provider (a `GET` is a read until
     /// its provider says otherwise; anything else is neither read nor invalidating).
     pub cache_hint: CacheHint,
+    /// The request line's target and the `Host` header, made from `uri` and `host` once, so
+    /// an attempt only shares them (an exchange used to format and parse both every time).
+    pub(crate) wire: WireTarget,
+}
+
+/// What every attempt of a request puts on the wire for its URL.
+#[derive(Clone, Debug)]
+pub(crate) struct WireTarget {
+    /// The origin form (`/path?query`) sent to the server itself.
+    pub origin_form: Uri,
+    pub host: HeaderValue,
 }
 
 impl RequestSpec {
@@ -98,6 +109,15 @@ impl RequestSpec {
         let (uri, origin, host) = parse_target(url).ok_or_else(|| {
             TransportError::validation(vec!["Unparseable request URL".to_string()])
         })?;
+        let unparseable =
+            || TransportError::validation(vec!["Unparseable request URL".to_string()]);
+        let wire = WireTarget {
+            origin_form: Uri::builder()
+                .path_and_query(uri.path_and_query().map_or("/", |p| p.as_str()))
+                .build()
+                .map_err(|_| unparseable())?,
+            host: HeaderValue::from_str(&host).map_err(|_| unparseable())?,
+        };
         let is_write = method != Method::GET && method != Method::HEAD;
         let cache_hint = if method == Method::GET {
             CacheHint::Read { scope: None }
@@ -117,6 +137,7 @@ impl RequestSpec {
             is_write,
             missing_auth: None,
             cache_hint,
+            wire,
         })
     }
 }
