@@ -39,6 +39,17 @@ describe('non-ASCII text through the outbox', () => {
     for (const m of media) expect((m as { title: { romaji: string } }).title.romaji).toBe(LITERAL);
   });
 
+  it('a batch of one result arrives intact whether its text is all ASCII or UTF-8', async () => {
+    // One call at a time, so each result is a batch of its own: an escaped one is handed over
+    // as ASCII (Latin-1) text, a mostly non-ASCII one as UTF-8; Latin-1 letters tell them apart.
+    const client = aniListClient(server);
+    for (const native of ['é'.repeat(40), `é ${DESCRIPTION}`, 'plain ASCII only']) {
+      server.enqueue({ body: graphqlData('Media', { id: 1, title: { native } }) });
+      const media = (await client.anilist.query.media({ id: 1 })) as { title: { native: string } };
+      expect(media.title.native).toBe(native);
+    }
+  });
+
   it('failures and hook events carry non-ASCII messages unchanged', async () => {
     const errors = [{ message: `Média introuvable: ${WIDE}`, status: 404 }];
     server.enqueue({ body: { data: { Media: null }, errors } });

@@ -245,7 +245,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                 Gate::CircuitOpen(error, retry_after_ms) => {
                     self.events.request_start().await;
                     let extras = FailureExtras {
-                        host: Some(self.spec.host.clone()),
+                        host: Some(self.spec.host.to_string()),
                         retry_after_ms,
                         ..Default::default()
                     };

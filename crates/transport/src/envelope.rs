@@ -109,7 +109,9 @@ impl Skeleton {
     fn of(text: &str) -> Option<Self> {
         let bytes = text.as_bytes();
         let start = skip_ws(bytes, 0);
-        let mut members = Vec::new();
+        // An envelope has a few root members and `data` a few roots: room for them up front,
+        // so the scan does not regrow the list two or three times per response.
+        let mut members = Vec::with_capacity(8);
         let end = scan_value(bytes, start, Some(&mut members))?;
         (skip_ws(bytes, end) == bytes.len()).then_some(Self {
             value: (start, end),

@@ -174,7 +174,7 @@ fn build_request(
         None => spec.wire.origin_form.clone(),
     };
     let headers = request.headers_mut();
-    *headers = spec.headers.clone();
+    *headers = HeaderMap::clone(&spec.headers);
     headers.insert(HOST, spec.wire.host.clone());
     if !headers.contains_key(http::header::ACCEPT_ENCODING) {
         headers.insert(

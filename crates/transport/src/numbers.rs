@@ -13,6 +13,11 @@ pub fn js_number(text: &str) -> Option<f64> {
     if text.is_empty() {
         return Some(0.0);
     }
+    // Rate-limit headers are small whole numbers, read on every response: up to 15 digits are
+    // exact in an f64, so they need neither the grammar check nor the float parser.
+    if text.len() <= 15 && text.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(text.bytes().fold(0u64, |n, b| n * 10 + u64::from(b - b'0')) as f64);
+    }
     if let Some(value) = radix_literal(text) {
         return value;
     }
@@ -162,6 +167,26 @@ mod tests {
         assert_number("007", 7.0);
         assert_number("1e400", f64::INFINITY);
         assert_number("1700000000", 1_700_000_000.0);
+    }
+
+    #[test]
+    fn whole_numbers_read_directly_agree_with_the_float_parser_on_both_sides_of_the_cut() {
+        for text in [
+            "0",
+            "000",
+            "9",
+            "90",
+            "999999999999999",
+            "1000000000000000",
+            "9007199254740993",
+            "12345678901234567890",
+        ] {
+            assert_eq!(
+                js_number(text),
+                text.parse::<f64>().ok(),
+                "Number({text:?})"
+            );
+        }
     }
 
     #[test]

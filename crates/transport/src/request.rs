@@ -1,5 +1,7 @@
 //! What one logical request sends, prepared once before the attempt loop.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, USER_AGENT};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
@@ -61,17 +63,20 @@ pub enum ResultShape {
     Nothing,
 }
 
+/// A provider builds one per endpoint and clones it for every call, so what a call never
+/// changes (its URL's parts and its headers) is shared, not copied: a clone and its drop cost
+/// a few reference counts instead of five allocations and frees.
 #[derive(Clone, Debug)]
 pub struct RequestSpec {
     pub method: Method,
     pub uri: Uri,
-    pub origin: Origin,
+    pub origin: Arc<Origin>,
     /// `new URL(url).host`: host, plus the port when it is not the scheme's default. Keys
     /// per-host state and appears in hooks.
-    pub host: String,
+    pub host: Arc<str>,
     /// The URL as hooks report it.
-    pub url: String,
-    pub headers: HeaderMap,
+    pub url: Arc<str>,
+    pub headers: Arc<HeaderMap>,
     pub body: Body,
     pub protocol: Protocol,
     pub shape: ResultShape,
@@ -126,11 +131,11 @@ impl RequestSpec {
         };
         Ok(Self {
             method,
-            origin,
-            host,
-            url: url.to_string(),
+            origin: Arc::new(origin),
+            host: Arc::from(host),
+            url: Arc::from(url),
             uri,
-            headers,
+            headers: Arc::new(headers),
             body: Body::from(body),
             protocol,
             shape,
@@ -233,15 +238,15 @@ mod tests {
     #[test]
     fn host_omits_the_default_port_like_the_url_api() {
         assert_eq!(
-            spec("https://graphql.anilist.co").unwrap().host,
+            &*spec("https://graphql.anilist.co").unwrap().host,
             "graphql.anilist.co"
         );
         assert_eq!(
-            spec("https://graphql.anilist.co:443/").unwrap().host,
+            &*spec("https://graphql.anilist.co:443/").unwrap().host,
             "graphql.anilist.co"
         );
         assert_eq!(
-            spec("http://127.0.0.1:8080/x").unwrap().host,
+            &*spec("http://127.0.0.1:8080/x").unwrap().host,
             "127.0.0.1:8080"
         );
         assert_eq!(spec("http://Example.COM/").unwrap().origin.port, 80);
