@@ -33,7 +33,7 @@ pub fn classify(
     text: &str,
     allow_partial: bool,
     rate_limit: Option<RateLimitInfo>,
-    content_type: Option<String>,
+    content_type: Option<&str>,
 ) -> Option<Envelope> {
     let skeleton = Skeleton::of(text)?;
     if text.as_bytes()[skeleton.value.0] != b'{' {
@@ -74,7 +74,7 @@ pub fn classify(
         data.map(|(_, d)| slice(text, d).to_string())
             .unwrap_or_else(|| "null".into()),
         rate_limit,
-        content_type,
+        content_type.map(str::to_string),
     );
     let has_data = roots
         .as_ref()

@@ -2,6 +2,8 @@
 //! the retry policy ([`FailureClass`]) and once for the breaker ([`Outcome`]). Pure: it emits
 //! nothing and touches no shared state, so the loop decides when each consequence happens.
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
 
 use crate::breaker::Outcome;
@@ -74,11 +76,12 @@ pub(super) fn settle(
     };
     // Pacing and the retry decision need the whole triple: a partial one is treated as absent.
     let rate_limit = quota.and_then(RateLimitInfo::complete);
-    let content_type = header(&response.headers, http::header::CONTENT_TYPE).map(str::to_string);
+    // Both only borrowed: a success copies nothing but its result, a failure what it keeps.
+    let content_type = header(&response.headers, http::header::CONTENT_TYPE);
     // Valid UTF-8 is checked word by word; only a body that is not takes the lossy path.
     let text = match std::str::from_utf8(&response.body) {
-        Ok(valid) => valid.to_owned(),
-        Err(_) => String::from_utf8_lossy(&response.body).into_owned(),
+        Ok(valid) => Cow::Borrowed(valid),
+        Err(_) => String::from_utf8_lossy(&response.body),
     };
     let status = response.status;
     if !(200..300).contains(&status) {
@@ -88,8 +91,13 @@ pub(super) fn settle(
             rate_limit.as_ref(),
             now_ms(),
         );
-        let error =
-            TransportError::http_status(spec.protocol, status, text, rate_limit, content_type);
+        let error = TransportError::http_status(
+            spec.protocol,
+            status,
+            text.into_owned(),
+            rate_limit,
+            content_type.map(str::to_string),
+        );
         return Settled::Failed(Failure {
             error,
             class: FailureClass::Status {
@@ -110,14 +118,14 @@ pub(super) fn settle(
         }
         ResultShape::Rest => {
             return Settled::Success {
-                result: rest_result(text),
+                result: rest_result(text.into_owned()),
                 partial: None,
                 rate_limit,
             }
         }
         ResultShape::GraphQl => {}
     }
-    match envelope::classify(&text, allow_partial_data, rate_limit, content_type.clone()) {
+    match envelope::classify(&text, allow_partial_data, rate_limit, content_type) {
         Some(Envelope::Success(result)) => Settled::Success {
             result: Some(ResultText::Fresh(result)),
             partial: None,
@@ -138,7 +146,12 @@ pub(super) fn settle(
             })
         }
         None => Settled::Failed(Failure {
-            error: TransportError::unparseable_graphql_body(status, text, rate_limit, content_type),
+            error: TransportError::unparseable_graphql_body(
+                status,
+                text.into_owned(),
+                rate_limit,
+                content_type.map(str::to_string),
+            ),
             class: FailureClass::Fatal,
             outcome: Outcome::Neutral,
             answer: FailedAnswer::Bare,
