@@ -111,11 +111,9 @@ impl RequestSpec {
         protocol: Protocol,
         shape: ResultShape,
     ) -> Result<Self, TransportError> {
-        let (uri, origin, host) = parse_target(url).ok_or_else(|| {
-            TransportError::validation(vec!["Unparseable request URL".to_string()])
-        })?;
         let unparseable =
             || TransportError::validation(vec!["Unparseable request URL".to_string()]);
+        let (uri, origin, host) = parse_target(url).ok_or_else(unparseable)?;
         let wire = WireTarget {
             origin_form: Uri::builder()
                 .path_and_query(uri.path_and_query().map_or("/", |p| p.as_str()))
