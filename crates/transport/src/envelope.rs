@@ -254,58 +254,25 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// [`skip_value`], recording in `record` (when given) the members of a root object and of its
-/// object-valued members, as [`Skeleton`] describes. Iterative: nesting is tracked on a heap
-/// stack, so any depth is fine.
+/// object-valued members, as [`Skeleton`] describes. Iterative: nesting is tracked in
+/// [`Nesting`], so any depth is fine.
 fn scan_value(bytes: &[u8], at: usize, mut record: Option<&mut Vec<Member>>) -> Option<usize> {
-    /// An open container, and for a recorded object the index of its member being read.
-    #[derive(Clone, Copy)]
-    enum Open {
-        Object(Option<usize>),
-        Array,
-    }
-    let mut stack: Vec<Open> = Vec::new();
-    let mut at = at;
-    // A member key was just read (ending at `key_end`, its colon at `at`): record it when its
-    // object is the root or the value of a recorded root member.
-    let member_of =
-        |stack: &[Open], record: &mut Option<&mut Vec<Member>>, key: Span, value_start: usize| {
-            let record = record.as_deref_mut()?;
-            let parent = match stack {
-                [_] => None,
-                [Open::Object(Some(parent)), _] => Some(*parent),
-                _ => return None,
-            };
-            record.push(Member {
-                parent,
-                key,
-                value: (value_start, value_start),
-            });
-            Some(record.len() - 1)
-        };
+    let mut nesting = Nesting::default();
+    // The recorded member being read in the container at depth 1 and at depth 2: None where
+    // that container is an array, or nothing is recorded.
+    let mut reading = [None; 2];
+    // Where the next value starts: every step that leads to one skips the whitespace before it.
+    let mut at = skip_ws(bytes, at);
     loop {
         // A value.
-        at = skip_ws(bytes, at);
-        match bytes.get(at)? {
+        match *bytes.get(at)? {
             b'{' => {
                 at = skip_ws(bytes, at + 1);
                 if bytes.get(at) == Some(&b'}') {
                     at += 1;
                 } else {
-                    let key_start = at;
-                    let key_end = skip_string(bytes, at)?;
-                    at = skip_ws(bytes, key_end);
-                    if bytes.get(at) != Some(&b':') {
-                        return None;
-                    }
-                    at += 1;
-                    stack.push(Open::Object(None));
-                    let member = member_of(
-                        &stack,
-                        &mut record,
-                        (key_start, key_end),
-                        skip_ws(bytes, at),
-                    );
-                    *stack.last_mut()? = Open::Object(member);
+                    nesting.push(true);
+                    at = member_key(bytes, at, nesting.depth, &mut record, &mut reading)?;
                     continue;
                 }
             }
@@ -314,7 +281,10 @@ fn scan_value(bytes: &[u8], at: usize, mut record: Option<&mut Vec<Member>>) -> 
                 if bytes.get(at) == Some(&b']') {
                     at += 1;
                 } else {
-                    stack.push(Open::Array);
+                    nesting.push(false);
+                    if let Some(slot) = reading.get_mut(nesting.depth - 1) {
+                        *slot = None;
+                    }
                     continue;
                 }
             }
@@ -327,42 +297,109 @@ fn scan_value(bytes: &[u8], at: usize, mut record: Option<&mut Vec<Member>>) -> 
         // After a value (of the innermost container's current member or item): close
         // containers, or move to the next member or item.
         loop {
-            let Some(open) = stack.last().copied() else {
+            let depth = nesting.depth;
+            if depth == 0 {
                 return Some(at);
-            };
-            if let (Open::Object(Some(member)), Some(record)) = (open, record.as_deref_mut()) {
-                record[member].value.1 = at;
+            }
+            if let (Some(record), Some(Some(member))) =
+                (record.as_deref_mut(), reading.get(depth - 1))
+            {
+                record[*member].value.1 = at;
             }
             at = skip_ws(bytes, at);
-            match (open, bytes.get(at)?) {
-                (Open::Object(_), b'}') | (Open::Array, b']') => {
-                    stack.pop();
+            match (nesting.innermost_is_object, *bytes.get(at)?) {
+                (true, b'}') | (false, b']') => {
+                    nesting.pop();
                     at += 1;
                 }
-                (Open::Array, b',') => {
-                    at += 1;
+                (false, b',') => {
+                    at = skip_ws(bytes, at + 1);
                     break;
                 }
-                (Open::Object(_), b',') => {
-                    let key_start = skip_ws(bytes, at + 1);
-                    let key_end = skip_string(bytes, key_start)?;
-                    at = skip_ws(bytes, key_end);
-                    if bytes.get(at) != Some(&b':') {
-                        return None;
-                    }
-                    at += 1;
-                    let member = member_of(
-                        &stack,
-                        &mut record,
-                        (key_start, key_end),
-                        skip_ws(bytes, at),
-                    );
-                    *stack.last_mut()? = Open::Object(member);
+                (true, b',') => {
+                    let key = skip_ws(bytes, at + 1);
+                    at = member_key(bytes, key, depth, &mut record, &mut reading)?;
                     break;
                 }
                 _ => return None,
             }
         }
+    }
+}
+
+/// Read the key and colon of a member of the object at `depth`, the key's quote at `at`, and
+/// return where its value starts. The member is recorded when its object is the root or the
+/// value of a recorded root member; `reading` then says which member is being read.
+#[inline(always)]
+fn member_key(
+    bytes: &[u8],
+    at: usize,
+    depth: usize,
+    record: &mut Option<&mut Vec<Member>>,
+    reading: &mut [Option<usize>; 2],
+) -> Option<usize> {
+    let key_end = skip_string(bytes, at)?;
+    let colon = skip_ws(bytes, key_end);
+    if bytes.get(colon) != Some(&b':') {
+        return None;
+    }
+    let value_start = skip_ws(bytes, colon + 1);
+    if depth <= 2 {
+        let parent = reading[0];
+        reading[depth - 1] = match record.as_deref_mut() {
+            Some(record) if depth == 1 || parent.is_some() => {
+                record.push(Member {
+                    parent: if depth == 1 { None } else { parent },
+                    key: (at, key_end),
+                    value: (value_start, value_start),
+                });
+                Some(record.len() - 1)
+            }
+            _ => None,
+        };
+    }
+    Some(value_start)
+}
+
+/// The open containers, innermost last: one bit per level (set for an object), the first 64
+/// levels in a word and deeper ones on the heap, so an ordinary body allocates nothing.
+#[derive(Default)]
+struct Nesting {
+    depth: usize,
+    /// Whether the innermost open container is an object: asked after every value.
+    innermost_is_object: bool,
+    shallow: u64,
+    deep: Vec<bool>,
+}
+
+impl Nesting {
+    const SHALLOW: usize = u64::BITS as usize;
+
+    fn push(&mut self, object: bool) {
+        if self.depth < Self::SHALLOW {
+            let bit = 1 << self.depth;
+            self.shallow = if object {
+                self.shallow | bit
+            } else {
+                self.shallow & !bit
+            };
+        } else {
+            self.deep.push(object);
+        }
+        self.depth += 1;
+        self.innermost_is_object = object;
+    }
+
+    fn pop(&mut self) {
+        self.depth -= 1;
+        if self.depth >= Self::SHALLOW {
+            self.deep.pop();
+        }
+        self.innermost_is_object = match self.depth.checked_sub(1) {
+            Some(top) if top < Self::SHALLOW => self.shallow >> top & 1 == 1,
+            Some(top) => self.deep[top - Self::SHALLOW],
+            None => false,
+        };
     }
 }
 
@@ -374,13 +411,16 @@ fn skip_literal(bytes: &[u8], at: usize, literal: &[u8]) -> Option<usize> {
 }
 
 /// A string starting at `at` (its opening quote); returns the index after the closing quote.
+/// Always inlined, like [`member_key`] and [`plain_run_end`]: a 2 KB response holds ~130
+/// strings, most of them short keys, and a call per string cost about as much as reading it.
+#[inline(always)]
 fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
     if bytes.get(at) != Some(&b'"') {
         return None;
     }
     let mut at = at + 1;
     loop {
-        at += plain_run(&bytes[at..]);
+        at = plain_run_end(bytes, at);
         match *bytes.get(at)? {
             b'"' => return Some(at + 1),
             b'\\' => match bytes.get(at + 1)? {
@@ -400,33 +440,33 @@ fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-/// How many bytes from the start need no attention inside a string: neither a quote, a
-/// backslash nor a control character. Eight bytes at a time (a response is mostly string
-/// text): a byte below 0x20, or equal to `"` or `\\`, sets its high bit in `special`; the
-/// borrows of the subtractions only reach bytes after the first such byte, so the lowest set
-/// bit is exact.
-fn plain_run(bytes: &[u8]) -> usize {
+/// Where the run of bytes from `at` that need no attention inside a string ends: the first
+/// quote, backslash or control character (or the end). Eight bytes at a time (a response is
+/// mostly string text): a byte below 0x20, or equal to `"` or `\\`, sets its high bit in
+/// `special`; the borrows of the subtractions only reach bytes after the first such byte, so
+/// the lowest set bit is exact.
+#[inline(always)]
+fn plain_run_end(bytes: &[u8], mut at: usize) -> usize {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     let below = |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
-    let mut chunks = bytes.chunks_exact(8);
-    let mut offset = 0;
-    for chunk in &mut chunks {
+    while let Some(chunk) = bytes.get(at..at + 8) {
         let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         let special = below(word, 0x20)
             | below(word ^ (ONES * u64::from(b'"')), 1)
             | below(word ^ (ONES * u64::from(b'\\')), 1);
         if special != 0 {
-            return offset + special.trailing_zeros() as usize / 8;
+            return at + special.trailing_zeros() as usize / 8;
         }
-        offset += 8;
+        at += 8;
     }
-    offset
-        + chunks
-            .remainder()
-            .iter()
-            .take_while(|b| !matches!(b, b'"' | b'\\' | 0x00..=0x1f))
-            .count()
+    while bytes
+        .get(at)
+        .is_some_and(|b| !matches!(b, b'"' | b'\\' | 0x00..=0x1f))
+    {
+        at += 1;
+    }
+    at
 }
 
 /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
