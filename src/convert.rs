@@ -56,7 +56,7 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
                 }
             } else {
                 let mut fields = Vec::new();
-                for key in own_keys(&object)? {
+                for key in enumerable_keys(&object)? {
                     let field_path = format!("{path}.{key}");
                     let field = object
                         .get_named_property::<Unknown>(&key)
@@ -89,8 +89,9 @@ pub fn kind_of(value: &OptValue) -> &'static str {
     }
 }
 
-/// The object's own enumerable string keys, in order.
-pub fn own_keys(object: &Object<'_>) -> Result<Vec<String>> {
+/// The object's enumerable string keys, in order: its own and inherited ones, as `for…in` lists
+/// them (`napi_get_property_names` walks the prototype chain).
+pub fn enumerable_keys(object: &Object<'_>) -> Result<Vec<String>> {
     let names = object.get_property_names()?;
     let length = names.get_array_length()?;
     let mut keys = Vec::with_capacity(length as usize);

@@ -23,7 +23,7 @@ use anilink_transport::ProviderClient;
 
 use crate::calls;
 use crate::contract::{ALREADY_ABORTED, CANCELLABLE};
-use crate::convert::{kind_of, option_value, own_keys};
+use crate::convert::{enumerable_keys, kind_of, option_value};
 use crate::failure::{throw, ErrorDescription};
 use crate::outbox::{Kind, Outbox, Payload};
 use crate::sink::HookEvents;
@@ -169,7 +169,7 @@ impl NativeClient {
     ) -> Result<Self> {
         let mut options = PartialOptions::default();
         let mut strings: Vec<(String, String)> = Vec::new();
-        for key in own_keys(&slot)? {
+        for key in enumerable_keys(&slot)? {
             let value = option_value(&env, slot.get_named_property::<Unknown>(&key)?, &key, 0)?;
             if options
                 .parse_key(&key, &value)
@@ -716,7 +716,7 @@ fn build_endpoint(
 /// are ignored here; invalid values are a TypeError before any I/O or hook (decisions D10).
 fn request_options(env: &Env, object: &Object<'_>) -> Result<PartialOptions> {
     let mut options = PartialOptions::default();
-    for key in own_keys(object)? {
+    for key in enumerable_keys(object)? {
         let value = option_value(
             env,
             object.get_named_property::<Unknown>(&key)?,
