@@ -377,7 +377,7 @@ impl std::io::Write for Capped<'_> {
 /// so a message that fits only unescaped is sent as UTF-8.
 fn push_json(out: &mut Vec<u8>, text: &str, limit: usize, ascii: bool) -> Result<(), ()> {
     let mut rest = text;
-    if ascii && !text.is_ascii() {
+    if ascii {
         while let Some(at) = first_non_ascii(rest.as_bytes()) {
             let (plain, tail) = rest.split_at(at);
             let Some(wide) = tail.chars().next() else {
