@@ -255,83 +255,35 @@ impl<'a, S: EventSink> Call<'a, S> {
             };
             self.events.request_start().await;
 
-            let started = Instant::now();
-            let dispatched = tokio::select! {
-                biased;
-                _ = self.cancel.cancelled() => Err(TransportError::aborted()),
-                response = exchange.send(self.spec, self.options.max_response_bytes, self.options.timeout) => response,
+            // The exchange, and what is read from its answer, in a block that ends before the
+            // conclusion is awaited: the answer then moves into the conclusion's future instead
+            // of also keeping its place in this one.
+            let conclusion = {
+                let started = Instant::now();
+                let dispatched = tokio::select! {
+                    biased;
+                    _ = self.cancel.cancelled() => Err(TransportError::aborted()),
+                    response = exchange.send(self.spec, self.options.max_response_bytes, self.options.timeout) => response,
+                };
+                let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+                let quota_headers = dispatched
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| QuotaHeaders::read(&r.headers));
+                let reading = quota_headers.map(QuotaReading::from);
+                let settled = outcome::settle(
+                    dispatched,
+                    quota_headers,
+                    self.spec,
+                    self.options.allow_partial_data,
+                    || self.shared.clock.now_ms(),
+                );
+                self.conclude(settled, reading, duration_ms, in_flight, is_probe)
             };
-            let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-            let quota_headers = dispatched
-                .as_ref()
-                .ok()
-                .and_then(|r| QuotaHeaders::read(&r.headers));
-            let reading = quota_headers.map(QuotaReading::from);
-
-            let settled = outcome::settle(
-                dispatched,
-                quota_headers,
-                self.spec,
-                self.options.allow_partial_data,
-                || self.shared.clock.now_ms(),
-            );
-            let failure = match settled {
-                Settled::Success {
-                    result,
-                    partial,
-                    rate_limit,
-                } => {
-                    let (outcome, pace_deadline) = self.success_accounting(&partial, rate_limit);
-                    let transition = self
-                        .settle(in_flight, reading, outcome, pace_deadline)
-                        .await;
-                    return Ok(self
-                        .finish_success(duration_ms, result, partial, rate_limit, transition)
-                        .await);
-                }
-                Settled::Failed(failure) => failure,
+            let delay_ms = match conclusion.await {
+                Conclusion::Done(outcome) => return outcome,
+                Conclusion::Retry { delay_ms } => delay_ms,
             };
-            // Like pacing, admission learns the quota from successes only: a failure's headers
-            // (a 503's, a 429's before its Retry-After) belong to the retry policy.
-            let transition = self.settle(in_flight, None, failure.outcome, None).await;
-            match failure.answer {
-                FailedAnswer::Envelope(rate_limit) => {
-                    self.events
-                        .report_response(duration_ms, rate_limit, self.cacheable_miss(), false)
-                        .await
-                }
-                FailedAnswer::Bare => {
-                    self.events
-                        .report_response(duration_ms, None, None, false)
-                        .await
-                }
-            }
-            self.events.announce(transition).await;
-
-            let (wait, budget_exhausted) = self.decide_retry(&failure, is_probe).await;
-            let Failure { error, .. } = failure;
-            let Some(delay_ms) = wait else {
-                self.pace_after_terminal(&error).await;
-                self.events
-                    .report_failure(
-                        &error,
-                        FailureExtras {
-                            budget_exhausted,
-                            ..Default::default()
-                        },
-                    )
-                    .await;
-                return Err(error);
-            };
-            self.events
-                .report_failure(
-                    &error,
-                    FailureExtras {
-                        next_delay_ms: Some(delay_ms),
-                        ..Default::default()
-                    },
-                )
-                .await;
             self.events.retry_wait_ms += delay_ms;
             self.events.attempt += 1;
             tokio::select! {
@@ -341,6 +293,79 @@ impl<'a, S: EventSink> Call<'a, S> {
                 _ = tokio::time::sleep(Duration::from_millis(delay_ms)) => {}
             }
         }
+    }
+
+    /// Everything an attempt does once its answer (or failure) is read: account for it, then
+    /// finish the call or say how long to wait before the next attempt. Its own future, so
+    /// what it keeps across its awaits is stored only while it runs, not beside the exchange
+    /// in every call's future (hundreds of bytes per call in flight).
+    async fn conclude(
+        &mut self,
+        settled: Settled,
+        reading: Option<QuotaReading>,
+        duration_ms: f64,
+        in_flight: InFlight<'a>,
+        is_probe: bool,
+    ) -> Conclusion {
+        let failure = match settled {
+            Settled::Success {
+                result,
+                partial,
+                rate_limit,
+            } => {
+                let (outcome, pace_deadline) = self.success_accounting(&partial, rate_limit);
+                let transition = self
+                    .settle(in_flight, reading, outcome, pace_deadline)
+                    .await;
+                let result = self
+                    .finish_success(duration_ms, result, partial, rate_limit, transition)
+                    .await;
+                return Conclusion::Done(Ok(result));
+            }
+            Settled::Failed(failure) => failure,
+        };
+        // Like pacing, admission learns the quota from successes only: a failure's headers
+        // (a 503's, a 429's before its Retry-After) belong to the retry policy.
+        let transition = self.settle(in_flight, None, failure.outcome, None).await;
+        match failure.answer {
+            FailedAnswer::Envelope(rate_limit) => {
+                self.events
+                    .report_response(duration_ms, rate_limit, self.cacheable_miss(), false)
+                    .await
+            }
+            FailedAnswer::Bare => {
+                self.events
+                    .report_response(duration_ms, None, None, false)
+                    .await
+            }
+        }
+        self.events.announce(transition).await;
+
+        let (wait, budget_exhausted) = self.decide_retry(&failure, is_probe).await;
+        let Failure { error, .. } = failure;
+        let Some(delay_ms) = wait else {
+            self.pace_after_terminal(&error).await;
+            self.events
+                .report_failure(
+                    &error,
+                    FailureExtras {
+                        budget_exhausted,
+                        ..Default::default()
+                    },
+                )
+                .await;
+            return Conclusion::Done(Err(error));
+        };
+        self.events
+            .report_failure(
+                &error,
+                FailureExtras {
+                    next_delay_ms: Some(delay_ms),
+                    ..Default::default()
+                },
+            )
+            .await;
+        Conclusion::Retry { delay_ms }
     }
 
     /// Breaker admission, the pacing plan and quota admission (in this order), as one
@@ -638,6 +663,12 @@ impl<'a, S: EventSink> Call<'a, S> {
         in_flight.settled = true;
         transition
     }
+}
+
+/// How an attempt ends ([`Call::conclude`]): the call's outcome, or another attempt after a wait.
+enum Conclusion {
+    Done(Result<CallResult, TransportError>),
+    Retry { delay_ms: u64 },
 }
 
 /// Where the gates before dispatch leave an attempt.
