@@ -34,8 +34,8 @@ impl http_body::Body for SendBody {
         mut self: Pin<&mut Self>,
         _: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Chunks>, Infallible>>> {
-        let chunks = std::mem::take(&mut self.0).into_shared();
-        Poll::Ready(chunks.map(|chunks| Ok(Frame::data(Chunks::new(chunks)))))
+        let data = Chunks::of(std::mem::take(&mut self.0));
+        Poll::Ready(data.map(|data| Ok(Frame::data(data))))
     }
 
     fn is_end_stream(&self) -> bool {
@@ -57,14 +57,15 @@ pub struct Chunks {
 }
 
 impl Chunks {
-    fn new(chunks: Arc<Vec<Bytes>>) -> Self {
-        let remaining = chunks.iter().map(Bytes::len).sum();
-        Self {
+    /// The whole of `body` to write; none for an empty body.
+    fn of(body: Body) -> Option<Self> {
+        let remaining = body.len();
+        body.into_shared().map(|chunks| Self {
             chunks,
             index: 0,
             offset: 0,
             remaining,
-        }
+        })
     }
 
     fn unwritten(&self) -> impl Iterator<Item = &[u8]> {
@@ -160,7 +161,7 @@ mod tests {
 
     #[test]
     fn the_data_is_read_in_place_across_chunk_boundaries() {
-        let mut data = Chunks::new(three_chunks().into_shared().unwrap());
+        let mut data = Chunks::of(three_chunks()).unwrap();
         assert_eq!(data.chunk(), b"ab");
         data.advance(1);
         assert_eq!((data.chunk(), data.remaining()), (&b"b"[..], 8));
@@ -182,7 +183,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "advanced 10 bytes past the 9 left")]
     fn advancing_past_the_end_is_a_bug() {
-        Chunks::new(three_chunks().into_shared().unwrap()).advance(10);
+        Chunks::of(three_chunks()).unwrap().advance(10);
     }
 
     /// One pointer: every open connection holds 32 of these in hyper's request channel.
