@@ -34,6 +34,14 @@ const RUST_PROJECTS = ['server', 'reqwest-floor', 'napi-floor'];
 const NETWORK_FLOOR = 'reqwest';
 /** The same-work floor: AniLink's bytes over the same hyper stack, one V8 hand-off per response. */
 const SAME_WORK_FLOOR = 'napi-floor';
+/**
+ * The same work on the JavaScript thread alone: what the same-work floor costs above it is the
+ * thread hand-off. Run where that hand-off is most of a call (1 in flight) and where the floor
+ * target is (32); at 256 one thread serves both the sockets and JavaScript, and the floor's
+ * two threads pull ahead (24,750 vs 18,801 req/s in one pair on the custom workload).
+ */
+const ONE_THREAD_FLOOR = 'napi-inline';
+const ONE_THREAD_FLOOR_CONCURRENCIES = [1, 32];
 const ALL_KINDS = [...NODE_KINDS, NETWORK_FLOOR];
 const OURS = 'anilink';
 const BASELINE = 'undici';
@@ -44,7 +52,7 @@ const ALL_WORKLOADS = Object.keys(WORKLOADS);
  * the reqwest reference only on `media`, the reference only at 32 in flight (they are there
  * for context; the targets compare with undici and the same-work floor, which run everywhere).
  */
-const WORKLOAD_KINDS = { media: ALL_KINDS, custom: [OURS, BASELINE, SAME_WORK_FLOOR] };
+const WORKLOAD_KINDS = { media: ALL_KINDS, custom: [OURS, BASELINE, SAME_WORK_FLOOR, ONE_THREAD_FLOOR] };
 const NETWORK_FLOOR_CONCURRENCY = 32;
 
 /** The memory scenario: this many requests in flight at once, each held by the server. */
@@ -223,14 +231,18 @@ function planRun(options) {
       concurrency,
       kinds: WORKLOAD_KINDS[workload].filter(
         (kind) =>
-          options.clients.includes(kind) && (kind !== NETWORK_FLOOR || concurrency === NETWORK_FLOOR_CONCURRENCY),
+          options.clients.includes(kind) &&
+          (kind !== NETWORK_FLOOR || concurrency === NETWORK_FLOOR_CONCURRENCY) &&
+          (kind !== ONE_THREAD_FLOOR || ONE_THREAD_FLOOR_CONCURRENCIES.includes(concurrency)),
       ),
     })),
   );
   const perRunSec = options.warmupSeconds + options.seconds + RUN_OVERHEAD_SEC;
   const runs = throughput.reduce((sum, { kinds }) => sum + kinds.length, 0) * options.rounds;
   const memoryKinds = options.memory
-    ? options.clients.filter((kind) => kind !== SAME_WORK_FLOOR && !profile.memorySkips.includes(kind))
+    ? options.clients.filter(
+        (kind) => kind !== SAME_WORK_FLOOR && kind !== ONE_THREAD_FLOOR && !profile.memorySkips.includes(kind),
+      )
     : [];
   const memorySec = profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + MEMORY_RUN_SEC[kind], 0);
   const idleKinds = options.idle ? IDLE_KINDS.filter((kind) => options.clients.includes(kind)) : [];
@@ -773,7 +785,8 @@ function renderMarkdown(result) {
   }
   out.push(
     "Floors: **napi-floor** is the same-work floor (AniLink's own request bytes over the same hyper stack and runtime, one threadsafe-function call per response, JSON.parse and the check in JavaScript): " +
-      'the least any Node addon must do. **reqwest** is the network-only reference (HTTP in Rust, the 730-byte query, no JSON, no V8). ' +
+      "the least an addon with a worker thread must do. **napi-inline** does the same work on the JavaScript thread alone (libuv watches the runtime's reactor; answers are direct calls; Linux only, at 1 and 32 in flight): " +
+      'what napi-floor costs above it is the hand-off between the JavaScript thread and the worker. **reqwest** is the network-only reference (HTTP in Rust, the 730-byte query, no JSON, no V8). ' +
       'Connections: anilink and undici are capped at one socket per request in flight, the others keep uncapped pools, which open at most as many; "conns" is what the server accepted per run, warm-up included.',
     '',
   );
@@ -877,7 +890,8 @@ async function main() {
   buildBinaries();
   if (options.probe) return warmupProbe(options);
 
-  const captured = options.clients.includes(SAME_WORK_FLOOR) ? await captureAnilinkRequests(options.workloads) : {};
+  const replaysAnilink = options.clients.includes(SAME_WORK_FLOOR) || options.clients.includes(ONE_THREAD_FLOOR);
+  const captured = replaysAnilink ? await captureAnilinkRequests(options.workloads) : {};
   for (const [workload, capture] of Object.entries(captured))
     log(capture.error ?? `captured AniLink's ${workload} request: ${capture.requestBytes} bytes`);
 

@@ -2,6 +2,8 @@
 // AniLink sends for this workload, as bench/run.mjs captured it from AniLink, over the same
 // hyper stack, and hands each body to JavaScript in one threadsafe-function call, where it is
 // parsed and checked here as every client does. Connections: at most one per request in flight.
+// `createFloorClient(…, 'inline')` is the napi-inline client: the same addon doing the same
+// work on the JavaScript thread (floor.sendInline), without the hand-off to a worker.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { checkStatus, mediaFromEnvelope } from '../workload.mjs';
@@ -18,7 +20,13 @@ function unavailable(message) {
   return error;
 }
 
-export function createClient({ url, workload }) {
+export const createClient = (options) => createFloorClient(options, 'threaded');
+
+/** @param {'threaded' | 'inline'} mode `floor.send` (a tokio worker) or `floor.sendInline` */
+export function createFloorClient({ url, workload }, mode) {
+  if (mode === 'inline' && process.platform !== 'linux') {
+    throw unavailable('the napi-inline client needs Linux (it finds its reactor in /proc/self/fd)');
+  }
   const captured = capturedRequestFile(workload.name);
   if (!existsSync(ADDON) || !existsSync(captured)) {
     throw unavailable(
@@ -52,7 +60,8 @@ export function createClient({ url, workload }) {
       const id = nextId++;
       return new Promise((resolve, reject) => {
         waiting.set(id, { resolve, reject });
-        floor.send(id);
+        if (mode === 'inline') floor.sendInline(id);
+        else floor.send(id);
       });
     },
   };

@@ -7,10 +7,17 @@
 //! where the benchmark client parses and checks it as every client does. No retries, pacing,
 //! breaker, hooks or option handling: what AniLink costs above this is its own overhead.
 //!
+//! `sendInline` does the same work without the worker thread (see [`inline`]): the request
+//! is driven on the JavaScript thread and its answer handed over by a direct call, which is
+//! what the thread hand-off costs when subtracted from `send`.
+//!
 //! ```js
 //! const floor = new Floor(url, ['content-type', 'application/json', …], body, (id, status, text) => …);
 //! floor.send(id); // one request; its answer arrives as (id, status, text), status 0 on failure
+//! floor.sendInline(id); // the same, on the JavaScript thread (Linux)
 //! ```
+
+mod inline;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -22,7 +29,7 @@ use hyper::{Method, Request, Uri};
 use hyper_util::rt::TokioIo;
 use napi::bindgen_prelude::{FnArgs, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Error, Status};
+use napi::{Env, Error, JsValue, Status};
 use napi_derive::napi;
 use tokio::net::TcpStream;
 
@@ -51,6 +58,15 @@ struct Answer {
 type Deliver = ThreadsafeFunction<Answer, (), FnArgs<(u32, u32, String)>, Status, false>;
 
 type Sender = SendRequest<Full<Bytes>>;
+type Connection = http1::Connection<TokioIo<TcpStream>, Full<Bytes>>;
+
+/// Where a request finds a keep-alive connection, and where a new connection's task runs.
+trait Connections {
+    fn take(&self) -> Option<Sender>;
+    fn keep(&self, sender: Sender);
+    /// Run `connection` until its sender is dropped (the socket then closes).
+    fn drive(&self, connection: Connection);
+}
 
 struct Shared {
     /// `host:port` to dial.
@@ -63,6 +79,23 @@ struct Shared {
     deliver: Deliver,
 }
 
+/// The worker's connections: shared, their tasks on the runtime's worker.
+impl Connections for Shared {
+    fn take(&self) -> Option<Sender> {
+        lock(&self.idle).pop()
+    }
+
+    fn keep(&self, sender: Sender) {
+        lock(&self.idle).push(sender);
+    }
+
+    fn drive(&self, connection: Connection) {
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -70,6 +103,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[napi]
 pub struct Floor {
     shared: Arc<Shared>,
+    /// `on_response`, for the direct calls of `sendInline`.
+    on_response: inline::Callback,
 }
 
 #[napi]
@@ -78,6 +113,7 @@ impl Floor {
     /// `url`); `on_response(id, status, text)` runs on the JavaScript thread once per request.
     #[napi(constructor)]
     pub fn new(
+        env: Env,
         url: String,
         headers: Vec<String>,
         body: String,
@@ -120,6 +156,7 @@ impl Floor {
             header_map.append(name, value);
         }
 
+        let inline_callback = inline::Callback::new(&env, on_response.raw())?;
         let deliver: Deliver = on_response
             .build_threadsafe_function::<Answer>()
             .callee_handled::<false>()
@@ -128,6 +165,7 @@ impl Floor {
                 Ok(FnArgs::from((id, status, text)))
             })?;
         Ok(Self {
+            on_response: inline_callback,
             shared: Arc::new(Shared {
                 address,
                 path,
@@ -144,27 +182,43 @@ impl Floor {
     pub fn send(&self, id: u32) {
         let shared = Arc::clone(&self.shared);
         napi::bindgen_prelude::spawn(async move {
-            let answer = match shared.exchange().await {
-                Ok((status, text)) => Answer { id, status, text },
-                Err(text) => Answer {
-                    id,
-                    status: 0,
-                    text,
-                },
-            };
+            let answer = Answer::of(id, shared.exchange(&*shared).await);
             shared
                 .deliver
                 .call(answer, ThreadsafeFunctionCallMode::NonBlocking);
         });
     }
+
+    /// Starts one request on this (the JavaScript) thread; its answer comes back through
+    /// `on_response`, called directly from the libuv callback that reads it. Linux only.
+    #[napi]
+    pub fn send_inline(&self, env: Env, id: u32) -> napi::Result<()> {
+        inline::start(&env, Arc::clone(&self.shared), self.on_response.clone(), id)
+    }
+}
+
+impl Answer {
+    fn of(id: u32, outcome: Result<(u32, String), String>) -> Self {
+        match outcome {
+            Ok((status, text)) => Answer { id, status, text },
+            Err(text) => Answer {
+                id,
+                status: 0,
+                text,
+            },
+        }
+    }
 }
 
 impl Shared {
-    async fn exchange(&self) -> Result<(u32, String), String> {
-        let idle = lock(&self.idle).pop();
-        let mut sender = match idle {
+    async fn exchange(&self, connections: &impl Connections) -> Result<(u32, String), String> {
+        let mut sender = match connections.take() {
             Some(sender) => sender,
-            None => self.connect().await?,
+            None => {
+                let (sender, connection) = self.connect().await?;
+                connections.drive(connection);
+                sender
+            }
         };
         let mut request = Request::new(Full::new(self.body.clone()));
         *request.method_mut() = Method::POST;
@@ -182,25 +236,20 @@ impl Shared {
             .map_err(|e| format!("reading the body failed: {e}"))?
             .to_bytes();
         if !sender.is_closed() {
-            lock(&self.idle).push(sender);
+            connections.keep(sender);
         }
         let text = String::from_utf8(Vec::from(body)).map_err(|_| "body is not UTF-8")?;
         Ok((status, text))
     }
 
-    async fn connect(&self) -> Result<Sender, String> {
+    async fn connect(&self) -> Result<(Sender, Connection), String> {
         let tcp = TcpStream::connect(&self.address)
             .await
             .map_err(|e| format!("connect to {} failed: {e}", self.address))?;
         tcp.set_nodelay(true)
             .map_err(|e| format!("TCP_NODELAY failed: {e}"))?;
-        let (sender, connection) = http1::handshake(TokioIo::new(tcp))
+        http1::handshake(TokioIo::new(tcp))
             .await
-            .map_err(|e| format!("HTTP handshake failed: {e}"))?;
-        // The connection task ends (and the socket closes) once its sender is dropped.
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        Ok(sender)
+            .map_err(|e| format!("HTTP handshake failed: {e}"))
     }
 }
