@@ -48,7 +48,7 @@ const BASELINE = 'undici';
 const METRICS = ['reqPerSec', 'p50Us', 'p99Us', 'cpuUsPerReq', 'peakRssBytes'];
 const ALL_WORKLOADS = Object.keys(WORKLOADS);
 /**
- * Which clients run which workload, to keep the full run within 25 minutes: fetch, axios and
+ * Which clients run which workload, to keep the full run near 25 minutes: fetch, axios and
  * the reqwest reference only on `media`, the reference only at 32 in flight (they are there
  * for context; the targets compare with undici and the same-work floor, which run everywhere).
  */
