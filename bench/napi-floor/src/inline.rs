@@ -255,6 +255,9 @@ mod driver {
         /// SAFETY: on the JavaScript thread, with a handle scope open.
         unsafe fn deliver(&self) -> Result<()> {
             let answers = std::mem::take(&mut *self.answers.borrow_mut());
+            if answers.is_empty() {
+                return Ok(());
+            }
             let env = self.env;
             let mut global = ptr::null_mut();
             check(sys::napi_get_global(env, &mut global))?;
