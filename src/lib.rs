@@ -11,6 +11,7 @@ mod calls;
 mod catalog;
 mod contract;
 mod convert;
+mod driver;
 mod failure;
 mod hook_message;
 mod native_client;
@@ -18,7 +19,18 @@ mod outbox;
 mod response_cache;
 mod sink;
 
+use std::sync::OnceLock;
+
+use napi::Env;
 use napi_derive::napi;
+
+static BACKGROUND: OnceLock<tokio::runtime::Handle> = OnceLock::new();
+
+/// The worker runtime: calls that are not driven on the JavaScript thread run there, and so
+/// does work that must not depend on that thread's loop (Redis).
+fn background_runtime() -> Option<tokio::runtime::Handle> {
+    BACKGROUND.get().cloned()
+}
 
 /// One tokio worker: on small machines it costs less CPU per request than one per core, and
 /// every call is I/O-bound (measured in shared/notes/napi-rs-v3.md).
@@ -29,8 +41,19 @@ fn init() {
         .enable_all()
         .build()
     {
+        BACKGROUND.set(runtime.handle().clone()).ok();
         napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
     }
+}
+
+/// Where this thread's calls run: `"javascript"` (driven by its own event loop) or `"worker"`
+/// (a tokio worker thread); see [`driver`]. Throws when `ANILINK_IO_THREAD` is invalid.
+#[napi(catch_unwind)]
+pub fn io_thread(env: Env) -> napi::Result<&'static str> {
+    Ok(match driver::of_this_thread(&env)? {
+        Some(_) => "javascript",
+        None => "worker",
+    })
 }
 
 /// Release every keep-alive connection pool the transport holds (cached, parked and default),

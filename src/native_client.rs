@@ -24,6 +24,7 @@ use anilink_transport::ProviderClient;
 use crate::calls;
 use crate::contract::{ALREADY_ABORTED, CANCELLABLE};
 use crate::convert::{enumerable_keys, kind_of, option_value};
+use crate::driver;
 use crate::failure::{throw, ErrorDescription};
 use crate::outbox::{Kind, Outbox, Payload};
 use crate::sink::HookEvents;
@@ -147,7 +148,7 @@ fn fail_before_dispatch<T>(env: &Env, error: &TransportError) -> Result<T> {
     Err(throw(env, &ErrorDescription::of(error)))
 }
 
-fn invalid_arg(message: String) -> Error {
+pub(crate) fn invalid_arg(message: String) -> Error {
     Error::new(Status::InvalidArg, message)
 }
 
@@ -550,6 +551,7 @@ impl CallTarget {
             Some(object) => Some(request_options(env, &object)?),
             None => None,
         };
+        let driver = driver::of_this_thread(env)?;
         let options = self
             .inner
             .client
@@ -569,9 +571,9 @@ impl CallTarget {
             });
         let pool = inner.client.pool(&options);
         outbox.call_started(env);
-        // Boxed, so the task tokio allocates holds a pointer: unboxed, its future (kilobytes) was
-        // copied whole by every move on the way into the task and by every stage change in it.
-        napi::bindgen_prelude::spawn(Box::pin(async move {
+        // Boxed, so the task holds a pointer: unboxed, its future (kilobytes) was copied whole
+        // by every move on the way into the task and by every stage change in it.
+        let call: driver::Call = Box::pin(async move {
             let outcome = contained(inner.client.execute(
                 pool,
                 &spec,
@@ -602,7 +604,13 @@ impl CallTarget {
                     Payload::Failure(&ErrorDescription::of(&error)),
                 ),
             }
-        }));
+        });
+        match driver {
+            Some(driver) => driver.start(call),
+            None => {
+                napi::bindgen_prelude::spawn(call);
+            }
+        }
         Ok(())
     }
 }

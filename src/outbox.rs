@@ -6,14 +6,16 @@
 //! parses it once. Under load many calls settle per wake-up, and no call pays for a promise
 //! bridge of its own. Because results and events share the queue, a call's hooks always run before its
 //! promise settles. The channel keeps Node's event loop alive only while calls are pending
-//! (decisions D12).
+//! (decisions D12). Calls driven on the JavaScript thread skip the wake-up: a batch opened in
+//! one of the driver's loop passes is handed over directly when the pass ends ([`crate::driver`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use napi::bindgen_prelude::{Function, ToNapiValue};
+use napi::bindgen_prelude::{FromNapiValue, Function, FunctionRef, ToNapiValue};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::JsValue;
 use napi::{sys, Env, Status};
 use serde::Serialize;
 
@@ -104,6 +106,8 @@ struct Shared {
     /// Wakes the JavaScript thread. Calling it needs a shared lock (any thread); referencing
     /// and unreferencing it an exclusive one (the JavaScript thread).
     wake: RwLock<Option<BatchFunction>>,
+    /// The same handler, called directly by the JavaScript-thread driver.
+    on_batch: FunctionRef<BatchText, ()>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -118,10 +122,16 @@ pub struct Outbox {
 impl Outbox {
     /// `on_batch(text)` receives `[[callId, kind, payload?], …]` on the JavaScript thread.
     pub fn new(on_batch: Function<'_, String, ()>) -> napi::Result<Self> {
+        let value = on_batch.value();
+        // SAFETY: `on_batch` is a live function of its env, on this thread; the reference
+        // typed for a batch's text lets the driver hand it over as Latin-1 like the wake-up does.
+        let direct =
+            unsafe { FunctionRef::<BatchText, ()>::from_napi_value(value.env, value.value)? };
         let shared = Arc::new(Shared {
             queue: Mutex::default(),
             pending: AtomicU32::new(0),
             wake: RwLock::new(None),
+            on_batch: direct,
         });
         // Weak: the function lives in `shared`, so a strong reference here would keep both alive forever.
         let drained = Arc::downgrade(&shared);
@@ -130,33 +140,42 @@ impl Outbox {
             .callee_handled::<false>()
             .weak::<true>()
             .build_callback(move |context| {
-                let Some(drained) = drained.upgrade() else {
-                    return Ok(BatchText {
+                Ok(match drained.upgrade() {
+                    Some(drained) => {
+                        take_batch(&drained, &context.env).unwrap_or_else(|| BatchText {
+                            text: b"[]".to_vec(),
+                            ascii: true,
+                        })
+                    }
+                    None => BatchText {
                         text: b"[]".to_vec(),
                         ascii: true,
-                    });
-                };
-                let batch = lock(&drained.queue).pop_front().unwrap_or_default();
-                let left = drained
-                    .pending
-                    .load(Ordering::Relaxed)
-                    .saturating_sub(batch.settlements);
-                drained.pending.store(left, Ordering::Relaxed);
-                if left == 0 {
-                    set_referenced(&drained, &context.env, false);
-                }
-                let mut text = batch.text;
-                if text.is_empty() {
-                    text.push(b'[');
-                }
-                text.push(b']');
-                Ok(BatchText {
-                    text,
-                    ascii: batch.ascii,
+                    },
                 })
             })?;
         *shared.wake.write().unwrap_or_else(|e| e.into_inner()) = Some(wake);
         Ok(Self { shared })
+    }
+
+    /// Whether `other` is this client's outbox.
+    pub fn same_as(&self, other: &Outbox) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// Hand every queued batch to the handler now (the JavaScript-thread driver, after a pass).
+    /// A handler that throws has its exception reported as uncaught, as from any callback, and
+    /// the batches after it are still delivered.
+    pub fn deliver_queued(&self, env: &Env) {
+        while let Some(batch) = take_batch(&self.shared, env) {
+            let delivered = self
+                .shared
+                .on_batch
+                .borrow_back(env)
+                .and_then(|handler| handler.call(batch));
+            if let Err(error) = delivered {
+                env.fatal_exception(error);
+            }
+        }
     }
 
     /// A call was started (on the JavaScript thread): keep the process alive until it settles.
@@ -204,16 +223,21 @@ impl Outbox {
             !open
         };
         // One wake-up per batch: the JavaScript thread takes one batch per call.
-        if opened_batch {
-            if let Some(wake) = self
-                .shared
-                .wake
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-            {
-                wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
-            }
+        if opened_batch && !crate::driver::deliver_after_pass(self) {
+            self.wake();
+        }
+    }
+
+    /// Have the JavaScript thread take the first queued batch at its next turn.
+    pub fn wake(&self) {
+        if let Some(wake) = self
+            .shared
+            .wake
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
 }
@@ -466,6 +490,29 @@ fn push_unicode_escape(out: &mut Vec<u8>, unit: u16) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let digit = |shift: u16| HEX[usize::from((unit >> shift) & 0xf)];
     out.extend_from_slice(&[b'\\', b'u', digit(12), digit(8), digit(4), digit(0)]);
+}
+
+/// The first queued batch, closed, with the pending count brought down by the calls it
+/// settles (the process may exit once none is left, D12). None when nothing is queued.
+fn take_batch(shared: &Shared, env: &Env) -> Option<BatchText> {
+    let batch = lock(&shared.queue).pop_front()?;
+    let left = shared
+        .pending
+        .load(Ordering::Relaxed)
+        .saturating_sub(batch.settlements);
+    shared.pending.store(left, Ordering::Relaxed);
+    if left == 0 {
+        set_referenced(shared, env, false);
+    }
+    let mut text = batch.text;
+    if text.is_empty() {
+        text.push(b'[');
+    }
+    text.push(b']');
+    Some(BatchText {
+        text,
+        ascii: batch.ascii,
+    })
 }
 
 /// Reference the function (the loop stays alive) or not (it may exit). napi's ref/unref of a

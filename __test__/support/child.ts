@@ -15,14 +15,14 @@ export interface ChildRun {
 const packageRoot = join(__dirname, '..', '..');
 
 /** Run `source` (an ES module) to completion; killed after `killAfterMs`. */
-export function runModule(source: string, killAfterMs = 30_000): Promise<ChildRun> {
-  return runNode(['--input-type=module', '-e', source], killAfterMs);
+export function runModule(source: string, killAfterMs = 30_000, env = process.env): Promise<ChildRun> {
+  return runNode(['--input-type=module', '-e', source], killAfterMs, env);
 }
 
-/** Run `node ...args` in the package root to completion; killed after `killAfterMs`. */
-export function runNode(args: string[], killAfterMs = 30_000): Promise<ChildRun> {
+/** Run `node ...args` in the package root to completion, with `env`; killed after `killAfterMs`. */
+export function runNode(args: string[], killAfterMs = 30_000, env = process.env): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: packageRoot });
+    const child = spawn(process.execPath, args, { cwd: packageRoot, env });
     let stdout = '';
     let stderr = '';
     const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);

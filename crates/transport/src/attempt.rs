@@ -37,6 +37,7 @@ use crate::pool::Pool;
 use crate::random::RandomSource;
 use crate::rate_limit::{QuotaHeaders, RateLimitInfo};
 use crate::request::RequestSpec;
+use crate::timers;
 pub use coalesced::LeaderOutcome;
 use outcome::{FailedAnswer, Failure, Settled};
 use report::{FailureExtras, Reporter};
@@ -290,7 +291,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                 biased;
                 // An abort during backoff records nothing new (transport.md 1.3 step 8.9).
                 _ = self.cancel.cancelled() => return Err(TransportError::aborted()),
-                _ = tokio::time::sleep(Duration::from_millis(delay_ms)) => {}
+                _ = timers::sleep(Duration::from_millis(delay_ms)) => {}
             }
         }
     }
@@ -429,7 +430,7 @@ impl<'a, S: EventSink> Call<'a, S> {
         let aborted = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => true,
-            _ = tokio::time::sleep(total) => false,
+            _ = timers::sleep(total) => false,
         };
         if aborted {
             let elapsed = (started.elapsed().as_millis() as u64).min(wait.delay_ms);
@@ -509,7 +510,7 @@ impl<'a, S: EventSink> Call<'a, S> {
             let aborted = tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => true,
-                _ = tokio::time::sleep(Duration::from_millis(wait_ms)) => false,
+                _ = timers::sleep(Duration::from_millis(wait_ms)) => false,
             };
             if aborted {
                 let elapsed = started.elapsed().as_millis() as u64;

@@ -14,6 +14,7 @@ use tokio::net::TcpStream;
 
 use crate::body::SendBody;
 use crate::error::TransportError;
+use crate::executor;
 use crate::proxy::ProxyServer;
 use crate::request::Origin;
 
@@ -171,7 +172,7 @@ where
     let (sender, connection) = hyper::client::conn::http1::handshake(io)
         .await
         .map_err(|e| TransportError::network(format!("HTTP handshake failed: {e}")))?;
-    tokio::spawn(connection_task(connection));
+    executor::spawn(connection_task(connection));
     Ok(sender)
 }
 

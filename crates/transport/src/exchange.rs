@@ -22,6 +22,7 @@ use crate::error::{describe, TransportError};
 use crate::pool::{Pool, Slot};
 use crate::proxy::ProxyServer;
 use crate::request::RequestSpec;
+use crate::timers;
 
 pub struct RawResponse {
     pub status: u16,
@@ -68,7 +69,7 @@ pub async fn send(
     let slot = pool.slot(&spec.origin).await?;
     let exchange = exchange(pool, slot, spec, max_body_bytes);
     match timeout {
-        Some(limit) => tokio::time::timeout(limit, exchange)
+        Some(limit) => timers::timeout(limit, exchange)
             .await
             .unwrap_or_else(|_| Err(TransportError::timeout(limit.as_millis() as u64))),
         None => exchange.await,

@@ -23,6 +23,7 @@ pub mod envelope;
 pub mod error;
 pub mod events;
 pub mod exchange;
+pub mod executor;
 pub mod host_state;
 pub mod host_store;
 pub mod numbers;
@@ -36,6 +37,7 @@ pub mod rate_limit;
 pub mod request;
 pub mod retry_after;
 pub mod shared_state;
+pub mod timers;
 pub mod trust;
 
 pub use client::ProviderClient;

@@ -17,6 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::connector::{self, Sender};
 use crate::error::TransportError;
+use crate::executor;
 use crate::options::settings::PoolBounds;
 use crate::proxy::{ProxyRules, ProxyServer};
 use crate::request::Origin;
@@ -43,7 +44,9 @@ pub struct Pool {
 
 struct OriginPool {
     permits: Arc<Semaphore>,
-    idle: Mutex<Vec<Sender>>,
+    /// Idle connections with the [`executor::home`] that drives each: a call takes only one
+    /// its own thread drives, so it never waits on another thread's event loop.
+    idle: Mutex<Vec<(u32, Sender)>>,
     /// Requests waiting for a permit: a connection given back while one waits goes to it.
     waiting: AtomicUsize,
 }
@@ -51,6 +54,8 @@ struct OriginPool {
 /// A connection lent to one request, with the permit that counts it against `max_sockets`.
 pub struct Lease {
     pub sender: Sender,
+    /// The [`executor::home`] of the connection's task.
+    home: u32,
     /// The connection had served an earlier request (a stale-connection failure is possible).
     pub reused: bool,
     /// Plain HTTP through this proxy: requests go in absolute form, with its credentials.
@@ -65,6 +70,7 @@ impl Lease {
     pub fn release(self) {
         let Lease {
             sender,
+            home,
             origin_pool,
             pool,
             ..
@@ -78,7 +84,7 @@ impl Lease {
         let keep = (pool.bounds.max_free_sockets as usize)
             .max(origin_pool.waiting.load(Ordering::Acquire));
         if idle.len() < keep {
-            idle.push(sender);
+            idle.push((home, sender));
         }
         // Otherwise the sender drops here and hyper closes the connection. The permit is
         // released after this, so a waiter always finds the connection pushed above.
@@ -148,6 +154,13 @@ impl Pool {
     }
 }
 
+/// The warmest idle connection of `home`.
+fn take_idle(idle: &Mutex<Vec<(u32, Sender)>>, home: u32) -> Option<Sender> {
+    let mut idle = lock(idle);
+    let at = idle.iter().rposition(|(driven_by, _)| *driven_by == home)?;
+    Some(idle.remove(at).1)
+}
+
 /// A claimed place under `max_sockets`, not yet a connection.
 pub struct Slot {
     origin_pool: Arc<OriginPool>,
@@ -165,9 +178,10 @@ impl Slot {
         } = self;
         let proxy = pool.proxy.for_origin(origin).cloned();
         let forward_proxy = proxy.clone().filter(|_| !origin.https);
+        let home = executor::home();
         if !fresh {
             loop {
-                let popped = lock(&origin_pool.idle).pop();
+                let popped = take_idle(&origin_pool.idle, home);
                 let Some(mut sender) = popped else { break };
                 if sender.is_closed() {
                     continue;
@@ -175,6 +189,7 @@ impl Slot {
                 if sender.ready().await.is_ok() {
                     return Ok(Lease {
                         sender,
+                        home,
                         reused: true,
                         forward_proxy,
                         origin_pool,
@@ -189,6 +204,7 @@ impl Slot {
         let sender = Box::pin(connector::connect(origin, proxy.as_ref())).await?;
         Ok(Lease {
             sender,
+            home,
             reused: false,
             forward_proxy,
             origin_pool,

@@ -6,10 +6,11 @@
 
 use std::future::Future;
 
-use tokio::time::{timeout_at, Duration, Instant};
+use tokio::time::{Duration, Instant};
 
 use crate::host_state::HostState;
 use crate::random::RandomSource;
+use crate::timers::{self, timeout_at};
 
 /// Attempts of one decision before it gives up and decides locally (all within `timeoutMs`).
 /// Decisions of one slot are serialised in the process, so only other processes (or slots)
@@ -80,7 +81,7 @@ pub async fn update<B: StateBackend, R>(
                 return Err(UpdateError::Contended);
             }
             let pause = Duration::from_millis(random.below_inclusive(CONFLICT_PAUSE_MAX_MS));
-            tokio::time::sleep(pause.min(left)).await;
+            timers::sleep(pause.min(left)).await;
         }
         let (version, stored) = timeout_at(deadline, backend.read(key))
             .await

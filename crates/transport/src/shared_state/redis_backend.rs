@@ -2,6 +2,8 @@
 //! (every slot naming that URL shares it), opened on first use, dropped on an error or on
 //! [`close_all`] and opened again by the next decision. Its driver is a task on the transport's
 //! Tokio runtime, not a handle of Node's event loop, so it never keeps the process alive (D12).
+//! Every round trip runs [`executor::off_thread`]: the Redis client starts tasks and timers of
+//! its own, which a thread that drives its own reactor would not turn.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -11,6 +13,7 @@ use redis::Script;
 
 use super::cas::StateBackend;
 use super::config::RedisTarget;
+use crate::executor;
 
 /// Compare-and-set of one scope: `KEYS[1]` is a hash `{ v: version, s: state }`; the state is
 /// written as version `ARGV[1] + 1` with a `PX` of `ARGV[3]` only if the stored version (0 when
@@ -68,11 +71,11 @@ impl RedisBackend {
         if let Some(connection) = self.lock().clone() {
             return Ok(connection);
         }
-        let connection = self
-            .client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(|e| self.describe(&e))?;
+        let client = self.client.clone();
+        let connection =
+            executor::off_thread(async move { client.get_multiplexed_async_connection().await })
+                .await
+                .map_err(|e| self.describe(&e))?;
         *self.lock() = Some(connection.clone());
         Ok(connection)
     }
@@ -98,13 +101,11 @@ impl RedisBackend {
 impl StateBackend for RedisBackend {
     async fn read(&self, key: &str) -> Result<(u64, Option<Vec<u8>>), String> {
         let mut connection = self.connection().await?;
-        let (version, state): (Option<u64>, Option<Vec<u8>>) = redis::cmd("HMGET")
-            .arg(key)
-            .arg("v")
-            .arg("s")
-            .query_async(&mut connection)
-            .await
-            .map_err(|e| self.describe(&e))?;
+        let command = redis::cmd("HMGET").arg(key).arg("v").arg("s").clone();
+        let (version, state): (Option<u64>, Option<Vec<u8>>) =
+            executor::off_thread(async move { command.query_async(&mut connection).await })
+                .await
+                .map_err(|e| self.describe(&e))?;
         Ok((version.unwrap_or(0), state))
     }
 
@@ -116,15 +117,14 @@ impl StateBackend for RedisBackend {
         ttl_ms: u64,
     ) -> Result<bool, String> {
         let mut connection = self.connection().await?;
-        let written: i64 = self
-            .script
-            .key(key)
-            .arg(version)
-            .arg(state)
-            .arg(ttl_ms)
-            .invoke_async(&mut connection)
-            .await
-            .map_err(|e| self.describe(&e))?;
+        let (script, key, state) = (self.script.clone(), key.to_string(), state.to_vec());
+        let written: i64 = executor::off_thread(async move {
+            let mut invocation = script.key(key);
+            invocation.arg(version).arg(state).arg(ttl_ms);
+            invocation.invoke_async(&mut connection).await
+        })
+        .await
+        .map_err(|e| self.describe(&e))?;
         Ok(written == 1)
     }
 }

@@ -1,0 +1,488 @@
+//! Calls driven on the JavaScript thread itself, with no hand-off to a worker and back.
+//!
+//! On a tokio worker a call costs three context switches: JavaScript wakes the worker, the
+//! worker sleeps until the answer, then wakes JavaScript (issue 17: about a quarter of a small
+//! call's CPU). On Linux's main thread the binding instead keeps a tokio current-thread runtime
+//! for its reactor and timers, and libuv watches the reactor's epoll descriptor with a poll
+//! handle on Node's own loop: a socket that becomes readable wakes the JavaScript thread, which
+//! turns the reactor once without blocking, polls what woke (calls and connection tasks, held
+//! here rather than in tokio's scheduler, so a pass knows when nothing is left), and hands the
+//! outboxes' batches to JavaScript at the end of that pass, in one callback scope.
+//!
+//! What makes that complete: the transport's connection tasks come here through
+//! [`executor::install_local`] and its timers name their deadlines through [`timers`], which
+//! arm a libuv timer; a wake-up from another thread (a Redis answer, a DNS lookup) or from
+//! JavaScript outside a pass (an abort) schedules a pass through a libuv async handle. The
+//! three handles are unreferenced: the outbox keeps the loop alive while calls are pending (D12).
+//!
+//! Worker threads of Node, other platforms, and `ANILINK_IO_THREAD=worker` keep the worker.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::outbox::Outbox;
+
+/// A call's whole future, as the binding starts it.
+pub type Call = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// What `ANILINK_IO_THREAD` may say.
+const IO_THREAD_VARIABLE: &str = "ANILINK_IO_THREAD";
+
+/// Whether this process wants calls on the JavaScript thread where they can run there.
+fn wants_javascript_thread() -> std::result::Result<bool, String> {
+    match std::env::var(IO_THREAD_VARIABLE) {
+        Err(_) => Ok(true),
+        Ok(value) => match value.as_str() {
+            "" | "auto" => Ok(true),
+            "worker" => Ok(false),
+            _ => Err(format!(
+                "{IO_THREAD_VARIABLE} must be \"auto\" (the JavaScript thread where possible) or \"worker\" (a tokio worker thread); received {} characters that are neither. Unset it or set one of the two.",
+                value.chars().count()
+            )),
+        },
+    }
+}
+
+#[cfg(target_os = "linux")]
+pub use linux::{deliver_after_pass, of_this_thread};
+
+/// Calls of this platform always run on the worker.
+#[cfg(not(target_os = "linux"))]
+pub enum Driver {}
+
+#[cfg(not(target_os = "linux"))]
+impl Driver {
+    pub fn start(&self, _: Call) {
+        match *self {}
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn of_this_thread(_: &napi::Env) -> napi::Result<Option<&'static Driver>> {
+    wants_javascript_thread().map_err(crate::native_client::invalid_arg)?;
+    Ok(None)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn deliver_after_pass(_: &Outbox) -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::cell::{Cell, OnceCell, RefCell};
+    use std::os::raw::{c_int, c_void};
+    use std::ptr;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+    use std::time::Duration;
+
+    use futures_util::stream::{FuturesUnordered, StreamExt};
+    use napi::{sys, Env, Result};
+    use tokio::time::Instant;
+
+    use anilink_transport::executor::{self, LocalTask};
+    use anilink_transport::timers;
+
+    use super::{wants_javascript_thread, Call, Outbox};
+    use crate::native_client::invalid_arg;
+
+    // libuv, as the node binary exports it.
+    extern "C" {
+        fn uv_default_loop() -> *mut sys::uv_loop_s;
+        fn uv_handle_size(kind: c_int) -> usize;
+        fn uv_unref(handle: *mut c_void);
+        fn uv_poll_init(event_loop: *mut sys::uv_loop_s, handle: *mut c_void, fd: c_int) -> c_int;
+        fn uv_poll_start(handle: *mut c_void, events: c_int, callback: PollCallback) -> c_int;
+        fn uv_async_init(
+            event_loop: *mut sys::uv_loop_s,
+            handle: *mut c_void,
+            callback: HandleCallback,
+        ) -> c_int;
+        fn uv_async_send(handle: *mut c_void) -> c_int;
+        fn uv_timer_init(event_loop: *mut sys::uv_loop_s, handle: *mut c_void) -> c_int;
+        fn uv_timer_start(
+            handle: *mut c_void,
+            callback: HandleCallback,
+            timeout_ms: u64,
+            repeat_ms: u64,
+        ) -> c_int;
+        fn uv_timer_stop(handle: *mut c_void) -> c_int;
+    }
+    type PollCallback = unsafe extern "C" fn(*mut c_void, c_int, c_int);
+    type HandleCallback = unsafe extern "C" fn(*mut c_void);
+    /// libuv's `uv_handle_type` values of the handles used here, and `UV_READABLE`.
+    const UV_ASYNC: c_int = 1;
+    const UV_POLL: c_int = 8;
+    const UV_TIMER: c_int = 13;
+    const UV_READABLE: c_int = 1;
+
+    /// A libuv handle of the driver: allocated once with libuv's size for its kind, never freed
+    /// (the driver lives as long as the main thread's loop).
+    #[derive(Clone, Copy)]
+    struct Handle(*mut c_void);
+
+    // SAFETY: only `uv_async_send` is called off the JavaScript thread, and libuv allows it.
+    unsafe impl Send for Handle {}
+    unsafe impl Sync for Handle {}
+
+    impl Handle {
+        fn allocate(kind: c_int) -> Self {
+            // SAFETY: a size query.
+            let size = unsafe { uv_handle_size(kind) };
+            Self(
+                Box::leak(vec![0u8; size].into_boxed_slice())
+                    .as_mut_ptr()
+                    .cast(),
+            )
+        }
+    }
+
+    thread_local! {
+        /// This thread's driver, decided at its first call: None where calls go to the worker.
+        static DRIVER: OnceCell<std::result::Result<Option<&'static Driver>, String>> =
+            const { OnceCell::new() };
+        /// Whether a pass runs on this thread: a wake-up inside one is seen by its next look.
+        static IN_PASS: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// The driver of the JavaScript thread of `env`, built at the first call: None where calls
+    /// run on the worker (a Node worker thread, no usable reactor descriptor, or
+    /// `ANILINK_IO_THREAD=worker`); an error when that variable says something else.
+    pub fn of_this_thread(env: &Env) -> Result<Option<&'static Driver>> {
+        DRIVER
+            .with(|cell| {
+                cell.get_or_init(|| {
+                    wants_javascript_thread()
+                        .map(|wanted| wanted.then(|| Driver::new(env).ok()).flatten())
+                })
+                .clone()
+            })
+            .map_err(invalid_arg)
+    }
+
+    /// Called by an outbox whose batch was just opened: true when a loop pass of this thread's
+    /// driver runs, which then hands the batch over when it ends (no wake-up needed).
+    pub fn deliver_after_pass(outbox: &Outbox) -> bool {
+        if !IN_PASS.with(Cell::get) {
+            return false;
+        }
+        let Some(Ok(Some(driver))) = DRIVER.with(|cell| cell.get().cloned()) else {
+            return false;
+        };
+        if !driver.delivering.get() {
+            return false;
+        }
+        let mut due = driver.due.borrow_mut();
+        if !due.iter().any(|queued| queued.same_as(outbox)) {
+            due.push(outbox.clone());
+        }
+        true
+    }
+
+    /// Set by the waker of every driven future. Woken inside a pass, the pass looks again;
+    /// anywhere else (another thread, or JavaScript between passes) a pass is scheduled.
+    struct Wakeup {
+        woken: AtomicBool,
+        schedule: Handle,
+    }
+
+    impl Wake for Wakeup {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.woken.store(true, Ordering::Release);
+            if !IN_PASS.with(Cell::get) {
+                // SAFETY: an initialised async handle; callable from any thread.
+                unsafe { uv_async_send(self.schedule.0) };
+            }
+        }
+    }
+
+    pub struct Driver {
+        runtime: tokio::runtime::Runtime,
+        tasks: RefCell<FuturesUnordered<LocalTask>>,
+        /// Started while `tasks` is borrowed (a connection's task, a call started by a pass).
+        incoming: RefCell<Vec<LocalTask>>,
+        wakeup: Arc<Wakeup>,
+        waker: Waker,
+        /// The libuv timer, and the deadline it is armed for.
+        timer: Handle,
+        armed: Cell<Option<Instant>>,
+        /// Whether the running pass hands over what it settles (a pass that a libuv callback
+        /// runs; a pass inside a call from JavaScript leaves that to the outbox's wake-up, so
+        /// no promise settles inside the function that started a call).
+        delivering: Cell<bool>,
+        /// Outboxes with batches for the end of this pass.
+        due: RefCell<Vec<Outbox>>,
+        env: sys::napi_env,
+        async_context: sys::napi_async_context,
+    }
+
+    impl Driver {
+        fn new(env: &Env) -> std::result::Result<&'static Self, String> {
+            let event_loop = env.get_uv_event_loop().map_err(|e| e.reason.clone())?;
+            // SAFETY: libuv's default loop is the main thread's; no other thread drives here.
+            if event_loop != unsafe { uv_default_loop() } {
+                return Err("not the main thread".into());
+            }
+            let background = crate::background_runtime().ok_or("no worker runtime")?;
+            let (runtime, reactor) = runtime_and_reactor()?;
+            let schedule = Handle::allocate(UV_ASYNC);
+            let wakeup = Arc::new(Wakeup {
+                woken: AtomicBool::new(false),
+                schedule,
+            });
+            let driver: &'static Driver = Box::leak(Box::new(Driver {
+                runtime,
+                tasks: RefCell::default(),
+                incoming: RefCell::default(),
+                waker: Waker::from(Arc::clone(&wakeup)),
+                wakeup,
+                timer: Handle::allocate(UV_TIMER),
+                armed: Cell::new(None),
+                delivering: Cell::new(false),
+                due: RefCell::default(),
+                env: env.raw(),
+                async_context: async_context(env).map_err(|e| e.reason.clone())?,
+            }));
+            let poll = Handle::allocate(UV_POLL);
+            // SAFETY: fresh handles of the right sizes, on this thread's loop; `reactor` stays
+            // open as long as the runtime, which is never dropped.
+            let watched = unsafe {
+                uv_poll_init(event_loop, poll.0, reactor) == 0
+                    && uv_poll_start(poll.0, UV_READABLE, on_reactor_readable) == 0
+                    && uv_async_init(event_loop, schedule.0, on_loop_callback) == 0
+                    && uv_timer_init(event_loop, driver.timer.0) == 0
+            };
+            if !watched {
+                return Err("libuv would not watch the reactor".into());
+            }
+            // SAFETY: initialised handles of this loop.
+            unsafe {
+                for handle in [poll, schedule, driver.timer] {
+                    uv_unref(handle.0);
+                }
+            }
+            executor::install_local(|task| driver.incoming.borrow_mut().push(task), background);
+            timers::watch_this_thread();
+            Ok(driver)
+        }
+
+        /// Start `call` and poll it until it waits (on the network, a timer, a permit).
+        pub fn start(&'static self, call: Call) {
+            self.incoming.borrow_mut().push(call);
+            self.pass(false);
+        }
+
+        /// Poll every woken future until none is left (first turning the reactor once,
+        /// without blocking, when `turn_reactor`), then arm the timer for the next deadline.
+        fn pass(&self, turn_reactor: bool) {
+            if IN_PASS.with(|in_pass| in_pass.replace(true)) {
+                return;
+            }
+            // Unconstrained: tokio's cooperative budget would make a socket past the 128th
+            // operation of a pass answer "not ready" and defer its wake-up to the scheduler's
+            // next turn, which only a new reactor event would bring.
+            self.runtime.block_on(tokio::task::unconstrained(async {
+                if turn_reactor {
+                    // A yield makes the current-thread scheduler poll its drivers (sockets and
+                    // timers) with a zero timeout before resuming: that runs their wake-ups.
+                    tokio::task::yield_now().await;
+                }
+                self.poll_woken();
+            }));
+            IN_PASS.with(|in_pass| in_pass.set(false));
+            if self.wakeup.woken.load(Ordering::Acquire) {
+                // SAFETY: an initialised async handle of this loop.
+                unsafe { uv_async_send(self.wakeup.schedule.0) };
+            }
+            if turn_reactor {
+                if let Some(stale) = Instant::now().checked_sub(Duration::from_secs(1)) {
+                    timers::forget_before(stale);
+                }
+            }
+            self.arm_timer();
+        }
+
+        fn poll_woken(&self) {
+            let mut context = Context::from_waker(&self.waker);
+            loop {
+                self.wakeup.woken.store(false, Ordering::Release);
+                let mut tasks = self.tasks.borrow_mut();
+                tasks.extend(self.incoming.borrow_mut().drain(..));
+                while let Poll::Ready(Some(())) = tasks.poll_next_unpin(&mut context) {
+                    tasks.extend(self.incoming.borrow_mut().drain(..));
+                }
+                drop(tasks);
+                if !self.wakeup.woken.load(Ordering::Acquire) && self.incoming.borrow().is_empty() {
+                    return;
+                }
+            }
+        }
+
+        /// Arm the libuv timer just past the first pending deadline (tokio fires a timer on
+        /// the millisecond tick after it), or stop it when none is pending.
+        fn arm_timer(&self) {
+            let next = timers::earliest();
+            if next == self.armed.get() {
+                return;
+            }
+            self.armed.set(next);
+            // SAFETY: an initialised timer handle of this loop, on its thread.
+            unsafe {
+                match next {
+                    Some(deadline) => {
+                        let wait = deadline.saturating_duration_since(Instant::now());
+                        let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX - 1);
+                        uv_timer_start(self.timer.0, on_timer, wait_ms.saturating_add(1), 0);
+                    }
+                    None => {
+                        uv_timer_stop(self.timer.0);
+                    }
+                }
+            }
+        }
+
+        /// A pass from a libuv callback, then the batches it settled, handed to JavaScript in
+        /// one callback scope (whose close runs the microtasks they queued, as after any I/O).
+        /// SAFETY: on the JavaScript thread, outside any JavaScript call.
+        unsafe fn loop_pass(&self) {
+            self.delivering.set(true);
+            self.pass(true);
+            self.delivering.set(false);
+            let due = std::mem::take(&mut *self.due.borrow_mut());
+            if due.is_empty() {
+                return;
+            }
+            let env = self.env;
+            let mut handles = ptr::null_mut();
+            let mut resource = ptr::null_mut();
+            let mut scope = ptr::null_mut();
+            let opened = sys::napi_open_handle_scope(env, &mut handles) == sys::Status::napi_ok
+                && sys::napi_create_object(env, &mut resource) == sys::Status::napi_ok
+                && sys::napi_open_callback_scope(env, resource, self.async_context, &mut scope)
+                    == sys::Status::napi_ok;
+            if opened {
+                let env = Env::from_raw(env);
+                for outbox in &due {
+                    outbox.deliver_queued(&env);
+                }
+                sys::napi_close_callback_scope(self.env, scope);
+            } else {
+                // Not expected; the outboxes' own wake-ups still deliver everything.
+                for outbox in &due {
+                    outbox.wake();
+                }
+            }
+            if !handles.is_null() {
+                sys::napi_close_handle_scope(self.env, handles);
+            }
+        }
+    }
+
+    fn with_driver(run: impl FnOnce(&'static Driver)) {
+        if let Some(Ok(Some(driver))) = DRIVER.with(|cell| cell.get().cloned()) {
+            run(driver);
+        }
+    }
+
+    unsafe extern "C" fn on_reactor_readable(_: *mut c_void, _status: c_int, _: c_int) {
+        // An error status is libuv's report that polling failed; a pass is still the answer:
+        // it turns the reactor, which reports each socket's own error to its call.
+        // SAFETY: a libuv callback, on the JavaScript thread outside any JavaScript call.
+        with_driver(|driver| unsafe { driver.loop_pass() });
+    }
+
+    unsafe extern "C" fn on_loop_callback(_: *mut c_void) {
+        // SAFETY: as above.
+        with_driver(|driver| unsafe { driver.loop_pass() });
+    }
+
+    unsafe extern "C" fn on_timer(_: *mut c_void) {
+        with_driver(|driver| {
+            driver.armed.set(None);
+            // SAFETY: as above.
+            unsafe { driver.loop_pass() }
+        });
+    }
+
+    /// A current-thread runtime and its reactor's epoll descriptor. tokio does not expose the
+    /// descriptor, so it is found in `/proc/self/fd` as the epoll that building the runtime
+    /// created; mio duplicates it for its registry, so several new ones are fine as long as
+    /// they list the same registrations (any other epoll made meanwhile, by another thread,
+    /// makes this fail, and calls stay on the worker).
+    fn runtime_and_reactor() -> std::result::Result<(tokio::runtime::Runtime, c_int), String> {
+        let before = eventpoll_fds()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("building the runtime failed: {e}"))?;
+        let created: Vec<c_int> = eventpoll_fds()?
+            .into_iter()
+            .filter(|fd| !before.contains(fd))
+            .collect();
+        let registrations: Vec<_> = created.iter().map(|fd| registrations(*fd)).collect();
+        match created.first() {
+            Some(&reactor) if registrations.windows(2).all(|pair| pair[0] == pair[1]) => {
+                Ok((runtime, reactor))
+            }
+            _ => Err(format!(
+                "expected the runtime to create one epoll, found {} new descriptors that differ",
+                created.len()
+            )),
+        }
+    }
+
+    fn eventpoll_fds() -> std::result::Result<Vec<c_int>, String> {
+        let entries =
+            std::fs::read_dir("/proc/self/fd").map_err(|e| format!("/proc/self/fd: {e}"))?;
+        Ok(entries
+            .flatten()
+            .filter(|entry| {
+                std::fs::read_link(entry.path())
+                    .is_ok_and(|target| target.as_os_str() == "anon_inode:[eventpoll]")
+            })
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+            .collect())
+    }
+
+    /// The descriptors an epoll watches (its `tfd:` lines in `/proc/self/fdinfo`).
+    fn registrations(fd: c_int) -> Vec<String> {
+        std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.starts_with("tfd:"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn async_context(env: &Env) -> Result<sys::napi_async_context> {
+        let raw = env.raw();
+        let name = "anilink-api-wrapper";
+        let mut resource = ptr::null_mut();
+        let mut resource_name = ptr::null_mut();
+        let mut context = ptr::null_mut();
+        // SAFETY: value creation on the JavaScript thread; the context lives as long as the
+        // driver, which is never dropped.
+        let created = unsafe {
+            sys::napi_create_object(raw, &mut resource) == sys::Status::napi_ok
+                && sys::napi_create_string_utf8(
+                    raw,
+                    name.as_ptr().cast(),
+                    name.len() as isize,
+                    &mut resource_name,
+                ) == sys::Status::napi_ok
+                && sys::napi_async_init(raw, resource, resource_name, &mut context)
+                    == sys::Status::napi_ok
+        };
+        if created {
+            Ok(context)
+        } else {
+            Err(napi::Error::from_reason("napi_async_init failed"))
+        }
+    }
+}
