@@ -20,7 +20,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::outbox::Outbox;
+use crate::outbox;
 
 /// A call's whole future, as the binding starts it.
 pub type Call = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -44,7 +44,7 @@ fn wants_javascript_thread() -> std::result::Result<bool, String> {
 }
 
 #[cfg(target_os = "linux")]
-pub use linux::{deliver_after_pass, of_this_thread};
+pub use linux::of_this_thread;
 
 /// Calls of this platform always run on the worker.
 #[cfg(not(target_os = "linux"))]
@@ -58,14 +58,8 @@ impl Driver {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn of_this_thread(_: &napi::Env) -> napi::Result<Option<&'static Driver>> {
-    wants_javascript_thread().map_err(crate::native_client::invalid_arg)?;
-    Ok(None)
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn deliver_after_pass(_: &Outbox) -> bool {
-    false
+pub fn of_this_thread(_: &napi::Env) -> Result<Option<&'static Driver>, String> {
+    wants_javascript_thread().map(|_| None)
 }
 
 #[cfg(target_os = "linux")]
@@ -85,8 +79,7 @@ mod linux {
     use anilink_transport::executor::{self, LocalTask};
     use anilink_transport::timers;
 
-    use super::{wants_javascript_thread, Call, Outbox};
-    use crate::native_client::invalid_arg;
+    use super::{outbox, wants_javascript_thread, Call};
 
     // libuv, as the node binary exports it.
     extern "C" {
@@ -150,35 +143,14 @@ mod linux {
     /// The driver of the JavaScript thread of `env`, built at the first call: None where calls
     /// run on the worker (a Node worker thread, no usable reactor descriptor, or
     /// `ANILINK_IO_THREAD=worker`); an error when that variable says something else.
-    pub fn of_this_thread(env: &Env) -> Result<Option<&'static Driver>> {
-        DRIVER
-            .with(|cell| {
-                cell.get_or_init(|| {
-                    wants_javascript_thread()
-                        .map(|wanted| wanted.then(|| Driver::new(env).ok()).flatten())
-                })
-                .clone()
+    pub fn of_this_thread(env: &Env) -> std::result::Result<Option<&'static Driver>, String> {
+        DRIVER.with(|cell| {
+            cell.get_or_init(|| {
+                wants_javascript_thread()
+                    .map(|wanted| wanted.then(|| Driver::new(env).ok()).flatten())
             })
-            .map_err(invalid_arg)
-    }
-
-    /// Called by an outbox whose batch was just opened: true when a loop pass of this thread's
-    /// driver runs, which then hands the batch over when it ends (no wake-up needed).
-    pub fn deliver_after_pass(outbox: &Outbox) -> bool {
-        if !IN_PASS.with(Cell::get) {
-            return false;
-        }
-        let Some(Ok(Some(driver))) = DRIVER.with(|cell| cell.get().cloned()) else {
-            return false;
-        };
-        if !driver.delivering.get() {
-            return false;
-        }
-        let mut due = driver.due.borrow_mut();
-        if !due.iter().any(|queued| queued.same_as(outbox)) {
-            due.push(outbox.clone());
-        }
-        true
+            .clone()
+        })
     }
 
     /// Set by the waker of every driven future. Woken inside a pass, the pass looks again;
@@ -212,12 +184,6 @@ mod linux {
         /// The libuv timer, and the deadline it is armed for.
         timer: Handle,
         armed: Cell<Option<Instant>>,
-        /// Whether the running pass hands over what it settles (a pass that a libuv callback
-        /// runs; a pass inside a call from JavaScript leaves that to the outbox's wake-up, so
-        /// no promise settles inside the function that started a call).
-        delivering: Cell<bool>,
-        /// Outboxes with batches for the end of this pass.
-        due: RefCell<Vec<Outbox>>,
         env: sys::napi_env,
         async_context: sys::napi_async_context,
     }
@@ -244,8 +210,6 @@ mod linux {
                 wakeup,
                 timer: Handle::allocate(UV_TIMER),
                 armed: Cell::new(None),
-                delivering: Cell::new(false),
-                due: RefCell::default(),
                 env: env.raw(),
                 async_context: async_context(env).map_err(|e| e.reason.clone())?,
             }));
@@ -349,12 +313,11 @@ mod linux {
 
         /// A pass from a libuv callback, then the batches it settled, handed to JavaScript in
         /// one callback scope (whose close runs the microtasks they queued, as after any I/O).
+        /// A pass inside a call from JavaScript leaves its batches to the outbox's wake-up, so no
+        /// promise settles inside the function that started a call.
         /// SAFETY: on the JavaScript thread, outside any JavaScript call.
         unsafe fn loop_pass(&self) {
-            self.delivering.set(true);
-            self.pass(true);
-            self.delivering.set(false);
-            let due = std::mem::take(&mut *self.due.borrow_mut());
+            let due = outbox::collecting_due(|| self.pass(true));
             if due.is_empty() {
                 return;
             }

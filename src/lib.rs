@@ -50,10 +50,12 @@ fn init() {
 /// (a tokio worker thread); see [`driver`]. Throws when `ANILINK_IO_THREAD` is invalid.
 #[napi(catch_unwind)]
 pub fn io_thread(env: Env) -> napi::Result<&'static str> {
-    Ok(match driver::of_this_thread(&env)? {
-        Some(_) => "javascript",
-        None => "worker",
-    })
+    Ok(
+        match driver::of_this_thread(&env).map_err(native_client::invalid_arg)? {
+            Some(_) => "javascript",
+            None => "worker",
+        },
+    )
 }
 
 /// Release every keep-alive connection pool the transport holds (cached, parked and default),

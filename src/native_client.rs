@@ -551,7 +551,7 @@ impl CallTarget {
             Some(object) => Some(request_options(env, &object)?),
             None => None,
         };
-        let driver = driver::of_this_thread(env)?;
+        let driver = driver::of_this_thread(env).map_err(invalid_arg)?;
         let options = self
             .inner
             .client

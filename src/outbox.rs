@@ -7,8 +7,9 @@
 //! bridge of its own. Because results and events share the queue, a call's hooks always run before its
 //! promise settles. The channel keeps Node's event loop alive only while calls are pending
 //! (decisions D12). Calls driven on the JavaScript thread skip the wake-up: a batch opened in
-//! one of the driver's loop passes is handed over directly when the pass ends ([`crate::driver`]).
+//! one of the driver's loop passes is handed over directly when the pass ends ([`collecting_due`]).
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -114,6 +115,20 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+thread_local! {
+    /// The outboxes that opened a batch during the driver's pass that runs on this thread;
+    /// None outside such a pass.
+    static DUE: RefCell<Option<Vec<Outbox>>> = const { RefCell::new(None) };
+}
+
+/// Run `pass` (one of the JavaScript-thread driver's, [`crate::driver`]): batches opened in it
+/// wake nobody; the outboxes that hold them are returned, for `deliver_queued` when it ends.
+pub fn collecting_due(pass: impl FnOnce()) -> Vec<Outbox> {
+    DUE.with(|due| *due.borrow_mut() = Some(Vec::new()));
+    pass();
+    DUE.with(|due| due.borrow_mut().take()).unwrap_or_default()
+}
+
 #[derive(Clone)]
 pub struct Outbox {
     shared: Arc<Shared>,
@@ -155,11 +170,6 @@ impl Outbox {
             })?;
         *shared.wake.write().unwrap_or_else(|e| e.into_inner()) = Some(wake);
         Ok(Self { shared })
-    }
-
-    /// Whether `other` is this client's outbox.
-    pub fn same_as(&self, other: &Outbox) -> bool {
-        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Hand every queued batch to the handler now (the JavaScript-thread driver, after a pass).
@@ -223,9 +233,25 @@ impl Outbox {
             !open
         };
         // One wake-up per batch: the JavaScript thread takes one batch per call.
-        if opened_batch && !crate::driver::deliver_after_pass(self) {
+        if opened_batch && !self.due_after_pass() {
             self.wake();
         }
+    }
+
+    /// Queue this outbox for the end of the driver's pass that runs now, if one does.
+    fn due_after_pass(&self) -> bool {
+        DUE.with(|due| match due.borrow_mut().as_mut() {
+            Some(due) => {
+                if !due
+                    .iter()
+                    .any(|queued| Arc::ptr_eq(&queued.shared, &self.shared))
+                {
+                    due.push(self.clone());
+                }
+                true
+            }
+            None => false,
+        })
     }
 
     /// Have the JavaScript thread take the first queued batch at its next turn.
