@@ -66,6 +66,7 @@ pub fn of_this_thread(_: &napi::Env) -> Result<Option<&'static Driver>, String> 
 mod linux {
     use std::cell::{Cell, OnceCell, RefCell};
     use std::os::raw::{c_int, c_void};
+    use std::panic::AssertUnwindSafe;
     use std::ptr;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
@@ -73,6 +74,7 @@ mod linux {
     use std::time::Duration;
 
     use futures_util::stream::{FuturesUnordered, StreamExt};
+    use futures_util::FutureExt;
     use napi::{sys, Env, Result};
     use tokio::time::Instant;
 
@@ -231,7 +233,15 @@ mod linux {
                     uv_unref(handle.0);
                 }
             }
-            executor::install_local(|task| driver.incoming.borrow_mut().push(task), background);
+            // A panic in a connection's task ends that task (its connection closes and its call
+            // fails) instead of unwinding through a libuv callback, which would abort Node.
+            executor::install_local(
+                |task| {
+                    let contained = AssertUnwindSafe(task).catch_unwind().map(drop);
+                    driver.incoming.borrow_mut().push(Box::pin(contained));
+                },
+                background,
+            );
             timers::watch_this_thread();
             Ok(driver)
         }
