@@ -39,9 +39,11 @@ const timedOut = await aniLink.anilist
 const timeoutMs = Date.now() - started;
 const controller = new AbortController();
 setTimeout(() => controller.abort(), 50);
+const abortStarted = Date.now();
 const aborted = await aniLink.anilist
   .custom(slowQuery, undefined, { signal: controller.signal })
   .then(() => 'answered', (error) => error.code);
+const abortMs = Date.now() - abortStarted;
 const inWorker = await new Promise((done, failed) => {
   const worker = new Worker(
     "const { parentPort } = require('node:worker_threads');" +
@@ -55,7 +57,7 @@ const inWorker = await new Promise((done, failed) => {
   worker.once('error', failed);
 });
 server.close();
-console.log(JSON.stringify({ ioThread: native.ioThread(), id: media.id, timedOut, timeoutMs, aborted, inWorker }));
+console.log(JSON.stringify({ ioThread: native.ioThread(), id: media.id, timedOut, timeoutMs, aborted, abortMs, inWorker }));
 `;
 
 async function run(env: NodeJS.ProcessEnv) {
@@ -80,6 +82,8 @@ describe('where calls run', () => {
       });
       expect(result.timeoutMs).toBeGreaterThanOrEqual(150);
       expect(result.timeoutMs).toBeLessThan(750);
+      // The abort comes between passes: it must schedule one, not wait for the 800 ms answer.
+      expect(result.abortMs).toBeLessThan(750);
       expect(result.inWorker).toEqual({ ioThread: 'worker', id: 7 });
     },
   );

@@ -155,18 +155,13 @@ impl Outbox {
             .callee_handled::<false>()
             .weak::<true>()
             .build_callback(move |context| {
-                Ok(match drained.upgrade() {
-                    Some(drained) => {
-                        take_batch(&drained, &context.env).unwrap_or_else(|| BatchText {
-                            text: b"[]".to_vec(),
-                            ascii: true,
-                        })
-                    }
-                    None => BatchText {
-                        text: b"[]".to_vec(),
-                        ascii: true,
-                    },
-                })
+                let taken = drained
+                    .upgrade()
+                    .and_then(|drained| take_batch(&drained, &context.env));
+                Ok(taken.unwrap_or_else(|| BatchText {
+                    text: b"[]".to_vec(),
+                    ascii: true,
+                }))
             })?;
         *shared.wake.write().unwrap_or_else(|e| e.into_inner()) = Some(wake);
         Ok(Self { shared })
