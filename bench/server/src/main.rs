@@ -7,13 +7,17 @@
 //! paces. The request body is read in full, as a real server would.
 //!
 //! ```text
-//! bench-server [--port N] [--threads N] [--hold-ms N] [--control-stdin]
+//! bench-server [--port N] [--threads N] [--hold-ms N] [--release-at N] [--control-stdin]
 //! ```
 //!
 //! * `--threads 1` (default) runs on a single-threaded runtime: on a 2-core machine the other
 //!   core is left to the client being measured.
-//! * `--hold-ms N` delays every response by N ms (the memory scenario keeps 10,000 requests
-//!   in flight this way).
+//! * `--hold-ms N` delays every response by N ms.
+//! * `--release-at N` (with `--hold-ms`) answers nothing until N requests are waiting, then
+//!   all of them at once; `--hold-ms` becomes the longest any response waits. The memory
+//!   scenario uses it so that every client really has its 10,000 requests in flight at one
+//!   moment: with a fixed delay alone, a client that opens connections slowly has its first
+//!   answers back before its last requests go out, and is measured with fewer in flight.
 //! * `--control-stdin` makes stdin a control channel: the line `stats` is answered on stdout
 //!   with `stats {json}` (connections accepted, requests served, CPU time, peak RSS), and the
 //!   end of stdin stops the server, so it never outlives the process that started it.
@@ -24,6 +28,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -36,6 +41,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::{TcpListener, TcpSocket};
+use tokio::sync::Notify;
 
 /// The fixed response body, shared with the clients' fixtures.
 static MEDIA_BODY: &str = include_str!("../../workload/media-response.json");
@@ -54,7 +60,8 @@ const RATE_LIMIT_WINDOW_SECS: u64 = 60;
 const LISTEN_BACKLOG: u32 = 16_384;
 
 const PROGRAM: &str = "bench-server";
-const USAGE: &str = "bench-server [--port N] [--threads N] [--hold-ms N] [--control-stdin]";
+const USAGE: &str =
+    "bench-server [--port N] [--threads N] [--hold-ms N] [--release-at N] [--control-stdin]";
 
 static CONNECTIONS_ACCEPTED: AtomicU64 = AtomicU64::new(0);
 static REQUESTS_SERVED: AtomicU64 = AtomicU64::new(0);
@@ -64,6 +71,7 @@ struct Options {
     port: u16,
     threads: usize,
     hold: Option<Duration>,
+    release_at: Option<usize>,
     control_stdin: bool,
 }
 
@@ -72,6 +80,7 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, Stri
         port: 0,
         threads: 1,
         hold: None,
+        release_at: None,
         control_stdin: false,
     };
     let mut args = args.into_iter();
@@ -97,9 +106,19 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, Stri
                 options.hold =
                     Some(Duration::from_millis(value("--hold-ms")?)).filter(|d| !d.is_zero())
             }
+            "--release-at" => match value("--release-at")? {
+                0 => return Err("--release-at must be at least 1".into()),
+                n => {
+                    options.release_at =
+                        Some(usize::try_from(n).map_err(|_| "--release-at: out of range")?)
+                }
+            },
             "--control-stdin" => options.control_stdin = true,
             other => return Err(format!("unknown option {other}")),
         }
+    }
+    if options.release_at.is_some() && options.hold.is_none() {
+        return Err("--release-at needs --hold-ms (the longest a response may wait)".into());
     }
     Ok(options)
 }
@@ -121,7 +140,10 @@ async fn serve(options: Options) -> io::Result<()> {
     if options.control_stdin {
         tokio::spawn(answer_control_channel());
     }
-    let hold = options.hold;
+    let hold = options.hold.map(|longest| Hold {
+        longest,
+        release_at: options.release_at,
+    });
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -155,11 +177,47 @@ fn bind(port: u16) -> io::Result<TcpListener> {
     socket.listen(LISTEN_BACKLOG)
 }
 
+/// How long a response waits before it is written.
+#[derive(Clone, Copy)]
+struct Hold {
+    longest: Duration,
+    release_at: Option<usize>,
+}
+
+/// Requests held now, until `release_at` of them are; reset when they are released.
+static HELD: Mutex<usize> = Mutex::new(0);
+static RELEASE: Notify = Notify::const_new();
+
+impl Hold {
+    async fn wait(self) {
+        let Some(release_at) = self.release_at else {
+            return tokio::time::sleep(self.longest).await;
+        };
+        // Registered before counting, so a release by the next request is never missed.
+        let released = RELEASE.notified();
+        tokio::pin!(released);
+        released.as_mut().enable();
+        {
+            let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+            *held += 1;
+            if *held >= release_at {
+                *held = 0;
+                RELEASE.notify_waiters();
+                return;
+            }
+        }
+        if tokio::time::timeout(self.longest, released).await.is_err() {
+            let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+            *held = held.saturating_sub(1);
+        }
+    }
+}
+
 type ResponseBody = http_body_util::Either<Full<Bytes>, Empty<Bytes>>;
 
 async fn respond(
     request: Request<Incoming>,
-    hold: Option<Duration>,
+    hold: Option<Hold>,
 ) -> Result<Response<ResponseBody>, hyper::Error> {
     let body = match (request.method(), request.uri().path()) {
         (&Method::GET, _) | (&Method::POST, "/") => Some(MEDIA_BODY),
@@ -169,7 +227,7 @@ async fn respond(
     request.into_body().collect().await?;
     REQUESTS_SERVED.fetch_add(1, Ordering::Relaxed);
     if let Some(hold) = hold {
-        tokio::time::sleep(hold).await;
+        hold.wait().await;
     }
     let Some(body) = body else {
         let mut response = Response::new(ResponseBody::Right(Empty::new()));
@@ -241,6 +299,7 @@ mod tests {
                 port: 0,
                 threads: 1,
                 hold: None,
+                release_at: None,
                 control_stdin: false
             })
         );
@@ -255,6 +314,8 @@ mod tests {
             "2",
             "--hold-ms",
             "1000",
+            "--release-at",
+            "10000",
             "--control-stdin",
         ]);
         assert_eq!(
@@ -263,6 +324,7 @@ mod tests {
                 port: 8080,
                 threads: 2,
                 hold: Some(Duration::from_secs(1)),
+                release_at: Some(10_000),
                 control_stdin: true
             })
         );
@@ -275,6 +337,30 @@ mod tests {
         assert!(parse(&["--hold-ms"]).is_err());
         assert!(parse(&["--hold-ms", "soon"]).is_err());
         assert!(parse(&["--verbose"]).is_err());
+        assert!(parse(&["--hold-ms", "1000", "--release-at", "0"]).is_err());
+        assert!(parse(&["--release-at", "10"]).is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn held_responses_go_out_together_once_enough_wait() {
+        let hold = Hold {
+            longest: Duration::from_secs(30),
+            release_at: Some(3),
+        };
+        let started = tokio::time::Instant::now();
+        let first_two = tokio::spawn(async move { tokio::join!(hold.wait(), hold.wait()) });
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(
+            !first_two.is_finished(),
+            "released before the third arrived"
+        );
+        hold.wait().await;
+        first_two.await.unwrap();
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
+        // A lone request afterwards waits the longest hold, then goes.
+        let alone = tokio::time::Instant::now();
+        hold.wait().await;
+        assert_eq!(alone.elapsed(), Duration::from_secs(30));
     }
 
     #[test]

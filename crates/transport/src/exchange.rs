@@ -156,6 +156,9 @@ where
 
 /// `proxy`: plain HTTP through that proxy, so the target is the absolute URL and the proxy's
 /// credentials ride along.
+/// Host, accept-encoding, proxy-authorization, and the content-length hyper writes.
+const HEADERS_ADDED_PER_REQUEST: usize = 4;
+
 fn build_request(
     spec: &RequestSpec,
     proxy: Option<&ProxyServer>,
@@ -175,7 +178,12 @@ fn build_request(
         None => spec.wire.origin_form.clone(),
     };
     let headers = request.headers_mut();
-    *headers = HeaderMap::clone(&spec.headers);
+    // A clone has no spare room: host, accept-encoding and the content-length hyper adds each
+    // regrew (and copied) the header list of every request.
+    headers.reserve(spec.headers.len() + HEADERS_ADDED_PER_REQUEST);
+    for (name, value) in spec.headers.iter() {
+        headers.append(name.clone(), value.clone());
+    }
     headers.insert(HOST, spec.wire.host.clone());
     if !headers.contains_key(http::header::ACCEPT_ENCODING) {
         headers.insert(
@@ -281,6 +289,35 @@ mod tests {
         let exchange = send(&pool, &spec, 1024, None);
         let size = std::mem::size_of_val(&exchange);
         assert!(size <= 1536, "the exchange future is {size} bytes");
+    }
+
+    #[test]
+    fn a_request_has_room_for_the_content_length_hyper_adds() {
+        use crate::error::Protocol;
+        use crate::request::ResultShape;
+        use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
+        let mut spec_headers = HeaderMap::new();
+        spec_headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        spec_headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        let spec = RequestSpec::new(
+            http::Method::POST,
+            "https://anilist.test/",
+            spec_headers,
+            Bytes::from_static(b"{}"),
+            Protocol::GraphQl,
+            ResultShape::GraphQl,
+        )
+        .unwrap();
+        let mut request = build_request(&spec, None).unwrap();
+        let names: Vec<_> = request.headers().keys().map(|n| n.as_str()).collect();
+        assert_eq!(names, ["content-type", "accept", "host", "accept-encoding"]);
+        // A header's address moves when the list is reallocated.
+        let host = |r: &Request<SendBody>| r.headers().get(HOST).unwrap() as *const HeaderValue;
+        let before = host(&request);
+        request
+            .headers_mut()
+            .insert(CONTENT_LENGTH, HeaderValue::from(2u64));
+        assert_eq!(host(&request), before, "adding content-length reallocated");
     }
 
     #[tokio::test]
