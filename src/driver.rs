@@ -383,17 +383,17 @@ mod linux {
         });
     }
 
-    /// A current-thread runtime and its reactor's epoll descriptor. tokio does not expose the
-    /// descriptor, so it is found in `/proc/self/fd` as the epoll that building the runtime
-    /// created; mio duplicates it for its registry, so several new ones are fine as long as
-    /// they list the same registrations (any other epoll made meanwhile, by another thread,
-    /// makes this fail, and calls stay on the worker).
     /// Socket events a pass takes from the reactor (tokio's default is 1,024): when thousands of
     /// responses arrive together, smaller passes hand them to JavaScript in smaller batches, as
     /// they are read. Peak RSS with 10,000 answered at once: 340 MiB at 1,024, 333 at 128, 332
     /// at 32; CPU per request at 256 in flight unchanged.
     const IO_EVENTS_PER_PASS: usize = 128;
 
+    /// A current-thread runtime and its reactor's epoll descriptor. tokio does not expose the
+    /// descriptor, so it is found in `/proc/self/fd` as the epoll that building the runtime
+    /// created; mio duplicates it for its registry, so several new ones are fine as long as
+    /// they list the same registrations (any other epoll made meanwhile, by another thread,
+    /// makes this fail, and calls stay on the worker).
     fn runtime_and_reactor() -> std::result::Result<(tokio::runtime::Runtime, c_int), String> {
         let before = eventpoll_fds()?;
         let runtime = tokio::runtime::Builder::new_current_thread()

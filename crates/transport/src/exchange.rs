@@ -154,11 +154,12 @@ where
     Ok(collected.freeze())
 }
 
-/// `proxy`: plain HTTP through that proxy, so the target is the absolute URL and the proxy's
-/// credentials ride along.
-/// Host, accept-encoding, proxy-authorization, and the content-length hyper writes.
+/// The headers a request gets beyond its spec's: host, accept-encoding, proxy-authorization,
+/// and the content-length hyper writes.
 const HEADERS_ADDED_PER_REQUEST: usize = 4;
 
+/// `proxy`: plain HTTP through that proxy, so the target is the absolute URL and the proxy's
+/// credentials ride along.
 fn build_request(
     spec: &RequestSpec,
     proxy: Option<&ProxyServer>,
@@ -178,8 +179,8 @@ fn build_request(
         None => spec.wire.origin_form.clone(),
     };
     let headers = request.headers_mut();
-    // A clone has no spare room: host, accept-encoding and the content-length hyper adds each
-    // regrew (and copied) the header list of every request.
+    // Not a clone: a clone has no spare room, so what is added below regrew (and copied) the
+    // header list of every request, twice.
     headers.reserve(spec.headers.len() + HEADERS_ADDED_PER_REQUEST);
     for (name, value) in spec.headers.iter() {
         headers.append(name.clone(), value.clone());
