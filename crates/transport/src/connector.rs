@@ -1,25 +1,17 @@
 //! Opening the connections the pool lends: TCP to the origin or its proxy, a `CONNECT` tunnel
-//! for an https origin behind a proxy, TLS (trust from [`crate::trust`]), then the HTTP/1.1
-//! handshake. Plain HTTP through a proxy needs no tunnel: the exchange sends its requests in
-//! absolute form on the proxy connection.
+//! for an https origin behind a proxy, then TLS (trust from [`crate::trust`]). Plain HTTP
+//! through a proxy needs no tunnel: the exchange sends its requests in absolute form on the
+//! proxy connection.
 
-use std::future::Future;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
-use hyper::client::conn::http1::{Connection, SendRequest};
-use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::body::SendBody;
 use crate::error::TransportError;
-use crate::executor;
+use crate::http1::{Connection, Stream};
 use crate::proxy::ProxyServer;
 use crate::request::Origin;
-
-/// One HTTP/1.1 connection's request side, as the pool keeps it.
-pub type Sender = SendRequest<SendBody>;
 
 /// The longest `CONNECT` answer head accepted from a proxy.
 const MAX_TUNNEL_RESPONSE: usize = 16 * 1024;
@@ -28,7 +20,7 @@ const MAX_TUNNEL_RESPONSE: usize = 16 * 1024;
 pub async fn connect(
     origin: &Origin,
     proxy: Option<&Arc<ProxyServer>>,
-) -> Result<Sender, TransportError> {
+) -> Result<Connection, TransportError> {
     let Some(proxy) = proxy else {
         let tcp = dial(&origin.host, origin.port).await.map_err(|e| {
             TransportError::network(format!(
@@ -36,7 +28,7 @@ pub async fn connect(
                 origin.host, origin.port
             ))
         })?;
-        return secure_and_handshake(origin, tcp).await;
+        return secure(origin, tcp).await;
     };
     let mut tcp = dial(&proxy.host, proxy.port).await.map_err(|e| {
         TransportError::network(format!("connect to proxy {} failed: {e}", proxy.display()))
@@ -44,7 +36,7 @@ pub async fn connect(
     if origin.https {
         tunnel(&mut tcp, origin, proxy).await?;
     }
-    secure_and_handshake(origin, tcp).await
+    secure(origin, tcp).await
 }
 
 async fn dial(host: &str, port: u16) -> std::io::Result<TcpStream> {
@@ -55,9 +47,9 @@ async fn dial(host: &str, port: u16) -> std::io::Result<TcpStream> {
     Ok(tcp)
 }
 
-async fn secure_and_handshake(origin: &Origin, tcp: TcpStream) -> Result<Sender, TransportError> {
+async fn secure(origin: &Origin, tcp: TcpStream) -> Result<Connection, TransportError> {
     if !origin.https {
-        return handshake(TokioIo::new(tcp)).await;
+        return Ok(Connection::new(Stream::Plain(tcp)));
     }
     let bare_host = origin
         .host
@@ -71,7 +63,7 @@ async fn secure_and_handshake(origin: &Origin, tcp: TcpStream) -> Result<Sender,
         .connect(name, tcp)
         .await
         .map_err(|e| TransportError::network(describe_tls_failure(&origin.host, &e)))?;
-    handshake(TokioIo::new(tls)).await
+    Ok(Connection::new(Stream::Tls(Box::new(tls))))
 }
 
 /// A handshake failure, with what to do when the server's issuer is not trusted.
@@ -165,28 +157,6 @@ async fn tunnel<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
-async fn handshake<T>(io: TokioIo<T>) -> Result<Sender, TransportError>
-where
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (sender, connection) = hyper::client::conn::http1::handshake(io)
-        .await
-        .map_err(|e| TransportError::network(format!("HTTP handshake failed: {e}")))?;
-    executor::spawn(connection_task(connection));
-    Ok(sender)
-}
-
-/// The task that drives a connection; it ends (and the socket closes) once every sender is
-/// dropped. The connection future itself, mapped: an `async move { connection.await }` would
-/// keep its captured copy beside the one it awaits, and every open connection (10,000 in the
-/// bench) would carry its connection state twice.
-fn connection_task<T>(connection: Connection<T, SendBody>) -> impl Future<Output = ()> + Send
-where
-    T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-{
-    connection.map(drop)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,25 +167,6 @@ mod tests {
             host: "api.example".into(),
             port: 443,
         }
-    }
-
-    /// Every open connection has a task driving it (10,000 at once in the bench): the task
-    /// holds the connection's state once. An `async move { connection.await }` held it twice
-    /// (1,208 bytes instead of 600 over this in-memory pipe).
-    #[tokio::test]
-    async fn a_connection_task_holds_its_connection_once() {
-        let (client, _server) = tokio::io::duplex(1024);
-        let (_sender, connection) =
-            hyper::client::conn::http1::handshake::<_, SendBody>(TokioIo::new(client))
-                .await
-                .unwrap();
-        let connection_size = std::mem::size_of_val(&connection);
-        let task = connection_task(connection);
-        let task_size = std::mem::size_of_val(&task);
-        assert!(
-            task_size <= connection_size + 16,
-            "the connection task is {task_size} bytes for a {connection_size}-byte connection"
-        );
     }
 
     /// Run `tunnel` against a scripted proxy that answers `answer` (then closes when `close`),

@@ -3,24 +3,24 @@
 //! The one subtle case is the stale keep-alive connection: the server closed an idle
 //! connection at the moment we reused it. That failure says nothing about the upstream's
 //! health, so it is resent once on a fresh connection, uncharged and without counting as a
-//! retry, but only when the request cannot have been processed: hyper reports it unsent, or it
-//! is a read (query or GET) and the connection died before a single response byte (the server
-//! closed it as idle just as the request arrived, which its kernel answers with a reset).
+//! retry, but only when the request cannot have been processed: not one byte of it was
+//! accepted, or it is a read (query or GET) and the connection died before a single response
+//! byte (the server closed it as idle just as the request arrived, which its kernel answers
+//! with a reset). A connection found closed before the request is written is not even tried.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{HOST, PROXY_AUTHORIZATION};
-use http::{HeaderMap, HeaderValue, Request, Uri};
+use http::{HeaderMap, Method};
 use http_body_util::BodyExt;
 
-use crate::body::SendBody;
-use crate::decode::{Decoded, Encoding, ACCEPT_ENCODING};
+use crate::decode::{Decoded, Encoding};
 use crate::error::{describe, TransportError};
+use crate::http1::request_head;
+use crate::http1::response_head::ResponseHead;
 use crate::pool::{Pool, Slot};
-use crate::proxy::ProxyServer;
 use crate::request::RequestSpec;
 use crate::timers;
 
@@ -84,18 +84,29 @@ async fn exchange(
 ) -> Result<RawResponse, TransportError> {
     let mut fresh = false;
     let mut slot = Some(slot);
+    let keep_open = !request_head::asks_to_close(spec);
+    let to_head_request = spec.method == Method::HEAD;
     loop {
         let mut lease = match slot.take() {
             Some(slot) => slot.connect(&spec.origin, fresh).await?,
             None => pool.lease(&spec.origin, fresh).await?,
         };
-        let request = build_request(spec, lease.forward_proxy.as_deref())?;
-        match lease.sender.try_send_request(request).await {
-            Ok(response) => {
-                let (mut parts, body) = response.into_parts();
+        let head = request_head::encode(spec, lease.forward_proxy.as_deref());
+        let sent = lease
+            .connection
+            .send(&head, spec.body.chunks(), to_head_request)
+            .await;
+        match sent {
+            Ok(ResponseHead {
+                status,
+                mut headers,
+                framing,
+                keep_alive,
+            }) => {
+                let body = lease.connection.body(framing, keep_open && keep_alive);
                 // A body refused half-way leaves the connection unusable: the lease drops with it.
                 // Decoding sits in front of the limit, so the limit counts decoded bytes.
-                let body = match Encoding::take_from(&mut parts.headers)? {
+                let body = match Encoding::take_from(&mut headers)? {
                     None => read_body(body, max_body_bytes).await?,
                     Some(encoding) => {
                         read_body(Decoded::new(body, encoding), max_body_bytes).await?
@@ -103,21 +114,20 @@ async fn exchange(
                 };
                 lease.release();
                 return Ok(RawResponse {
-                    status: parts.status.as_u16(),
-                    headers: parts.headers,
+                    status,
+                    headers,
                     body,
                 });
             }
-            Err(mut failure) => {
-                let unsent = failure.take_message().is_some();
-                let error = failure.into_error();
-                let stale =
-                    lease.reused && (unsent || (!spec.is_write && closed_before_response(&error)));
+            Err(failure) => {
+                let stale = lease.reused
+                    && (failure.sent_nothing()
+                        || (!spec.is_write && failure.died_before_response()));
                 if stale && !fresh {
                     fresh = true;
                     continue;
                 }
-                let mut reason = describe(&error);
+                let mut reason = describe(&failure);
                 if let Some(proxy) = &lease.forward_proxy {
                     reason.push_str(&format!(" (through proxy {})", proxy.display()));
                 }
@@ -140,88 +150,29 @@ where
         return Err(TransportError::response_too_large(limit));
     }
     let mut body = std::pin::pin!(body);
+    // A body that arrives in one frame (most do) is returned as it is, without a copy.
+    let mut first: Option<Bytes> = None;
     let mut collected = bytes::BytesMut::new();
+    let mut length = 0u64;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| TransportError::network(describe(&e)))?;
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        if (collected.len() + data.len()) as u64 > limit {
+        length += data.len() as u64;
+        if length > limit {
             return Err(TransportError::response_too_large(limit));
         }
-        collected.extend_from_slice(&data);
-    }
-    Ok(collected.freeze())
-}
-
-/// The headers a request gets beyond its spec's: host, accept-encoding, proxy-authorization,
-/// and the content-length hyper writes.
-const HEADERS_ADDED_PER_REQUEST: usize = 4;
-
-/// `proxy`: plain HTTP through that proxy, so the target is the absolute URL and the proxy's
-/// credentials ride along.
-fn build_request(
-    spec: &RequestSpec,
-    proxy: Option<&ProxyServer>,
-) -> Result<Request<SendBody>, TransportError> {
-    let mut request = Request::new(SendBody::new(&spec.body));
-    *request.method_mut() = spec.method.clone();
-    *request.uri_mut() = match proxy {
-        Some(_) => {
-            let path = spec
-                .wire
-                .origin_form
-                .path_and_query()
-                .map_or("/", |p| p.as_str());
-            Uri::try_from(format!("http://{}{path}", spec.host))
-                .map_err(|e| TransportError::unknown(format!("could not build the request: {e}")))?
+        match first.take() {
+            None if collected.is_empty() => first = Some(data),
+            None => collected.extend_from_slice(&data),
+            Some(earlier) => {
+                collected.extend_from_slice(&earlier);
+                collected.extend_from_slice(&data);
+            }
         }
-        None => spec.wire.origin_form.clone(),
-    };
-    let headers = request.headers_mut();
-    // Not a clone: a clone has no spare room, so what is added below regrew (and copied) the
-    // header list of every request, twice.
-    headers.reserve(spec.headers.len() + HEADERS_ADDED_PER_REQUEST);
-    for (name, value) in spec.headers.iter() {
-        headers.append(name.clone(), value.clone());
     }
-    headers.insert(HOST, spec.wire.host.clone());
-    if !headers.contains_key(http::header::ACCEPT_ENCODING) {
-        headers.insert(
-            http::header::ACCEPT_ENCODING,
-            HeaderValue::from_static(ACCEPT_ENCODING),
-        );
-    }
-    if let Some(authorization) = proxy.and_then(ProxyServer::authorization) {
-        let value = HeaderValue::from_str(authorization)
-            .map_err(|_| TransportError::unknown("unusable proxy credentials".to_string()))?;
-        headers.insert(PROXY_AUTHORIZATION, value);
-    }
-    Ok(request)
-}
-
-/// The connection ended (EOF or reset) before a single response byte. On a reused
-/// connection that is the keep-alive race: the server closed the idle connection as our
-/// request arrived, and its kernel answered the unread bytes with a reset (Node's server does
-/// exactly this). A server that had read the request could also reset, so only reads, which
-/// a duplicate cannot harm, are resent on this evidence.
-fn closed_before_response(error: &hyper::Error) -> bool {
-    if error.is_incomplete_message() || error.is_canceled() {
-        return true;
-    }
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            return matches!(
-                io.kind(),
-                std::io::ErrorKind::ConnectionReset
-                    | std::io::ErrorKind::BrokenPipe
-                    | std::io::ErrorKind::ConnectionAborted
-            );
-        }
-        source = cause.source();
-    }
-    false
+    Ok(first.unwrap_or_else(|| collected.freeze()))
 }
 
 #[cfg(test)]
@@ -290,35 +241,6 @@ mod tests {
         let exchange = send(&pool, &spec, 1024, None);
         let size = std::mem::size_of_val(&exchange);
         assert!(size <= 1536, "the exchange future is {size} bytes");
-    }
-
-    #[test]
-    fn a_request_has_room_for_the_content_length_hyper_adds() {
-        use crate::error::Protocol;
-        use crate::request::ResultShape;
-        use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
-        let mut spec_headers = HeaderMap::new();
-        spec_headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        spec_headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        let spec = RequestSpec::new(
-            http::Method::POST,
-            "https://anilist.test/",
-            spec_headers,
-            Bytes::from_static(b"{}"),
-            Protocol::GraphQl,
-            ResultShape::GraphQl,
-        )
-        .unwrap();
-        let mut request = build_request(&spec, None).unwrap();
-        let names: Vec<_> = request.headers().keys().map(|n| n.as_str()).collect();
-        assert_eq!(names, ["content-type", "accept", "host", "accept-encoding"]);
-        // A header's address moves when the list is reallocated.
-        let host = |r: &Request<SendBody>| r.headers().get(HOST).unwrap() as *const HeaderValue;
-        let before = host(&request);
-        request
-            .headers_mut()
-            .insert(CONTENT_LENGTH, HeaderValue::from(2u64));
-        assert_eq!(host(&request), before, "adding content-length reallocated");
     }
 
     #[tokio::test]

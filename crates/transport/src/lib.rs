@@ -10,7 +10,6 @@
 
 pub mod admission;
 pub mod attempt;
-pub mod body;
 pub mod breaker;
 pub mod budget;
 pub mod cache;
@@ -26,6 +25,7 @@ pub mod exchange;
 pub mod executor;
 pub mod host_state;
 pub mod host_store;
+pub mod http1;
 pub mod numbers;
 pub mod options;
 pub mod pacing;

@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::connector::{self, Sender};
+use crate::connector;
 use crate::error::TransportError;
 use crate::executor;
+use crate::http1::Connection;
 use crate::options::settings::PoolBounds;
 use crate::proxy::{ProxyRules, ProxyServer};
 use crate::request::Origin;
@@ -44,17 +45,17 @@ pub struct Pool {
 
 struct OriginPool {
     permits: Arc<Semaphore>,
-    /// Idle connections with the [`executor::home`] that drives each: a call takes only one
-    /// its own thread drives, so it never waits on another thread's event loop.
-    idle: Mutex<Vec<(u32, Sender)>>,
+    /// Idle connections with the [`executor::home`] whose reactor watches each socket: a call
+    /// takes only one of its own thread's, so it never waits on another thread's event loop.
+    idle: Mutex<Vec<(u32, Connection)>>,
     /// Requests waiting for a permit: a connection given back while one waits goes to it.
     waiting: AtomicUsize,
 }
 
 /// A connection lent to one request, with the permit that counts it against `max_sockets`.
 pub struct Lease {
-    pub sender: Sender,
-    /// The [`executor::home`] of the connection's task.
+    pub connection: Connection,
+    /// The [`executor::home`] whose reactor watches the connection's socket.
     home: u32,
     /// The connection had served an earlier request (a stale-connection failure is possible).
     pub reused: bool,
@@ -69,13 +70,13 @@ impl Lease {
     /// Give the connection back after its response was read completely.
     pub fn release(self) {
         let Lease {
-            sender,
+            connection,
             home,
             origin_pool,
             pool,
             ..
         } = self;
-        if pool.released.load(Ordering::Acquire) || sender.is_closed() {
+        if pool.released.load(Ordering::Acquire) || !connection.reusable() {
             return;
         }
         let mut idle = lock(&origin_pool.idle);
@@ -84,9 +85,9 @@ impl Lease {
         let keep = (pool.bounds.max_free_sockets as usize)
             .max(origin_pool.waiting.load(Ordering::Acquire));
         if idle.len() < keep {
-            idle.push((home, sender));
+            idle.push((home, connection));
         }
-        // Otherwise the sender drops here and hyper closes the connection. The permit is
+        // Otherwise the connection drops here, closing its socket. The permit is
         // released after this, so a waiter always finds the connection pushed above.
     }
 }
@@ -155,7 +156,7 @@ impl Pool {
 }
 
 /// The warmest idle connection of `home`.
-fn take_idle(idle: &Mutex<Vec<(u32, Sender)>>, home: u32) -> Option<Sender> {
+fn take_idle(idle: &Mutex<Vec<(u32, Connection)>>, home: u32) -> Option<Connection> {
     let mut idle = lock(idle);
     let at = idle.iter().rposition(|(driven_by, _)| *driven_by == home)?;
     Some(idle.remove(at).1)
@@ -182,13 +183,11 @@ impl Slot {
         if !fresh {
             loop {
                 let popped = take_idle(&origin_pool.idle, home);
-                let Some(mut sender) = popped else { break };
-                if sender.is_closed() {
-                    continue;
-                }
-                if sender.ready().await.is_ok() {
+                let Some(mut connection) = popped else { break };
+                // One the server closed while it was idle is dropped, not tried.
+                if connection.is_open() {
                     return Ok(Lease {
-                        sender,
+                        connection,
                         home,
                         reused: true,
                         forward_proxy,
@@ -199,11 +198,11 @@ impl Slot {
                 }
             }
         }
-        // Boxed: opening a connection (TCP, tunnel, TLS, handshake) is the largest state of a
-        // call, and a call that reuses a connection should not carry room for it while it waits.
-        let sender = Box::pin(connector::connect(origin, proxy.as_ref())).await?;
+        // Boxed: opening a connection (TCP, tunnel, TLS) is the largest state of a call, and a
+        // call that reuses a connection should not carry room for it while it waits.
+        let connection = Box::pin(connector::connect(origin, proxy.as_ref())).await?;
         Ok(Lease {
-            sender,
+            connection,
             home,
             reused: false,
             forward_proxy,

@@ -11,8 +11,8 @@ use crate::error::{Protocol, TransportError};
 
 /// A request body as a few shared chunks, so a large constant part (an AniList document) is
 /// sent by reference instead of being copied into every request. The chunks sit behind one
-/// shared pointer (none for an empty body): a request spec's clone, and every attempt's
-/// [`SendBody`](crate::body::SendBody), shares them instead of copying the list.
+/// shared pointer (none for an empty body): a request spec's clone shares them instead of
+/// copying the list, and every attempt writes them from there (vectored, no copy).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Body(Option<Arc<Vec<Bytes>>>);
 
@@ -32,11 +32,6 @@ impl Body {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_none()
-    }
-
-    /// The shared chunk list, none for an empty body (what an attempt hands hyper).
-    pub(crate) fn into_shared(self) -> Option<Arc<Vec<Bytes>>> {
-        self.0
     }
 
     /// The whole body in one piece (tests and diagnostics).

@@ -1,0 +1,639 @@
+//! One HTTP/1.1 connection, driven by the call that uses it: the request is written whole,
+//! then the response is read by that same call. Between responses the connection holds its
+//! socket and no buffer: a response is read into a stack buffer first and copied out at its
+//! size, so a connection waiting for an answer has allocated nothing for it.
+
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll, Waker};
+
+use bytes::{Buf, Bytes, BytesMut};
+use http_body::{Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+
+use super::chunked::{self, Step};
+use super::response_head::{self, Framing, ResponseHead, MAX_HEAD_BYTES};
+
+/// Bytes taken per read when the size of what comes is unknown (a head, a chunk, a body
+/// read until close): read on the stack, then copied into a buffer of their own size.
+const STACK_READ: usize = 16 * 1024;
+
+/// The most of a declared body reserved ahead of its arrival: a server that declares a large
+/// `Content-Length` and sends nothing does not make the client allocate it all.
+const MAX_RESERVED: usize = 256 * 1024;
+
+/// What a connection carries its bytes over.
+pub enum Stream {
+    Plain(TcpStream),
+    /// Boxed: a TLS session's state is many times the size of a socket.
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+pub struct Connection {
+    stream: Stream,
+    /// Bytes read and not consumed yet: the part of a response past what was parsed.
+    buffer: BytesMut,
+    /// A response was read whole and the server keeps the connection open; cleared when a
+    /// request goes out, so a call abandoned half-way leaves the connection unusable.
+    reusable: bool,
+}
+
+/// Why an exchange on a connection failed.
+#[derive(Debug)]
+pub enum Http1Error {
+    /// The request could not be written; `sent_nothing` when not one byte was accepted.
+    Write {
+        source: io::Error,
+        sent_nothing: bool,
+    },
+    /// Reading failed (`source`) or the server closed the connection (none) before the
+    /// response was complete; `before_response` when not one byte of it had arrived.
+    Read {
+        source: Option<io::Error>,
+        before_response: bool,
+    },
+    /// The server's bytes are not an HTTP/1.1 response.
+    Malformed(String),
+}
+
+impl std::fmt::Display for Http1Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Http1Error::Write { .. } => f.write_str("sending the request failed"),
+            Http1Error::Read {
+                source: Some(_), ..
+            } => f.write_str("reading the response failed"),
+            Http1Error::Read {
+                source: None,
+                before_response: true,
+            } => f.write_str("the connection closed before any response"),
+            Http1Error::Read { source: None, .. } => {
+                f.write_str("the connection closed before the response was complete")
+            }
+            Http1Error::Malformed(detail) => {
+                write!(f, "the response is not valid HTTP/1.1: {detail}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Http1Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Http1Error::Write { source, .. } => Some(source),
+            Http1Error::Read {
+                source: Some(source),
+                ..
+            } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl Http1Error {
+    /// The connection ended (closed or reset) before a single response byte: on a reused
+    /// connection, the evidence of the keep-alive race (see [`crate::exchange`]).
+    pub fn died_before_response(&self) -> bool {
+        match self {
+            Http1Error::Write { source, .. } => is_reset(source),
+            Http1Error::Read {
+                source,
+                before_response: true,
+            } => source.as_ref().is_none_or(is_reset),
+            _ => false,
+        }
+    }
+
+    /// Not one byte of the request left the client.
+    pub fn sent_nothing(&self) -> bool {
+        matches!(
+            self,
+            Http1Error::Write {
+                sent_nothing: true,
+                ..
+            }
+        )
+    }
+}
+
+fn is_reset(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted
+    )
+}
+
+impl Connection {
+    pub fn new(stream: Stream) -> Self {
+        Self {
+            stream,
+            buffer: BytesMut::new(),
+            reusable: true,
+        }
+    }
+
+    /// The last response was read whole and the server keeps the connection open.
+    pub fn reusable(&self) -> bool {
+        self.reusable
+    }
+
+    /// Whether an idle connection can take a request: the server has neither closed it nor
+    /// sent anything unasked (a 408 before closing, say). Looked at without waiting.
+    pub fn is_open(&mut self) -> bool {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut probe = [0u8; 64];
+        let mut probe = ReadBuf::new(&mut probe);
+        self.reusable
+            && Pin::new(&mut self.stream)
+                .poll_read(&mut cx, &mut probe)
+                .is_pending()
+    }
+
+    /// Write a request (its `head`, then its `body` chunks, vectored) and read the head of
+    /// its response. `to_head_request`: the request was `HEAD`, so no body follows.
+    pub async fn send(
+        &mut self,
+        head: &[u8],
+        body: &[Bytes],
+        to_head_request: bool,
+    ) -> Result<ResponseHead, Http1Error> {
+        self.reusable = false;
+        let mut written = 0;
+        std::future::poll_fn(|cx| poll_write_all(&mut self.stream, cx, head, body, &mut written))
+            .await
+            .map_err(|source| Http1Error::Write {
+                source,
+                sent_nothing: written == 0,
+            })?;
+        self.read_head(to_head_request).await
+    }
+
+    async fn read_head(&mut self, to_head_request: bool) -> Result<ResponseHead, Http1Error> {
+        let mut received = !self.buffer.is_empty();
+        loop {
+            if !self.buffer.is_empty() {
+                match response_head::parse(&self.buffer, to_head_request)
+                    .map_err(Http1Error::Malformed)?
+                {
+                    Some((head, length)) => {
+                        self.buffer.advance(length);
+                        if head.is_interim() {
+                            continue;
+                        }
+                        return Ok(head);
+                    }
+                    None if self.buffer.len() > MAX_HEAD_BYTES => {
+                        return Err(Http1Error::Malformed(format!(
+                            "its head is larger than {} KiB",
+                            MAX_HEAD_BYTES / 1024
+                        )))
+                    }
+                    None => {}
+                }
+            }
+            let read = std::future::poll_fn(|cx| self.poll_fill(cx, 0))
+                .await
+                .map_err(|source| Http1Error::Read {
+                    source: Some(source),
+                    before_response: !received,
+                })?;
+            if read == 0 {
+                return Err(Http1Error::Read {
+                    source: None,
+                    before_response: !received,
+                });
+            }
+            received = true;
+        }
+    }
+
+    /// The body of the response whose head [`send`](Self::send) returned, framed by its
+    /// `framing`. `keep_open`: neither the request nor the response asked to close the
+    /// connection.
+    pub fn body(&mut self, framing: Framing, keep_open: bool) -> ResponseBody<'_> {
+        let state = match framing {
+            Framing::Empty => BodyState::Ended,
+            Framing::Length(length) => BodyState::Length(length),
+            Framing::Chunked => BodyState::Chunked(chunked::Decoder::default()),
+            Framing::UntilClose => BodyState::UntilClose,
+        };
+        let mut body = ResponseBody {
+            connection: self,
+            state,
+            keep_open,
+        };
+        if matches!(body.state, BodyState::Ended) {
+            body.end();
+        }
+        body
+    }
+
+    /// Read once into the buffer: straight into it when `expected` more bytes are declared
+    /// (up to [`MAX_RESERVED`] reserved), else on the stack and copied at their size. Ready
+    /// with 0 at the end of the stream.
+    fn poll_fill(&mut self, cx: &mut Context<'_>, expected: u64) -> Poll<io::Result<usize>> {
+        if expected > 0 {
+            let wanted = (expected as usize).min(MAX_RESERVED);
+            if self.buffer.capacity() - self.buffer.len() < wanted {
+                self.buffer.reserve(wanted);
+            }
+            return tokio_util::io::poll_read_buf(Pin::new(&mut self.stream), cx, &mut self.buffer);
+        }
+        let mut space = [0u8; STACK_READ];
+        let mut read = ReadBuf::new(&mut space);
+        ready!(Pin::new(&mut self.stream).poll_read(cx, &mut read))?;
+        self.buffer.extend_from_slice(read.filled());
+        Poll::Ready(Ok(read.filled().len()))
+    }
+}
+
+/// Write every byte of `head` and `body` (vectored), counting them in `written`, then flush.
+fn poll_write_all(
+    stream: &mut Stream,
+    cx: &mut Context<'_>,
+    head: &[u8],
+    body: &[Bytes],
+    written: &mut usize,
+) -> Poll<io::Result<()>> {
+    const SLICES: usize = 8;
+    loop {
+        let mut skip = *written;
+        let mut slices = [IoSlice::new(&[]); SLICES];
+        let mut count = 0;
+        for part in std::iter::once(head).chain(body.iter().map(|chunk| &chunk[..])) {
+            if skip >= part.len() {
+                skip -= part.len();
+                continue;
+            }
+            slices[count] = IoSlice::new(&part[skip..]);
+            skip = 0;
+            count += 1;
+            if count == SLICES {
+                break;
+            }
+        }
+        if count == 0 {
+            return Pin::new(&mut *stream).poll_flush(cx);
+        }
+        let wrote = ready!(Pin::new(&mut *stream).poll_write_vectored(cx, &slices[..count]))?;
+        if wrote == 0 {
+            return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+        }
+        *written += wrote;
+    }
+}
+
+/// A response body, read from its connection as the caller polls it. The connection is
+/// reusable once the body has ended on a connection the server keeps open, with nothing
+/// unasked after it.
+pub struct ResponseBody<'a> {
+    connection: &'a mut Connection,
+    state: BodyState,
+    keep_open: bool,
+}
+
+enum BodyState {
+    /// Bytes of a declared length still to come.
+    Length(u64),
+    Chunked(chunked::Decoder),
+    UntilClose,
+    Ended,
+}
+
+impl ResponseBody<'_> {
+    fn end(&mut self) {
+        self.state = BodyState::Ended;
+        let connection = &mut *self.connection;
+        connection.reusable = self.keep_open && connection.buffer.is_empty();
+        if connection.buffer.is_empty() {
+            // The body's frames share this allocation: let them own it, and the idle
+            // connection hold none.
+            connection.buffer = BytesMut::new();
+        }
+    }
+
+    fn cut_short(&self) -> Http1Error {
+        Http1Error::Read {
+            source: None,
+            before_response: false,
+        }
+    }
+}
+
+impl http_body::Body for ResponseBody<'_> {
+    type Data = Bytes;
+    type Error = Http1Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Http1Error>>> {
+        let this = &mut *self;
+        loop {
+            let expected = match &mut this.state {
+                BodyState::Ended => return Poll::Ready(None),
+                BodyState::Length(0) => {
+                    this.end();
+                    return Poll::Ready(None);
+                }
+                BodyState::Length(left) => {
+                    let buffer = &mut this.connection.buffer;
+                    if !buffer.is_empty() {
+                        let taken = (buffer.len() as u64).min(*left);
+                        *left -= taken;
+                        let data = buffer.split_to(taken as usize).freeze();
+                        if *left == 0 {
+                            this.end();
+                        }
+                        return Poll::Ready(Some(Ok(Frame::data(data))));
+                    }
+                    *left
+                }
+                BodyState::Chunked(decoder) => {
+                    match decoder
+                        .step(&mut this.connection.buffer)
+                        .map_err(Http1Error::Malformed)
+                    {
+                        Ok(Step::Data(data)) => return Poll::Ready(Some(Ok(Frame::data(data)))),
+                        Ok(Step::End) => {
+                            this.end();
+                            return Poll::Ready(None);
+                        }
+                        Ok(Step::NeedMore) => 0,
+                        Err(error) => return Poll::Ready(Some(Err(error))),
+                    }
+                }
+                BodyState::UntilClose => {
+                    let buffer = &mut this.connection.buffer;
+                    if !buffer.is_empty() {
+                        return Poll::Ready(Some(Ok(Frame::data(buffer.split().freeze()))));
+                    }
+                    0
+                }
+            };
+            let read = match ready!(this.connection.poll_fill(cx, expected)) {
+                Ok(read) => read,
+                Err(source) => {
+                    return Poll::Ready(Some(Err(Http1Error::Read {
+                        source: Some(source),
+                        before_response: false,
+                    })))
+                }
+            };
+            if read == 0 {
+                if matches!(this.state, BodyState::UntilClose) {
+                    this.keep_open = false;
+                    this.end();
+                    return Poll::Ready(None);
+                }
+                return Poll::Ready(Some(Err(this.cut_short())));
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.state, BodyState::Ended)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.state {
+            BodyState::Length(left) => SizeHint::with_exact(left),
+            BodyState::Ended => SizeHint::with_exact(0),
+            _ => SizeHint::default(),
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
+            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
+            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
+            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
+            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
+            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// A connection to a server on 127.0.0.1 that reads one request, writes `answer` in the
+    /// given pieces, then closes when `close`. Returns the connection and what the server read.
+    async fn serve(
+        pieces: Vec<&'static [u8]>,
+        close: bool,
+    ) -> (Connection, tokio::task::JoinHandle<Vec<u8>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = vec![0u8; 4096];
+            let read = socket.read(&mut request).await.unwrap();
+            request.truncate(read);
+            for piece in pieces {
+                socket.write_all(piece).await.unwrap();
+                socket.flush().await.unwrap();
+                tokio::task::yield_now().await;
+            }
+            if !close {
+                let _ = socket.read(&mut [0u8; 1]).await;
+            }
+            request
+        });
+        let tcp = TcpStream::connect(address).await.unwrap();
+        (Connection::new(Stream::Plain(tcp)), server)
+    }
+
+    async fn exchange(connection: &mut Connection) -> Result<(u16, Vec<u8>), Http1Error> {
+        let head = connection
+            .send(b"GET / HTTP/1.1\r\nhost: t\r\n\r\n", &[], false)
+            .await?;
+        let mut body = connection.body(head.framing, head.keep_alive);
+        let mut collected = Vec::new();
+        while let Some(frame) = body.frame().await {
+            collected.extend_from_slice(&frame?.into_data().unwrap());
+        }
+        Ok((head.status, collected))
+    }
+
+    #[tokio::test]
+    async fn a_response_read_whole_leaves_the_connection_reusable_and_unbuffered() {
+        let (mut connection, server) = serve(
+            vec![
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-le",
+                b"ngth: 5\r\n\r\nhel",
+                b"lo",
+            ],
+            false,
+        )
+        .await;
+        assert_eq!(
+            exchange(&mut connection).await.unwrap(),
+            (200, b"hello".to_vec())
+        );
+        assert!(connection.reusable() && connection.is_open());
+        assert_eq!(
+            connection.buffer.capacity(),
+            0,
+            "an idle connection holds no buffer"
+        );
+        drop(connection);
+        assert_eq!(server.await.unwrap(), b"GET / HTTP/1.1\r\nhost: t\r\n\r\n");
+    }
+
+    #[tokio::test]
+    async fn chunked_and_close_delimited_bodies_are_read_to_their_end() {
+        let (mut connection, _server) = serve(
+            vec![
+                b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n",
+                b"2\r\nde\r\n0\r\n\r\n",
+            ],
+            false,
+        )
+        .await;
+        assert_eq!(
+            exchange(&mut connection).await.unwrap(),
+            (200, b"abcde".to_vec())
+        );
+        assert!(connection.reusable());
+
+        let (mut connection, _server) =
+            serve(vec![b"HTTP/1.1 200 OK\r\n\r\nuntil ", b"close"], true).await;
+        assert_eq!(
+            exchange(&mut connection).await.unwrap(),
+            (200, b"until close".to_vec())
+        );
+        assert!(
+            !connection.reusable(),
+            "a body read until close ends its connection"
+        );
+    }
+
+    #[tokio::test]
+    async fn bytes_after_the_response_make_the_connection_unusable() {
+        let (mut connection, _server) = serve(
+            vec![b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nxHTTP/1.1 200 OK\r\n"],
+            false,
+        )
+        .await;
+        assert_eq!(
+            exchange(&mut connection).await.unwrap(),
+            (200, b"x".to_vec())
+        );
+        assert!(!connection.reusable());
+    }
+
+    #[tokio::test]
+    async fn an_ending_before_or_during_the_response_is_told_apart() {
+        let (mut connection, _server) = serve(vec![], true).await;
+        let before = exchange(&mut connection).await.unwrap_err();
+        assert!(
+            before.died_before_response() && !before.sent_nothing(),
+            "{before:?}"
+        );
+        assert_eq!(
+            before.to_string(),
+            "the connection closed before any response"
+        );
+
+        let (mut connection, _server) = serve(
+            vec![b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort"],
+            true,
+        )
+        .await;
+        let during = exchange(&mut connection).await.unwrap_err();
+        assert!(!during.died_before_response(), "{during:?}");
+        assert_eq!(
+            during.to_string(),
+            "the connection closed before the response was complete"
+        );
+        assert!(!connection.reusable());
+
+        let (mut connection, _server) = serve(vec![b"SSH-2.0-OpenSSH_9\r\n\r\n"], true).await;
+        let garbage = exchange(&mut connection).await.unwrap_err();
+        assert!(
+            garbage
+                .to_string()
+                .starts_with("the response is not valid HTTP/1.1: "),
+            "{garbage}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_the_server_closed_is_found_closed() {
+        let (mut connection, server) = serve(vec![b"HTTP/1.1 204 No Content\r\n\r\n"], true).await;
+        assert_eq!(exchange(&mut connection).await.unwrap(), (204, Vec::new()));
+        assert!(connection.reusable());
+        server.await.unwrap();
+        // The close reaches the client's socket asynchronously: poll until the reactor sees it.
+        let mut seen = false;
+        for _ in 0..200 {
+            if !connection.is_open() {
+                seen = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert!(seen, "the server's close was never noticed");
+    }
+
+    /// 10,000 calls in flight hold 10,000 connections: each is its socket and a few words.
+    #[test]
+    fn a_connection_is_a_few_words() {
+        let size = std::mem::size_of::<Connection>();
+        assert!(size <= 80, "a connection is {size} bytes");
+    }
+}

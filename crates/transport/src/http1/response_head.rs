@@ -1,0 +1,231 @@
+//! A response's head: parsed from the bytes read so far, and how its body is framed.
+
+use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use super::request_head::has_token;
+
+/// The longest response head accepted (Node's own limit is 16 KiB; proxies and CDNs stay far
+/// below this one).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The most header lines a response may have (hyper's limit was 100).
+const MAX_HEADERS: usize = 128;
+
+/// How a response's body ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// No body: `HEAD`, 1xx, 204 and 304.
+    Empty,
+    /// Exactly this many bytes (`Content-Length`).
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Everything until the server closes the connection.
+    UntilClose,
+}
+
+#[derive(Debug)]
+pub struct ResponseHead {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub framing: Framing,
+    /// The server lets the connection serve another request once this response is read.
+    pub keep_alive: bool,
+}
+
+impl ResponseHead {
+    /// A 1xx answer other than 101 is a preliminary one: the real response follows it.
+    pub fn is_interim(&self) -> bool {
+        (100..200).contains(&self.status) && self.status != 101
+    }
+}
+
+/// Parse a head from the start of `bytes`: the head and its length once it is all there, None
+/// while more bytes are needed. `to_head_request`: the request was `HEAD`, so no body follows.
+pub fn parse(bytes: &[u8], to_head_request: bool) -> Result<Option<(ResponseHead, usize)>, String> {
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut slots);
+    let length = match response.parse(bytes) {
+        Ok(httparse::Status::Complete(length)) => length,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(format!("more than {MAX_HEADERS} header lines"))
+        }
+        Err(error) => return Err(error.to_string()),
+    };
+    let status = response.code.unwrap_or_default();
+    let http_1_0 = response.version == Some(0);
+    let mut headers = HeaderMap::with_capacity(response.headers.len());
+    for header in response.headers.iter() {
+        let name = HeaderName::from_bytes(header.name.as_bytes())
+            .map_err(|_| format!("invalid header name {:?}", header.name))?;
+        let value = HeaderValue::from_bytes(header.value)
+            .map_err(|_| format!("invalid value for header {:?}", header.name))?;
+        headers.append(name, value);
+    }
+    let framing = framing(status, &headers, to_head_request)?;
+    let lists = |token: &[u8]| {
+        headers
+            .get_all(CONNECTION)
+            .iter()
+            .any(|value| has_token(value.as_bytes(), token))
+    };
+    let keep_alive = framing != Framing::UntilClose
+        && status != 101
+        && !lists(b"close")
+        && (!http_1_0 || lists(b"keep-alive"))
+        // A response framed by both is a smuggling risk: read it by its chunks, then close.
+        && !(headers.contains_key(TRANSFER_ENCODING) && headers.contains_key(CONTENT_LENGTH));
+    Ok(Some((
+        ResponseHead {
+            status,
+            headers,
+            framing,
+            keep_alive,
+        },
+        length,
+    )))
+}
+
+/// RFC 9112 section 6.3, for responses.
+fn framing(status: u16, headers: &HeaderMap, to_head_request: bool) -> Result<Framing, String> {
+    if to_head_request || (100..200).contains(&status) || status == 204 || status == 304 {
+        return Ok(Framing::Empty);
+    }
+    if let Some(last) = headers.get_all(TRANSFER_ENCODING).iter().next_back() {
+        let chunked = last
+            .as_bytes()
+            .rsplit(|&b| b == b',')
+            .next()
+            .is_some_and(|coding| coding.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        return Ok(if chunked {
+            Framing::Chunked
+        } else {
+            Framing::UntilClose
+        });
+    }
+    let mut declared = None;
+    for value in headers.get_all(CONTENT_LENGTH) {
+        for item in value.as_bytes().split(|&b| b == b',') {
+            let item = item.trim_ascii();
+            let length = std::str::from_utf8(item)
+                .ok()
+                .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|digits| digits.parse::<u64>().ok())
+                .ok_or_else(|| "invalid Content-Length".to_string())?;
+            if declared.is_some_and(|earlier| earlier != length) {
+                return Err("conflicting Content-Length values".into());
+            }
+            declared = Some(length);
+        }
+    }
+    Ok(declared.map_or(Framing::UntilClose, Framing::Length))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> ResponseHead {
+        let (head, length) = parse(text.as_bytes(), false).unwrap().unwrap();
+        assert_eq!(length, text.find("\r\n\r\n").unwrap() + 4);
+        head
+    }
+
+    #[test]
+    fn a_head_is_complete_only_once_its_blank_line_is_there() {
+        let text = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+        for cut in 0..text.len() - 2 {
+            assert!(
+                parse(&text.as_bytes()[..cut], false).unwrap().is_none(),
+                "{cut}"
+            );
+        }
+        let (head, length) = parse(text.as_bytes(), false).unwrap().unwrap();
+        assert_eq!(
+            (head.status, head.framing, length),
+            (200, Framing::Length(2), text.len() - 2)
+        );
+        assert!(head.keep_alive);
+        assert_eq!(head.headers["content-length"], "2");
+    }
+
+    #[test]
+    fn the_body_is_framed_as_rfc_9112_says() {
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n").framing,
+            Framing::Chunked
+        );
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n").framing,
+            Framing::UntilClose
+        );
+        assert_eq!(head("HTTP/1.1 200 OK\r\n\r\n").framing, Framing::UntilClose);
+        assert_eq!(
+            head("HTTP/1.1 204 No Content\r\ncontent-length: 5\r\n\r\n").framing,
+            Framing::Empty
+        );
+        assert_eq!(
+            head("HTTP/1.1 304 Not Modified\r\n\r\n").framing,
+            Framing::Empty
+        );
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\ncontent-length: 7, 7\r\ncontent-length: 7\r\n\r\n").framing,
+            Framing::Length(7)
+        );
+        let (to_head, _) = parse(b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n", true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(to_head.framing, Framing::Empty);
+    }
+
+    #[test]
+    fn only_a_framed_response_the_server_lets_stay_open_keeps_the_connection() {
+        assert!(
+            !head("HTTP/1.1 200 OK\r\n\r\n").keep_alive,
+            "read until close"
+        );
+        assert!(
+            !head("HTTP/1.1 200 OK\r\nconnection: Close\r\ncontent-length: 0\r\n\r\n").keep_alive
+        );
+        assert!(!head("HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n").keep_alive);
+        assert!(
+            head("HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ncontent-length: 0\r\n\r\n")
+                .keep_alive
+        );
+        let both =
+            head("HTTP/1.1 200 OK\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n");
+        assert_eq!((both.framing, both.keep_alive), (Framing::Chunked, false));
+    }
+
+    #[test]
+    fn interim_answers_are_told_apart() {
+        assert!(head("HTTP/1.1 100 Continue\r\n\r\n").is_interim());
+        assert!(head("HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n").is_interim());
+        assert!(!head("HTTP/1.1 101 Switching Protocols\r\n\r\n").is_interim());
+    }
+
+    #[test]
+    fn broken_heads_say_what_is_wrong() {
+        let error = |text: &str| parse(text.as_bytes(), false).unwrap_err();
+        assert_eq!(
+            error("HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n"),
+            "conflicting Content-Length values"
+        );
+        assert_eq!(
+            error("HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n"),
+            "invalid Content-Length"
+        );
+        assert_eq!(
+            error("HTTP/1.1 200 OK\r\ncontent-length: 99999999999999999999999\r\n\r\n"),
+            "invalid Content-Length"
+        );
+        assert!(!error("SSH-2.0-OpenSSH\r\n\r\n").is_empty());
+        let many: String = (0..=MAX_HEADERS).map(|i| format!("x-{i}: 1\r\n")).collect();
+        assert_eq!(
+            error(&format!("HTTP/1.1 200 OK\r\n{many}\r\n")),
+            "more than 128 header lines"
+        );
+    }
+}
