@@ -174,27 +174,30 @@ impl Connection {
 
     async fn read_head(&mut self, to_head_request: bool) -> Result<ResponseHead, Http1Error> {
         let mut received = !self.buffer.is_empty();
+        // Where the last look for the head's end stopped: a head that trickles in is parsed
+        // once it can be complete, not again at every read (that would be quadratic).
+        let mut looked = 0;
         loop {
-            if !self.buffer.is_empty() {
-                match response_head::parse(&self.buffer, to_head_request)
-                    .map_err(Http1Error::Malformed)?
+            if response_head::may_end(&self.buffer, looked) {
+                looked = 0;
+                let parsed = response_head::parse(&self.buffer, to_head_request)
+                    .map_err(Http1Error::Malformed)?;
+                if let Some((head, length)) = parsed.filter(|(_, length)| *length <= MAX_HEAD_BYTES)
                 {
-                    Some((head, length)) => {
-                        self.buffer.advance(length);
-                        if head.is_interim() {
-                            continue;
-                        }
-                        return Ok(head);
+                    self.buffer.advance(length);
+                    if head.is_interim() {
+                        continue;
                     }
-                    None if self.buffer.len() > MAX_HEAD_BYTES => {
-                        return Err(Http1Error::Malformed(format!(
-                            "its head is larger than {} KiB",
-                            MAX_HEAD_BYTES / 1024
-                        )))
-                    }
-                    None => {}
+                    return Ok(head);
                 }
             }
+            if self.buffer.len() > MAX_HEAD_BYTES {
+                return Err(Http1Error::Malformed(format!(
+                    "its head is larger than {} KiB",
+                    MAX_HEAD_BYTES / 1024
+                )));
+            }
+            looked = self.buffer.len();
             let read = std::future::poll_fn(|cx| self.poll_fill(cx, 0))
                 .await
                 .map_err(|source| Http1Error::Read {
@@ -610,6 +613,26 @@ mod tests {
                 .starts_with("the response is not valid HTTP/1.1: "),
             "{garbage}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_head_over_its_limit_is_refused_whole_or_not() {
+        static LINE: [u8; 1024] = [b'x'; 1024];
+        let mut pieces: Vec<&'static [u8]> = vec![b"HTTP/1.1 200 OK\r\nx-long: "];
+        pieces.extend(std::iter::repeat_n(&LINE[..], MAX_HEAD_BYTES / 1024 + 1));
+        let (mut connection, _server) = serve(pieces.clone(), false).await;
+        let error = exchange(&mut connection).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the response is not valid HTTP/1.1: its head is larger than 64 KiB"
+        );
+        // Whole, but too large all the same.
+        pieces.push(b"\r\ncontent-length: 0\r\n\r\n");
+        let (mut connection, _server) = serve(pieces, false).await;
+        let error = exchange(&mut connection).await.unwrap_err();
+        assert!(error
+            .to_string()
+            .ends_with("its head is larger than 64 KiB"));
     }
 
     #[tokio::test]

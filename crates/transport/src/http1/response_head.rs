@@ -88,6 +88,23 @@ pub fn parse(bytes: &[u8], to_head_request: bool) -> Result<Option<(ResponseHead
     )))
 }
 
+/// Whether `bytes` may hold a whole head, looking only at what arrived since `from` bytes
+/// were looked at: a blank line (CRLF CRLF, or the bare LF LF that parsers accept) ends in it.
+pub fn may_end(bytes: &[u8], from: usize) -> bool {
+    let start = from.saturating_sub(3);
+    bytes
+        .get(start..)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| {
+            b == b'\n' && {
+                let before = &bytes[..start + i];
+                before.ends_with(b"\n") || before.ends_with(b"\n\r")
+            }
+        })
+}
+
 /// RFC 9112 section 6.3, for responses.
 fn framing(status: u16, headers: &HeaderMap, to_head_request: bool) -> Result<Framing, String> {
     if to_head_request || (100..200).contains(&status) || status == 204 || status == 304 {
@@ -149,6 +166,21 @@ mod tests {
         );
         assert!(head.keep_alive);
         assert_eq!(head.headers["content-length"], "2");
+    }
+
+    #[test]
+    fn the_end_of_a_head_is_found_in_the_bytes_that_just_arrived() {
+        let text = b"HTTP/1.1 200 OK\r\nx: 1\r\n\r\n";
+        for split in 0..text.len() {
+            let found = may_end(&text[..split], 0) || may_end(text, split);
+            assert!(found, "{split}");
+            assert!(!may_end(&text[..split], 0), "{split}");
+        }
+        assert!(may_end(b"HTTP/1.1 200 OK\nx: 1\n\n", 0));
+        assert!(
+            !may_end(b"a\r\n\r\nlater bytes", 9),
+            "a blank line before the window"
+        );
     }
 
     #[test]
