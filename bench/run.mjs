@@ -32,7 +32,7 @@ const RUST_PROJECTS = ['server', 'reqwest-floor', 'napi-floor'];
 
 /** The network-only reference: HTTP in Rust, no JSON, no V8. */
 const NETWORK_FLOOR = 'reqwest';
-/** The same-work floor: AniLink's bytes over the same hyper stack, one V8 hand-off per response. */
+/** The same-work floor: AniLink's bytes over hyper 1, one V8 hand-off per response. */
 const SAME_WORK_FLOOR = 'napi-floor';
 /**
  * The same work on the JavaScript thread alone: what the same-work floor costs above it is the
@@ -789,7 +789,7 @@ function renderMarkdown(result) {
     );
   }
   out.push(
-    "Floors: **napi-floor** is the same-work floor (AniLink's own request bytes over the same hyper stack and runtime, one threadsafe-function call per response, JSON.parse and the check in JavaScript): " +
+    "Floors: **napi-floor** is the same-work floor (AniLink's own request bytes over hyper 1 and the same runtime, one threadsafe-function call per response, JSON.parse and the check in JavaScript): " +
       "the least an addon with a worker thread must do. **napi-inline** does the same work on the JavaScript thread alone (libuv watches the runtime's reactor; answers are direct calls; Linux only, at 1 and 32 in flight): " +
       'what napi-floor costs above it is the hand-off between the JavaScript thread and the worker. **reqwest** is the network-only reference (HTTP in Rust, the 730-byte query, no JSON, no V8). ' +
       'Connections: anilink and undici are capped at one socket per request in flight, the others keep uncapped pools, which open at most as many; "conns" is what the server accepted per run, warm-up included.',
