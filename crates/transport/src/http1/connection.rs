@@ -319,13 +319,6 @@ impl ResponseBody<'_> {
             connection.buffer = BytesMut::new();
         }
     }
-
-    fn cut_short(&self) -> Http1Error {
-        Http1Error::Read {
-            source: None,
-            before_response: false,
-        }
-    }
 }
 
 impl http_body::Body for ResponseBody<'_> {
@@ -394,7 +387,10 @@ impl http_body::Body for ResponseBody<'_> {
                     this.end();
                     return Poll::Ready(None);
                 }
-                return Poll::Ready(Some(Err(this.cut_short())));
+                return Poll::Ready(Some(Err(Http1Error::Read {
+                    source: None,
+                    before_response: false,
+                })));
             }
         }
     }
