@@ -5,12 +5,13 @@
 //! call's CPU). On Linux's main thread the binding instead keeps a tokio current-thread runtime
 //! for its reactor and timers, and libuv watches the reactor's epoll descriptor with a poll
 //! handle on Node's own loop: a socket that becomes readable wakes the JavaScript thread, which
-//! turns the reactor once without blocking, polls what woke (calls and connection tasks, held
-//! here rather than in tokio's scheduler, so a pass knows when nothing is left), and hands the
-//! outboxes' batches to JavaScript at the end of that pass, in one callback scope.
+//! turns the reactor once without blocking, polls the calls that woke (held here rather than in
+//! tokio's scheduler, so a pass knows when nothing is left), and hands the outboxes' batches to
+//! JavaScript at the end of that pass, in one callback scope.
 //!
-//! What makes that complete: the transport's connection tasks come here through
-//! [`executor::install_local`] and its timers name their deadlines through [`timers`], which
+//! What makes that complete: the thread is marked as driving its own reactor through
+//! [`executor::install_local`] (so its calls keep to its connections and send Redis work to
+//! the worker runtime), the transport's timers name their deadlines through [`timers`], which
 //! arm a libuv timer; a wake-up from another thread (a Redis answer, a DNS lookup) or from
 //! JavaScript outside a pass (an abort) schedules a pass through a libuv async handle. The
 //! three handles are unreferenced: the outbox keeps the loop alive while calls are pending (D12).
@@ -66,7 +67,6 @@ pub fn of_this_thread(_: &napi::Env) -> Result<Option<&'static Driver>, String> 
 mod linux {
     use std::cell::{Cell, OnceCell, RefCell};
     use std::os::raw::{c_int, c_void};
-    use std::panic::AssertUnwindSafe;
     use std::ptr;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
@@ -74,11 +74,10 @@ mod linux {
     use std::time::Duration;
 
     use futures_util::stream::{FuturesUnordered, StreamExt};
-    use futures_util::FutureExt;
     use napi::{sys, Env, Result};
     use tokio::time::Instant;
 
-    use anilink_transport::executor::{self, LocalTask};
+    use anilink_transport::executor;
     use anilink_transport::timers;
 
     use super::{outbox, wants_javascript_thread, Call};
@@ -178,9 +177,9 @@ mod linux {
 
     pub struct Driver {
         runtime: tokio::runtime::Runtime,
-        tasks: RefCell<FuturesUnordered<LocalTask>>,
-        /// Started while `tasks` is borrowed (a connection's task, a call started by a pass).
-        incoming: RefCell<Vec<LocalTask>>,
+        tasks: RefCell<FuturesUnordered<Call>>,
+        /// Started while `tasks` is borrowed (a call started by a pass).
+        incoming: RefCell<Vec<Call>>,
         wakeup: Arc<Wakeup>,
         waker: Waker,
         /// The libuv timer, and the deadline it is armed for.
@@ -233,15 +232,7 @@ mod linux {
                     uv_unref(handle.0);
                 }
             }
-            // A panic in a connection's task ends that task (its connection closes and its call
-            // fails) instead of unwinding through a libuv callback, which would abort Node.
-            executor::install_local(
-                |task| {
-                    let contained = AssertUnwindSafe(task).catch_unwind().map(drop);
-                    driver.incoming.borrow_mut().push(Box::pin(contained));
-                },
-                background,
-            );
+            executor::install_local(background);
             timers::watch_this_thread();
             Ok(driver)
         }
