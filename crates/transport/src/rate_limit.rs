@@ -12,6 +12,11 @@ use http::HeaderMap;
 
 use crate::numbers::{js_number, whole_ms};
 
+/// The quota's header names (MAL sends them as `X-RateLimit-*`; names compare without case).
+pub const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+pub const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+pub const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
 /// The quota headers of one response: limit and remaining present and finite per
 /// [`js_number`], the reset when it is too.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,9 +46,6 @@ impl QuotaHeaders {
     /// From a response's headers, `x-ratelimit-*` in any case (MAL sends `X-RateLimit-*`).
     /// Names as constants: every response is read, and a name given as text is parsed first.
     pub fn read(headers: &HeaderMap) -> Option<Self> {
-        const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
-        const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
-        const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
         let header = |name: &HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
         Self::parse(header(&LIMIT), header(&REMAINING), header(&RESET))
     }

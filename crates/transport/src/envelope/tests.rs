@@ -338,7 +338,7 @@ fn strings_are_read_as_the_reference_parser_reads_them_at_every_offset() {
     let specials = [
         "\"", "\\", "\\\"", "\\n", "\\u00e9", "\\u00zz", "\\x", "\n", "\u{1f}", "é", "~", "\u{7f}",
     ];
-    for length in 0..20 {
+    for length in 0..40 {
         for position in 0..=length {
             for special in specials {
                 let mut inner = "a".repeat(length);

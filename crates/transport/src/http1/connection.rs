@@ -7,7 +7,7 @@ use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use http_body::{Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -180,11 +180,9 @@ impl Connection {
         loop {
             if response_head::may_end(&self.buffer, looked) {
                 looked = 0;
-                let parsed = response_head::parse(&self.buffer, to_head_request)
+                let parsed = response_head::parse(&mut self.buffer, to_head_request)
                     .map_err(Http1Error::Malformed)?;
-                if let Some((head, length)) = parsed.filter(|(_, length)| *length <= MAX_HEAD_BYTES)
-                {
-                    self.buffer.advance(length);
+                if let Some(head) = parsed {
                     if head.is_interim() {
                         continue;
                     }

@@ -1,9 +1,11 @@
 //! A response's head: parsed from the bytes read so far, and how its body is framed.
 
+use bytes::BytesMut;
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::request_head::has_token;
+use crate::rate_limit::{LIMIT, REMAINING, RESET};
 
 /// The longest response head accepted (Node's own limit is 16 KiB; proxies and CDNs stay far
 /// below this one).
@@ -41,20 +43,25 @@ impl ResponseHead {
     }
 }
 
-/// Parse a head from the start of `bytes`: the head and its length once it is all there, None
-/// while more bytes are needed. `to_head_request`: the request was `HEAD`, so no body follows.
-pub fn parse(bytes: &[u8], to_head_request: bool) -> Result<Option<(ResponseHead, usize)>, String> {
+/// Take a head from the start of `buffer`: the head once it is all there (its bytes removed
+/// from `buffer`), None while more bytes are needed or when it is longer than
+/// [`MAX_HEAD_BYTES`] (the caller refuses that by the buffer's size). `to_head_request`: the
+/// request was `HEAD`, so no body follows.
+///
+/// The header values are slices of the head's own bytes, not copies: a response's headers
+/// cost no allocation each.
+pub fn parse(buffer: &mut BytesMut, to_head_request: bool) -> Result<Option<ResponseHead>, String> {
     // Not initialised: writing 128 empty slots before every parse cost more than the parse.
     let mut slots = [const { std::mem::MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
         &mut response,
-        bytes,
+        buffer,
         &mut slots,
     );
     let length = match parsed {
-        Ok(httparse::Status::Complete(length)) => length,
-        Ok(httparse::Status::Partial) => return Ok(None),
+        Ok(httparse::Status::Complete(length)) if length <= MAX_HEAD_BYTES => length,
+        Ok(_) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => {
             return Err(format!("more than {MAX_HEADERS} header lines"))
         }
@@ -62,12 +69,34 @@ pub fn parse(bytes: &[u8], to_head_request: bool) -> Result<Option<(ResponseHead
     };
     let status = response.code.unwrap_or_default();
     let http_1_0 = response.version == Some(0);
-    let mut headers = HeaderMap::with_capacity(response.headers.len());
-    for header in response.headers.iter() {
-        let name = HeaderName::from_bytes(header.name.as_bytes())
-            .map_err(|_| format!("invalid header name {:?}", header.name))?;
-        let value = HeaderValue::from_bytes(header.value)
-            .map_err(|_| format!("invalid value for header {:?}", header.name))?;
+    // Where each name and value lies in the head, so the map can be built from the head's
+    // bytes once they are split off (httparse's slices borrow the buffer until then).
+    let start = buffer.as_ptr() as usize;
+    let offset = |part: &[u8]| part.as_ptr() as usize - start;
+    let spans: Vec<_> = response
+        .headers
+        .iter()
+        .map(|header| {
+            let (name, value) = (offset(header.name.as_bytes()), offset(header.value));
+            (
+                name,
+                name + header.name.len(),
+                value,
+                value + header.value.len(),
+            )
+        })
+        .collect();
+    let head = buffer.split_to(length).freeze();
+    let mut headers = HeaderMap::with_capacity(spans.len());
+    for (name_start, name_end, value_start, value_end) in spans {
+        let text = &head[name_start..name_end];
+        let name = match known_name(text) {
+            Some(known) => known,
+            None => HeaderName::from_bytes(text)
+                .map_err(|_| format!("invalid header name {:?}", String::from_utf8_lossy(text)))?,
+        };
+        let value = HeaderValue::from_maybe_shared(head.slice(value_start..value_end))
+            .map_err(|_| format!("invalid value for header {:?}", name.as_str()))?;
         headers.append(name, value);
     }
     let framing = framing(status, &headers, to_head_request)?;
@@ -83,15 +112,20 @@ pub fn parse(bytes: &[u8], to_head_request: bool) -> Result<Option<(ResponseHead
         && (!http_1_0 || lists(b"keep-alive"))
         // A response framed by both is a smuggling risk: read it by its chunks, then close.
         && !(headers.contains_key(TRANSFER_ENCODING) && headers.contains_key(CONTENT_LENGTH));
-    Ok(Some((
-        ResponseHead {
-            status,
-            headers,
-            framing,
-            keep_alive,
-        },
-        length,
-    )))
+    Ok(Some(ResponseHead {
+        status,
+        headers,
+        framing,
+        keep_alive,
+    }))
+}
+
+/// The names that are not standard but that every AniList and MAL response carries (the
+/// quota), as constants: a standard name is already one, and any other costs an allocation.
+fn known_name(text: &[u8]) -> Option<HeaderName> {
+    [LIMIT, REMAINING, RESET]
+        .into_iter()
+        .find(|known| text.eq_ignore_ascii_case(known.as_str().as_bytes()))
 }
 
 /// Whether `bytes` may hold a whole head, looking only at what arrived since `from` bytes
@@ -144,9 +178,18 @@ fn framing(status: u16, headers: &HeaderMap, to_head_request: bool) -> Result<Fr
 mod tests {
     use super::*;
 
+    /// Parse `text` as received, and the bytes left after its head.
+    fn parse_text(
+        text: &str,
+        to_head_request: bool,
+    ) -> Result<Option<(ResponseHead, BytesMut)>, String> {
+        let mut buffer = BytesMut::from(text);
+        Ok(parse(&mut buffer, to_head_request)?.map(|head| (head, buffer)))
+    }
+
     fn head(text: &str) -> ResponseHead {
-        let (head, length) = parse(text.as_bytes(), false).unwrap().unwrap();
-        assert_eq!(length, text.find("\r\n\r\n").unwrap() + 4);
+        let (head, rest) = parse_text(text, false).unwrap().unwrap();
+        assert_eq!(rest.len(), text.len() - text.find("\r\n\r\n").unwrap() - 4);
         head
     }
 
@@ -154,18 +197,36 @@ mod tests {
     fn a_head_is_complete_only_once_its_blank_line_is_there() {
         let text = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
         for cut in 0..text.len() - 2 {
-            assert!(
-                parse(&text.as_bytes()[..cut], false).unwrap().is_none(),
-                "{cut}"
-            );
+            let mut partial = BytesMut::from(&text[..cut]);
+            assert!(parse(&mut partial, false).unwrap().is_none(), "{cut}");
+            assert_eq!(partial.len(), cut, "nothing is taken from a partial head");
         }
-        let (head, length) = parse(text.as_bytes(), false).unwrap().unwrap();
+        let (head, rest) = parse_text(text, false).unwrap().unwrap();
         assert_eq!(
-            (head.status, head.framing, length),
-            (200, Framing::Length(2), text.len() - 2)
+            (head.status, head.framing, &rest[..]),
+            (200, Framing::Length(2), &b"ok"[..])
         );
         assert!(head.keep_alive);
         assert_eq!(head.headers["content-length"], "2");
+    }
+
+    #[test]
+    fn header_values_are_slices_of_the_head_not_copies() {
+        let text = "HTTP/1.1 200 OK\r\nX-RateLimit-Remaining: 89\r\nx-custom: a b\r\n\r\n";
+        let mut buffer = BytesMut::from(text);
+        let received = buffer.as_ptr() as usize..buffer.as_ptr() as usize + text.len();
+        let head = parse(&mut buffer, false).unwrap().unwrap();
+        for value in head.headers.values() {
+            assert!(
+                received.contains(&(value.as_bytes().as_ptr() as usize)),
+                "{value:?}"
+            );
+        }
+        assert_eq!(
+            head.headers[REMAINING], "89",
+            "the quota names match in any case"
+        );
+        assert_eq!(head.headers["x-custom"], "a b");
     }
 
     #[test]
@@ -206,7 +267,7 @@ mod tests {
             head("HTTP/1.1 200 OK\r\ncontent-length: 7, 7\r\ncontent-length: 7\r\n\r\n").framing,
             Framing::Length(7)
         );
-        let (to_head, _) = parse(b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n", true)
+        let (to_head, _) = parse_text("HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n", true)
             .unwrap()
             .unwrap();
         assert_eq!(to_head.framing, Framing::Empty);
@@ -240,7 +301,7 @@ mod tests {
 
     #[test]
     fn broken_heads_say_what_is_wrong() {
-        let error = |text: &str| parse(text.as_bytes(), false).unwrap_err();
+        let error = |text: &str| parse_text(text, false).unwrap_err();
         assert_eq!(
             error("HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n"),
             "conflicting Content-Length values"
