@@ -497,6 +497,9 @@ fn push_json_fitting(out: &mut Vec<u8>, text: &str, limit: usize) -> Result<bool
     if mostly_wide(text.len(), non_ascii) {
         return push_json(out, text, limit, false).map(|()| false);
     }
+    // An escape is at most twice as long again as the bytes it replaces: room for all of them,
+    // so the batch is not regrown (and copied) by the escapes of a result.
+    out.reserve(text.len() + 2 * non_ascii);
     let start = out.len();
     push_json(out, text, limit, true)
         .map(|()| true)
