@@ -323,10 +323,20 @@ fn write_message(
     kind: Kind,
     payload: &Payload<'_>,
 ) -> Result<bool, usize> {
-    // Room for the whole message at once: a result grew the batch four times on its way.
-    let payload_hint = match payload {
-        Payload::Result { json, .. } => json.len(),
-        _ => 0,
+    // Room for the whole message at once: a result grew the batch four times on its way, and
+    // once more when it had escapes. An escape is at most twice as long again as the UTF-8
+    // bytes it replaces.
+    let (payload_hint, non_ascii) = match payload {
+        Payload::Result { json, .. } => {
+            let non_ascii = non_ascii_bytes(json.as_bytes());
+            let escape_room = if escapes(json.len(), non_ascii) {
+                2 * non_ascii
+            } else {
+                0
+            };
+            (json.len() + escape_room, non_ascii)
+        }
+        _ => (0, 0),
     };
     out.reserve(MESSAGE_FRAMING + payload_hint);
     out.push(if open { b',' } else { b'[' });
@@ -339,7 +349,7 @@ fn write_message(
         Payload::Result { json, .. } => {
             out.push(b',');
             let limit = out.len() + MESSAGE_LIMIT;
-            push_json_fitting(out, json, limit).map_err(|()| json.len())?
+            push_json_fitting(out, json, non_ascii, limit).map_err(|()| json.len())?
         }
         Payload::Failure(description) => write_capped(out, description)?,
         Payload::Event(message) => write_capped(out, message)?,
@@ -472,8 +482,9 @@ const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
 /// costs 11-18 % on all-Japanese text (escapes take twice its bytes and each must be decoded).
 const ESCAPE_SHARE_LIMIT: (usize, usize) = (1, 4);
 
-fn mostly_wide(length: usize, non_ascii: usize) -> bool {
-    length * ESCAPE_SHARE_LIMIT.0 < non_ascii * ESCAPE_SHARE_LIMIT.1
+/// Whether a result's text is written with escapes: it has non-ASCII bytes, and not too many.
+fn escapes(length: usize, non_ascii: usize) -> bool {
+    non_ascii > 0 && length * ESCAPE_SHARE_LIMIT.0 >= non_ascii * ESCAPE_SHARE_LIMIT.1
 }
 
 /// Bytes with the high bit set, eight at a time (every result passes here, so this is as
@@ -486,20 +497,18 @@ fn non_ascii_bytes(bytes: &[u8]) -> usize {
     whole as usize + chunks.remainder().iter().filter(|b| !b.is_ascii()).count()
 }
 
-/// A result's JSON `text`: escaped to ASCII when that fits within `limit` and the text is not
-/// mostly non-ASCII ([`ESCAPE_SHARE_LIMIT`]), else as UTF-8 (see [`push_json`]). Whether what
-/// it appended is ASCII.
-fn push_json_fitting(out: &mut Vec<u8>, text: &str, limit: usize) -> Result<bool, ()> {
-    let non_ascii = non_ascii_bytes(text.as_bytes());
-    if non_ascii == 0 {
-        return push_json(out, text, limit, false).map(|()| true);
+/// A result's JSON `text`, which has `non_ascii` bytes ([`non_ascii_bytes`]): escaped to ASCII
+/// when that fits within `limit` and the text is not mostly non-ASCII ([`escapes`]), else as
+/// UTF-8 (see [`push_json`]). Whether what it appended is ASCII.
+fn push_json_fitting(
+    out: &mut Vec<u8>,
+    text: &str,
+    non_ascii: usize,
+    limit: usize,
+) -> Result<bool, ()> {
+    if !escapes(text.len(), non_ascii) {
+        return push_json(out, text, limit, false).map(|()| non_ascii == 0);
     }
-    if mostly_wide(text.len(), non_ascii) {
-        return push_json(out, text, limit, false).map(|()| false);
-    }
-    // An escape is at most twice as long again as the bytes it replaces: room for all of them,
-    // so the batch is not regrown (and copied) by the escapes of a result.
-    out.reserve(text.len() + 2 * non_ascii);
     let start = out.len();
     push_json(out, text, limit, true)
         .map(|()| true)
@@ -593,10 +602,28 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_result_with_escapes_is_written_into_one_allocation_too() {
+        // "é" is the longest escape for its bytes (2 bytes → 6); the kana are 3 → 6.
+        for text in ["é".repeat(300), "カウボーイ".repeat(60)] {
+            let json = format!(r#"{{"data":"{}{text}"}}"#, "a".repeat(5_000));
+            let mut out = Vec::new();
+            let payload = Payload::Result {
+                json: &json,
+                request_id: "r",
+            };
+            let reserved = MESSAGE_FRAMING + json.len() + 2 * non_ascii_bytes(json.as_bytes());
+            assert!(write_message(&mut out, false, u32::MAX, Kind::Value, &payload).unwrap());
+            out.push(b']');
+            let character = text.chars().next();
+            assert_eq!(out.capacity(), reserved, "{character:?}…: not regrown");
+        }
+    }
+
     /// A result's text as [`write_message`] appends it.
     fn pushed(text: &str, limit: usize) -> Result<String, ()> {
         let mut out = Vec::new();
-        push_json_fitting(&mut out, text, limit)?;
+        push_json_fitting(&mut out, text, non_ascii_bytes(text.as_bytes()), limit)?;
         Ok(String::from_utf8(out).expect("pushed text is UTF-8"))
     }
 
@@ -694,7 +721,7 @@ mod tests {
         for (limit, expected) in [(14, true), (13, false)] {
             let mut out = Vec::new();
             assert_eq!(
-                push_json_fitting(&mut out, r#""aaaaaaé""#, limit),
+                push_json_fitting(&mut out, r#""aaaaaaé""#, 2, limit),
                 Ok(expected)
             );
             assert_eq!(out.is_ascii(), expected);
