@@ -90,13 +90,15 @@ pub fn parse(buffer: &mut BytesMut, to_head_request: bool) -> Result<Option<Resp
     let mut headers = HeaderMap::with_capacity(spans.len());
     for (name_start, name_end, value_start, value_end) in spans {
         let text = &head[name_start..name_end];
+        // As received (httparse checked it is token characters, so this is never lossy).
+        let quoted = || format!("{:?}", String::from_utf8_lossy(text));
         let name = match known_name(text) {
             Some(known) => known,
             None => HeaderName::from_bytes(text)
-                .map_err(|_| format!("invalid header name {:?}", String::from_utf8_lossy(text)))?,
+                .map_err(|_| format!("invalid header name {}", quoted()))?,
         };
         let value = HeaderValue::from_maybe_shared(head.slice(value_start..value_end))
-            .map_err(|_| format!("invalid value for header {:?}", name.as_str()))?;
+            .map_err(|_| format!("invalid value for header {}", quoted()))?;
         headers.append(name, value);
     }
     let framing = framing(status, &headers, to_head_request)?;
