@@ -413,7 +413,9 @@ async function measure(server, { kind, workload, concurrency, amount, warmup }) 
       ? [NETWORK_FLOOR_BIN, [new URL(WORKLOADS[workload].path, server.url).href, ...phases]]
       : [process.execPath, [CLIENT_SCRIPT, kind, server.url, workload, ...phases]];
   const before = await server.stats();
+  const stealBefore = machineTicks();
   const { code, stdout, stderr } = await runChild(command, args);
+  const stealAfter = machineTicks();
   const after = await server.stats();
   let report;
   try {
@@ -431,10 +433,49 @@ async function measure(server, { kind, workload, concurrency, amount, warmup }) 
     serverCpuUsPerReq,
     // The share of one core the server needed to keep up with this client's rate.
     serverLoad: serverCpuUsPerReq === null ? null : (serverCpuUsPerReq * report.reqPerSec) / 1e6,
+    stealShare: stealShare(stealBefore, stealAfter),
   };
 }
 
+/**
+ * The machine's CPU ticks so far, all and stolen (the first line of /proc/stat; steal is the
+ * eighth field): time the hypervisor ran other guests while this one wanted the CPU. Null
+ * where there is no /proc/stat.
+ */
+function machineTicks() {
+  let line;
+  try {
+    line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  } catch {
+    return null;
+  }
+  const ticks = line.split(/\s+/).slice(1).map(Number);
+  return { total: ticks.reduce((sum, t) => sum + t, 0), steal: ticks[7] ?? 0 };
+}
+
+/** The share of the machine's CPU time stolen between two `machineTicks` readings. */
+function stealShare(before, after) {
+  if (!before || !after || after.total <= before.total) return null;
+  return (after.steal - before.steal) / (after.total - before.total);
+}
+
 const rotate = (items, by) => items.map((_, i) => items[(i + by) % items.length]);
+
+/**
+ * Round `round`'s client order (from 0): the others rotated by one each round, and undici right
+ * after AniLink in the first, third… round, right before it in the others. The targets are per-round ratios of
+ * AniLink to undici: run back to back, both see the same minute of the machine (its load
+ * drifts over minutes, and a plain rotation put them up to five runs apart).
+ */
+function roundOrder(kinds, round) {
+  if (!kinds.includes(OURS) || !kinds.includes(BASELINE)) return rotate(kinds, round);
+  const order = rotate(
+    kinds.filter((kind) => kind !== BASELINE),
+    round,
+  );
+  order.splice(order.indexOf(OURS) + (round % 2 === 0 ? 1 : 0), 0, BASELINE);
+  return order;
+}
 
 /** Median, min and max of `values` (null when empty). */
 function spread(values) {
@@ -452,7 +493,7 @@ function spread(values) {
 async function runRounds({ server, scenario, workload, concurrency, kinds, rounds, amount, warmup, unavailable }) {
   const runs = [];
   for (let round = 0; round < rounds; round += 1) {
-    for (const kind of rotate(kinds, round)) {
+    for (const kind of roundOrder(kinds, round)) {
       if (unavailable[kind]) continue;
       const result = await measure(server, { kind, workload, concurrency, amount, warmup });
       if (result.unavailable) {
@@ -639,7 +680,7 @@ function summarize(runs) {
     const { scenario, workload, concurrency, kind, connectionLimit } = group[0];
     const values = {};
     const ratioToBaseline = {};
-    for (const metric of [...METRICS, 'connectionsOpened', 'serverCpuUsPerReq', 'serverLoad'])
+    for (const metric of [...METRICS, 'connectionsOpened', 'serverCpuUsPerReq', 'serverLoad', 'stealShare'])
       values[metric] = spread(group.map((run) => run[metric]).filter((v) => typeof v === 'number'));
     for (const metric of METRICS) ratioToBaseline[metric] = ratioSpread(runs, group[0], kind, BASELINE, metric);
     return { scenario, workload, concurrency, kind, connectionLimit, rounds: group.length, values, ratioToBaseline };
@@ -689,6 +730,7 @@ function fmtInt(value) {
 const fmtMiB = (bytes) => (bytes / 2 ** 20).toFixed(1);
 const fmtTenth = (value) => value.toFixed(1);
 const fmtPercent = (share) => `${Math.round(share * 100)}%`;
+const fmtStealPercent = (share) => `${(share * 100).toFixed(1)}%`;
 /** `median [min–max]`, or the single value of one round. */
 function fmtSpread(stats, format = fmtInt) {
   if (!stats) return '–';
@@ -736,7 +778,18 @@ function renderWorkload(out, result, workload) {
   );
   out.push(
     markdownTable(
-      ['client', 'in flight', 'req/s', 'p50 µs', 'p99 µs', 'CPU µs/req', 'peak RSS MiB', 'conns', 'server load'],
+      [
+        'client',
+        'in flight',
+        'req/s',
+        'p50 µs',
+        'p99 µs',
+        'CPU µs/req',
+        'peak RSS MiB',
+        'conns',
+        'server load',
+        'steal',
+      ],
       rows.map(({ kind, concurrency, values: v }) => [
         clientLabel(kind),
         concurrency,
@@ -747,6 +800,7 @@ function renderWorkload(out, result, workload) {
         fmtSpread(v.peakRssBytes, fmtMiB),
         v.connectionsOpened ? fmtInt(v.connectionsOpened.median) : '–',
         v.serverLoad ? fmtPercent(v.serverLoad.median) : '–',
+        fmtSpread(v.stealShare, fmtStealPercent),
       ]),
     ),
     '',
@@ -773,7 +827,7 @@ function renderMarkdown(result) {
   out.push(`### Latest run (${result.generatedAt})`, '');
   out.push(
     `${machineLine(machine)} ${options.rounds} round(s)${options.quick ? ' (--quick)' : ''}; every run in a fresh process: ` +
-      `${options.warmupSeconds} s warm-up, then ${options.seconds} s timed; client order rotated each round. ` +
+      `${options.warmupSeconds} s warm-up, then ${options.seconds} s timed; client order rotated each round, undici run right before or after AniLink. ` +
       'Cells are median [min–max] over rounds; ratios are computed per round, then summarized the same way.',
     '',
   );
@@ -784,7 +838,8 @@ function renderMarkdown(result) {
       `bench-server (one thread) against the reqwest client with ${ceiling.concurrency} in flight: **${fmtInt(ceiling.reqPerSec)} req/s**, ` +
         `the server using ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU per request (${fmtPercent(ceiling.serverLoad)} of one core). ` +
         `At that cost one core serves about **${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s**. ` +
-        '"server load" is the share of one core the server needed for each client: below 100% the server was not the bottleneck.',
+        '"server load" is the share of one core the server needed for each client: below 100% the server was not the bottleneck. ' +
+        '"steal" is the share of the machine\'s CPU time the hypervisor gave to other guests during the run (/proc/stat): where it is above a few percent, other guests were busy and that run\'s CPU and latency figures carry their noise.',
       '',
     );
   }
