@@ -5,15 +5,18 @@
 
 use std::sync::Arc;
 
+use bytes::BytesMut;
+use http::StatusCode;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::error::TransportError;
+use crate::http1::response_head::{self, ResponseHead};
 use crate::http1::{Connection, Stream};
 use crate::proxy::ProxyServer;
 use crate::request::Origin;
 
-/// The longest `CONNECT` answer head accepted from a proxy.
+/// The most a proxy may send before the head that answers `CONNECT` is complete.
 const MAX_TUNNEL_RESPONSE: usize = 16 * 1024;
 
 /// A new connection to `origin`, through `proxy` when one applies.
@@ -108,11 +111,11 @@ async fn tunnel<S: AsyncRead + AsyncWrite + Unpin>(
     tcp.write_all(head.as_bytes())
         .await
         .map_err(|e| failed(format!("could not be written to: {e}")))?;
-    let mut response = Vec::with_capacity(256);
-    let mut chunk = [0u8; 1024];
-    let end = loop {
+    let mut answer = BytesMut::with_capacity(1024);
+    let mut received = 0;
+    let head = loop {
         let read = tcp
-            .read(&mut chunk)
+            .read_buf(&mut answer)
             .await
             .map_err(|e| failed(format!("connection failed during CONNECT: {e}")))?;
         if read == 0 {
@@ -120,40 +123,44 @@ async fn tunnel<S: AsyncRead + AsyncWrite + Unpin>(
                 "closed the connection before answering CONNECT".into(),
             ));
         }
-        response.extend_from_slice(&chunk[..read]);
-        if let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        if response.len() > MAX_TUNNEL_RESPONSE {
-            return Err(failed("sent an oversized answer to CONNECT".into()));
+        received += read;
+        let head = final_head(&mut answer).map_err(|e| {
+            failed(format!(
+                "answered CONNECT with something that is not HTTP ({e})"
+            ))
+        })?;
+        match head {
+            Some(head) => break head,
+            None if received > MAX_TUNNEL_RESPONSE => {
+                return Err(failed("sent an oversized answer to CONNECT".into()))
+            }
+            None => {}
         }
     };
-    let status_line = String::from_utf8_lossy(&response[..end])
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let status = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse::<u16>().ok());
-    match status {
-        Some(200..=299) if end == response.len() => Ok(()),
+    match head.status {
         // The origin speaks only after the TLS client hello: bytes already here are not its.
-        Some(200..=299) => Err(failed("sent data after accepting CONNECT".into())),
-        Some(_) => {
-            let answer: String = status_line
-                .split_once(' ')
-                .map(|(_, answer)| answer)
-                .unwrap_or_default()
-                .chars()
-                .take(120)
-                .collect();
-            Err(failed(format!("refused CONNECT: {answer}")))
+        200..=299 if !answer.is_empty() => Err(failed("sent data after accepting CONNECT".into())),
+        200..=299 => Ok(()),
+        status => {
+            let reason = StatusCode::from_u16(status)
+                .ok()
+                .and_then(|known| known.canonical_reason())
+                .map(|reason| format!(" {reason}"))
+                .unwrap_or_default();
+            Err(failed(format!("refused CONNECT: {status}{reason}")))
         }
-        None => Err(failed(
-            "answered CONNECT with something that is not HTTP".into(),
-        )),
+    }
+}
+
+/// The first final head at the start of `answer`, with the interim (1xx) ones before it taken
+/// off; None while it has not all arrived. Parsed as every response head is
+/// ([`response_head::parse`]).
+fn final_head(answer: &mut BytesMut) -> Result<Option<ResponseHead>, String> {
+    loop {
+        match response_head::parse(answer, false)? {
+            Some(head) if head.is_interim() => continue,
+            head => return Ok(head),
+        }
     }
 }
 
@@ -221,14 +228,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn interim_answers_before_the_2xx_are_passed_over() {
+        let (outcome, _) = against(
+            "http://proxy:3128",
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 Connection Established\r\n\r\n",
+            false,
+        )
+        .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+    }
+
+    #[tokio::test]
     async fn refusals_and_broken_answers_name_the_redacted_proxy() {
-        let cases: [(&[u8], bool, &str); 4] = [
+        let cases: [(&[u8], bool, &str); 6] = [
             (
                 b"HTTP/1.1 403 Forbidden\r\n\r\n",
                 true,
                 "refused CONNECT: 403 Forbidden",
             ),
+            (
+                b"HTTP/1.1 407 Whatever\r\nContent-Length: 5\r\n\r\nhello",
+                true,
+                "refused CONNECT: 407 Proxy Authentication Required",
+            ),
             (b"", true, "closed the connection before answering CONNECT"),
+            (
+                b"HTTP/1.1 200 OK\r\n",
+                true,
+                "closed the connection before answering CONNECT",
+            ),
             (
                 b"HTTP/1.1 200 OK\r\n\r\nhello",
                 false,
@@ -255,19 +283,33 @@ mod tests {
 
     #[tokio::test]
     async fn an_endless_answer_head_is_refused() {
+        for endless_interim in [false, true] {
+            let text = reason(endless_answer(endless_interim).await);
+            assert!(
+                text.contains("sent an oversized answer to CONNECT"),
+                "{text}"
+            );
+        }
+    }
+
+    async fn endless_answer(endless_interim: bool) -> Result<(), TransportError> {
         let (mut client, mut proxy) = tokio::io::duplex(64 * 1024);
         let server = tokio::spawn(async move {
             let _ = proxy.read(&mut [0u8; 4096]).await;
-            let line = [b'x'; 1024];
-            while proxy.write_all(&line).await.is_ok() {}
+            // A head that never ends: one header line that goes on and on, or interim answers
+            // one after another.
+            let (start, line): (&[u8], &[u8]) = if endless_interim {
+                (b"", b"HTTP/1.1 100 Continue\r\n\r\n")
+            } else {
+                (b"HTTP/1.1 200 OK\r\nX-Padding: ", &[b'x'; 1024])
+            };
+            proxy.write_all(start).await.unwrap();
+            while proxy.write_all(line).await.is_ok() {}
         });
         let proxy = ProxyServer::parse("http://proxy:3128").unwrap();
-        let text = reason(tunnel(&mut client, &origin(), &proxy).await);
-        assert!(
-            text.contains("sent an oversized answer to CONNECT"),
-            "{text}"
-        );
+        let outcome = tunnel(&mut client, &origin(), &proxy).await;
         drop(client);
         server.await.unwrap();
+        outcome
     }
 }
