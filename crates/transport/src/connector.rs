@@ -209,33 +209,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_2xx_answer_opens_the_tunnel_and_the_credentials_are_sent() {
-        let (outcome, request) = against(
-            "http://u:p@proxy:3128",
+    async fn a_2xx_answer_opens_the_tunnel_after_any_interim_answers() {
+        let answers: [&[u8]; 2] = [
             b"HTTP/1.1 200 Connection Established\r\n\r\n",
-            false,
-        )
-        .await;
-        assert!(outcome.is_ok(), "{outcome:?}");
-        assert!(
-            request.starts_with("CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443\r\n"),
-            "{request}"
-        );
-        assert!(
-            request.contains("Proxy-Authorization: Basic dTpw\r\n"),
-            "{request}"
-        );
-    }
-
-    #[tokio::test]
-    async fn interim_answers_before_the_2xx_are_passed_over() {
-        let (outcome, _) = against(
-            "http://proxy:3128",
             b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 Connection Established\r\n\r\n",
-            false,
-        )
-        .await;
-        assert!(outcome.is_ok(), "{outcome:?}");
+        ];
+        for answer in answers {
+            let (outcome, request) = against("http://u:p@proxy:3128", answer, false).await;
+            assert!(outcome.is_ok(), "{outcome:?}");
+            assert!(
+                request
+                    .starts_with("CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443\r\n"),
+                "{request}"
+            );
+            assert!(
+                request.contains("Proxy-Authorization: Basic dTpw\r\n"),
+                "{request}"
+            );
+        }
     }
 
     #[tokio::test]
