@@ -195,7 +195,13 @@ mod tests {
             String::from_utf8_lossy(&request[..read]).into_owned()
         });
         let proxy = ProxyServer::parse(proxy_url).unwrap();
-        let outcome = tunnel(&mut client, &origin(), &proxy).await;
+        // Bounded, so a tunnel that waits for the head's end fails here instead of hanging.
+        let outcome = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            tunnel(&mut client, &origin(), &proxy),
+        )
+        .await
+        .expect("the tunnel should refuse an endless head, not wait for its end");
         drop(client);
         (outcome, server.await.unwrap())
     }
@@ -298,7 +304,13 @@ mod tests {
             while proxy.write_all(line).await.is_ok() {}
         });
         let proxy = ProxyServer::parse("http://proxy:3128").unwrap();
-        let outcome = tunnel(&mut client, &origin(), &proxy).await;
+        // Bounded, so a tunnel that waits for the head's end fails here instead of hanging.
+        let outcome = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            tunnel(&mut client, &origin(), &proxy),
+        )
+        .await
+        .expect("the tunnel should refuse an endless head, not wait for its end");
         drop(client);
         server.await.unwrap();
         outcome
