@@ -94,6 +94,11 @@ const INVALID: InvalidCase[] = [
     mentions: ['maxSockets', 'integer'],
   })),
   ...[-1, 0.5].map((value) => ({ option: 'maxFreeSockets', value, mentions: ['maxFreeSockets', 'integer'] })),
+  ...[-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '5', null, true].map((value) => ({
+    option: 'maxRedirects',
+    value,
+    mentions: ['maxRedirects must be an integer greater than or equal to 0 (0 returns a redirect as its status error)'],
+  })),
   {
     option: 'diagnostics',
     value: 'loud',
@@ -126,6 +131,8 @@ const VALID: Record<string, unknown>[] = [
   { circuitBreaker: { threshold: 1, cooldownMs: 0 } },
   { maxSockets: 1 },
   { maxFreeSockets: 0 },
+  { maxRedirects: 0 },
+  { maxRedirects: 20 },
   { diagnostics: 'warn' },
   { diagnostics: 'hook' },
   { diagnostics: 'silent' },

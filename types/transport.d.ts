@@ -219,6 +219,13 @@ export interface RequestOptions {
    * options) share one request and its answer; writes never do. Default false (our extension).
    */
   coalesce?: boolean;
+  /**
+   * Redirects (301, 302, 303, 307, 308) followed inside one attempt, as the original's client
+   * followed them; credentials are dropped when a redirect leaves the request's origin. One
+   * more redirect fails the attempt with `NETWORK_ERROR`. An integer ≥ 0; default 5; `0`
+   * returns the redirect as the status error it is.
+   */
+  maxRedirects?: number;
 }
 
 /** The options of a provider slot (or of the positional form): every request option plus the slot-only ones. */

@@ -33,6 +33,9 @@ new AniLink({ mal: { authToken: 't' } });
 new AniLink('token', { circuitBreaker: { threshold: 5 } });
 // @ts-expect-error coalesce is a boolean
 new AniLink('token', { coalesce: 'yes' });
+// @ts-expect-error maxRedirects is a number
+new AniLink('token', { maxRedirects: '5' });
+new AniLink({ anilist: { maxRedirects: 0 }, mal: { clientId: 'cid', maxRedirects: 10 } });
 new AniLink({
   anilist: {
     coalesce: true,
@@ -59,6 +62,9 @@ export async function calls(): Promise<void> {
   await client.anilist.query.media({ id: 1 }, { signal: controller.signal, timeout: 1000 });
   // @ts-expect-error per-request options are typed too
   await client.anilist.query.media({ id: 1 }, { timeout: '1s' });
+  await client.mal.anime.get({ id: 1 }, { maxRedirects: 0 });
+  // @ts-expect-error maxRedirects is a number per request too
+  await client.anilist.query.media({ id: 1 }, { maxRedirects: true });
   await client.mal.anime.get({ id: 1 }, { fields: ['id', 'title'] });
   try {
     await client.anilist.custom<{ id: number }>('query { Media(id: 1) { id } }');

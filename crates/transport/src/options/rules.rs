@@ -68,6 +68,15 @@ pub(super) fn max_free_sockets(_: &str, value: &OptValue) -> Result<u32, OptionE
     })
 }
 
+pub(super) fn max_redirects(_: &str, value: &OptValue) -> Result<u32, OptionError> {
+    parse_integer(value, 0).ok_or_else(|| {
+        invalid(
+            "maxRedirects must be an integer greater than or equal to 0 (0 returns a redirect as its status error)",
+            value,
+        )
+    })
+}
+
 /// `diagnostics`: JavaScript routes hook failures by it; the rule is checked here (see
 /// [`checked_boolean`]).
 pub(super) fn diagnostics(_: &str, value: &OptValue) -> Result<(), OptionError> {

@@ -8,6 +8,8 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_RATE_LIMIT_FLOOR: u32 = 1;
 /// 64 MiB: far above any AniList or MAL answer, far below what would strain the process (D28).
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 64 << 20;
+/// As many as the original's client (axios over follow-redirects) followed.
+pub const DEFAULT_MAX_REDIRECTS: u32 = 5;
 pub const DEFAULT_MAX_SOCKETS: u32 = 20;
 pub const DEFAULT_MAX_FREE_SOCKETS: u32 = 5;
 

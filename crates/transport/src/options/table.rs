@@ -8,7 +8,7 @@ use super::declare::transport_options;
 use super::parse::{parse_bool, require_function};
 use super::rules;
 use super::settings::{
-    Hook, HookSet, PoolBounds, RetrySetting, Slot, DEFAULT_MAX_FREE_SOCKETS,
+    Hook, HookSet, PoolBounds, RetrySetting, Slot, DEFAULT_MAX_FREE_SOCKETS, DEFAULT_MAX_REDIRECTS,
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_SOCKETS, DEFAULT_RATE_LIMIT_FLOOR, DEFAULT_TIMEOUT_MS,
 };
 use super::value::{OptValue, OptionError};
@@ -60,6 +60,8 @@ transport_options! {
         "coalesce" => coalesce: bool = parse_bool, resolved bool = or(false);
         /// Redis-backed per-host state for a fleet (our extension); `false`/`null` off. A slot
         /// option only: [`PartialOptions::parse_request_key`] refuses it per request.
+        /// Redirects followed inside one attempt (decisions D36); 0 leaves a 3xx as its status error.
+        "maxRedirects" => max_redirects: u32 = rules::max_redirects, resolved u32 = or(DEFAULT_MAX_REDIRECTS);
         "sharedState" => shared_state: Option<Arc<SharedStateConfig>> = rules::shared_state, resolved Option<Arc<SharedStateConfig>> = or(None);
     }
     derived {

@@ -30,6 +30,9 @@ fn defaults_match_the_documented_policy() {
     assert_eq!(resolved.pool_bounds, None);
     assert!(resolved.hooks.is_empty());
     assert_eq!(resolved.max_response_bytes, 64 * 1024 * 1024);
+    assert_eq!(resolved.max_redirects, 5);
+    let off = parse(&[("maxRedirects", OptValue::Number(0.0))]).unwrap();
+    assert_eq!(off.resolve(false).max_redirects, 0);
 }
 
 #[test]
@@ -185,6 +188,11 @@ fn every_invalid_value_names_the_option_and_the_rule() {
         ("maxResponseBytes", OptValue::Number(1.5), "maxResponseBytes must be an integer"),
         ("maxResponseBytes", OptValue::Number(f64::INFINITY), "maxResponseBytes must be an integer"),
         ("maxResponseBytes", OptValue::String("1".into()), "maxResponseBytes must be an integer"),
+        ("maxRedirects", OptValue::Number(-1.0), "maxRedirects must be an integer greater than or equal to 0 (0 returns a redirect as its status error) (received -1)."),
+        ("maxRedirects", OptValue::Number(2.5), "maxRedirects must be an integer"),
+        ("maxRedirects", OptValue::Number(f64::NAN), "maxRedirects must be an integer"),
+        ("maxRedirects", OptValue::Bool(true), "maxRedirects must be an integer"),
+        ("maxRedirects", OptValue::Null, "maxRedirects must be an integer"),
     ];
     for (key, value, expected) in cases {
         let err = parse(&[(key, value.clone())])
@@ -332,6 +340,7 @@ fn the_key_list_keeps_the_original_order_then_ours() {
         "proxy",
         "rateLimit",
         "coalesce",
+        "maxRedirects",
         "sharedState",
     ];
     assert_eq!(TRANSPORT_OPTION_KEYS, expected.as_slice());
