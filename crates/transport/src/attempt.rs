@@ -36,6 +36,7 @@ use crate::policy::{self, FailureClass};
 use crate::pool::Pool;
 use crate::random::RandomSource;
 use crate::rate_limit::{QuotaHeaders, RateLimitInfo};
+use crate::redirect;
 use crate::request::RequestSpec;
 use crate::timers;
 pub use coalesced::LeaderOutcome;
@@ -264,7 +265,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                 let dispatched = tokio::select! {
                     biased;
                     _ = self.cancel.cancelled() => Err(TransportError::aborted()),
-                    response = exchange.send(self.spec, self.options.max_response_bytes, self.options.timeout) => response,
+                    response = redirect::send(exchange, self.spec, self.options) => response,
                 };
                 let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
                 let quota_headers = dispatched

@@ -28,6 +28,9 @@ pub struct RawResponse {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// How long the round trip ran under its timeout (not its wait for a pool slot): what a
+    /// redirect's next hop no longer has of the attempt's timeout.
+    pub timed: Duration,
 }
 
 /// One HTTP round trip as the attempt loop sees it: the seam between the loop and the network,
@@ -67,13 +70,16 @@ pub async fn send(
     timeout: Option<Duration>,
 ) -> Result<RawResponse, TransportError> {
     let slot = pool.slot(&spec.origin).await?;
+    let started = tokio::time::Instant::now();
     let exchange = exchange(pool, slot, spec, max_body_bytes);
-    match timeout {
+    let mut response = match timeout {
         Some(limit) => timers::timeout(limit, exchange)
             .await
             .unwrap_or_else(|_| Err(TransportError::timeout(limit.as_millis() as u64))),
         None => exchange.await,
-    }
+    }?;
+    response.timed = started.elapsed();
+    Ok(response)
 }
 
 async fn exchange(
@@ -117,6 +123,7 @@ async fn exchange(
                     status,
                     headers,
                     body,
+                    timed: Duration::ZERO,
                 });
             }
             Err(failure) => {

@@ -34,6 +34,7 @@ pub mod pool;
 pub mod proxy;
 pub mod random;
 pub mod rate_limit;
+pub mod redirect;
 pub mod request;
 pub mod retry_after;
 pub mod shared_state;

@@ -43,6 +43,7 @@ fn answer(status: u16, body: &'static str) -> Step {
         status,
         headers: HeaderMap::new(),
         body: Bytes::from_static(body.as_bytes()),
+        timed: Duration::ZERO,
     };
     Step {
         after_ms: 0,
@@ -80,20 +81,28 @@ impl Step {
     }
 }
 
-/// The scripted exchange: answers in order, and records when each attempt was dispatched.
+/// The scripted exchange: answers in order, and records when each round trip was dispatched
+/// and what it sent.
 struct Script {
     origin: Instant,
     steps: Mutex<VecDeque<Step>>,
     dispatched_at: Mutex<Vec<u64>>,
+    /// `"<method> <url> timeout=<ms>"` per round trip.
+    sent: Mutex<Vec<String>>,
 }
 
 impl Exchange for Script {
     async fn send(
         &self,
-        _: &RequestSpec,
+        spec: &RequestSpec,
         _: u64,
-        _: Option<Duration>,
+        timeout: Option<Duration>,
     ) -> Result<RawResponse, TransportError> {
+        let timeout = timeout.map_or("none".into(), |t| t.as_millis().to_string());
+        self.sent
+            .lock()
+            .unwrap()
+            .push(format!("{} {} timeout={timeout}", spec.method, spec.url));
         let step = self
             .steps
             .lock()
@@ -105,7 +114,10 @@ impl Exchange for Script {
             .unwrap()
             .push(self.origin.elapsed().as_millis() as u64);
         tokio::time::sleep(Duration::from_millis(step.after_ms)).await;
-        step.outcome
+        step.outcome.map(|mut response| {
+            response.timed = Duration::from_millis(step.after_ms);
+            response
+        })
     }
 }
 
@@ -199,6 +211,7 @@ impl Harness {
                 origin,
                 steps: Mutex::new(steps.into_iter().collect()),
                 dispatched_at: Mutex::default(),
+                sent: Mutex::default(),
             },
             events: Recorder {
                 origin,
@@ -261,6 +274,10 @@ impl Harness {
 
     fn dispatched_at(&self) -> Vec<u64> {
         self.script.dispatched_at.lock().unwrap().clone()
+    }
+
+    fn sent(&self) -> Vec<String> {
+        std::mem::take(&mut *self.script.sent.lock().unwrap())
     }
 
     fn now(&self) -> u64 {
@@ -1033,4 +1050,135 @@ async fn an_attempt_takes_one_host_state_decision_before_and_one_after() {
         3 + 2,
         "a paced attempt decides admission again after its wait, then a 503 and its retry"
     );
+}
+
+// Redirects (decisions D36): hops inside one attempt, below the hooks and the host's state
+
+fn redirect(status: u16, location: &'static str) -> Step {
+    answer(status, "").header("location", location)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_redirect_chain_is_one_attempt_that_hooks_see_as_the_request_itself() {
+    let harness = Harness::new([
+        redirect(302, "/moved").after(10),
+        redirect(307, "http://other.test:8080/final").after(10),
+        answer(200, GRAPHQL_OK).after(10),
+    ]);
+    let completed = harness
+        .call(&graphql(), &options(&[breaker(1, 1_000)]))
+        .await
+        .unwrap();
+    assert_eq!(completed.result.as_deref(), Some(r#"{"id":1}"#));
+    assert_eq!(
+        harness.sent(),
+        [
+            "POST http://api.test/ timeout=30000",
+            "GET http://api.test/moved timeout=29990",
+            "GET http://other.test:8080/final timeout=29980",
+        ]
+    );
+    assert_eq!(harness.events(), ["0 start#1", "30 response#1 30ms"]);
+    let hosts: Vec<String> = harness
+        .hosts
+        .snapshot(harness.clock.now_ms())
+        .into_iter()
+        .map(|host| host.host.to_string())
+        .collect();
+    assert_eq!(
+        hosts,
+        ["api.test"],
+        "the breaker and pacing stay with the request's host"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_redirect_past_max_redirects_fails_the_attempt_as_a_network_error() {
+    let mut steps: Vec<Step> = (0..6).map(|_| redirect(301, "/again")).collect();
+    steps.extend((0..3).map(|_| redirect(308, "/again")));
+    steps.push(answer(200, GRAPHQL_OK));
+    let harness = Harness::new(steps);
+    let error = harness
+        .call(&graphql(), &options(&[no_retry()]))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::Network);
+    assert_eq!(
+        error.reason.as_deref(),
+        Some("more than 5 redirects (the last one a 301); raise maxRedirects to follow more")
+    );
+    assert_eq!(
+        harness.sent().len(),
+        6,
+        "the sixth redirect is not followed"
+    );
+
+    let completed = harness
+        .call(
+            &graphql(),
+            &options(&[("maxRedirects", OptValue::Number(3.0))]),
+        )
+        .await;
+    assert!(
+        completed.is_ok(),
+        "three redirects are within maxRedirects: 3"
+    );
+    assert_eq!(harness.sent().len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_redirect_is_retried_from_the_request_itself_like_a_network_failure() {
+    let harness = Harness::new([
+        redirect(302, "ftp://files.test/x"),
+        redirect(302, "/fine"),
+        answer(200, GRAPHQL_OK),
+    ]);
+    let completed = harness.call(&graphql(), &options(&[retry(1, 100)])).await;
+    assert!(completed.is_ok());
+    let sent = harness.sent();
+    assert_eq!(sent.len(), 3);
+    assert!(sent[1].starts_with("POST http://api.test/ "), "{sent:?}");
+    let events = harness.events();
+    assert_eq!(events[1], "0 response#1 0ms");
+    assert_eq!(events[2], "0 retry#1 NETWORK_ERROR next=100ms");
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_redirects_zero_leaves_the_redirect_as_its_status_error() {
+    let harness = Harness::new([redirect(302, "/moved")]);
+    let options = options(&[no_retry(), ("maxRedirects", OptValue::Number(0.0))]);
+    let error = harness
+        .call(&rest(Method::GET), &options)
+        .await
+        .unwrap_err();
+    assert_eq!(error.status, Some(302));
+    assert_eq!(harness.sent().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attempts_timeout_covers_every_hop() {
+    let harness = Harness::new([
+        redirect(303, "/see").after(600),
+        failure(TransportError::timeout(400)).after(400),
+    ]);
+    let options = options(&[no_retry(), ("timeout", OptValue::Number(1_000.0))]);
+    let error = harness.call(&graphql(), &options).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::Timeout);
+    assert_eq!(
+        error.timeout_ms,
+        Some(1_000),
+        "the attempt's timeout, not the hop's rest"
+    );
+    assert_eq!(
+        harness.sent(),
+        [
+            "POST http://api.test/ timeout=1000",
+            "GET http://api.test/see timeout=400",
+        ]
+    );
+
+    let harness = Harness::new([redirect(307, "/late").after(1_000)]);
+    let error = harness.call(&graphql(), &options).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::Timeout, "no time is left for a hop");
+    assert_eq!(harness.sent().len(), 1);
 }

@@ -86,7 +86,9 @@ fn request_ids_are_uuid_v4() {
 /// attempt does after its answer is its own future, stored only while it runs. It was 4,720
 /// bytes; 2,304 with the boxes; 2,072 with the attempt's conclusion apart (2,432 before); 2,120
 /// with our own HTTP/1 connection, whose socket and read buffer sit in the lease where hyper's
-/// request channel had a sender (while each connection lost hyper's ~26 KB).
+/// request channel had a sender (while each connection lost hyper's ~26 KB); 2,192 with
+/// redirects (D36: the dispatch's own references and the time a hop ran under its timeout; the
+/// chain itself is boxed).
 #[test]
 fn a_call_waiting_for_its_response_stays_small() {
     struct Discard;
@@ -108,5 +110,5 @@ fn a_call_waiting_for_its_response_stays_small() {
     let sink: Option<Discard> = None;
     let call = client.execute(client.pool(&options), &spec, &options, &sink, &cancel);
     let size = std::mem::size_of_val(&call);
-    assert!(size <= 2_120, "a call's future is {size} bytes");
+    assert!(size <= 2_192, "a call's future is {size} bytes");
 }
