@@ -36,7 +36,9 @@ describe('unknown per-request option keys', () => {
     const record = JSON.parse(String(warn.mock.calls[0][0]));
     expect(record).toMatchObject({ source: 'anilink', kind: 'unknown-option', option: 'timout' });
     expect(record.message).toContain('Unknown request option "timout" was ignored. Valid keys are: timeout, signal,');
-    expect(record.message).toContain('maxResponseBytes, proxy, rateLimit, coalesce, maxRedirects, sharedState, fields.');
+    expect(record.message).toContain(
+      'maxResponseBytes, proxy, rateLimit, coalesce, maxRedirects, sharedState, fields.',
+    );
   });
 
   it('go to onHookError when there is one, and stay quiet in "silent" mode', async () => {

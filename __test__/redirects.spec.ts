@@ -97,7 +97,9 @@ afterAll(async () => {
 });
 
 function aniList(options: Record<string, unknown> = {}): AniLink {
-  return new AniLink({ anilist: { baseUrl: `${a.url}/graphql`, retry: false, authToken: 'anilist-token', ...options } });
+  return new AniLink({
+    anilist: { baseUrl: `${a.url}/graphql`, retry: false, authToken: 'anilist-token', ...options },
+  });
 }
 
 function mal(credentials: Record<string, unknown>): AniLink {
@@ -219,7 +221,9 @@ describe('limits and refused redirects', () => {
     a.routes.set('/graphql', { status: 302 });
     const missing = await failureOf(aniList().anilist.query.media({ id: 1 }));
     expect(missing.code).toBe('NETWORK_ERROR');
-    expect((missing as AniLinkNetworkError & { reason: string }).reason).toBe('a 302 redirect without a Location header');
+    expect((missing as AniLinkNetworkError & { reason: string }).reason).toBe(
+      'a 302 redirect without a Location header',
+    );
 
     a.routes.set('/graphql', { status: 301, location: 'ftp://files.example/secret-token' });
     const ftp = await failureOf(aniList().anilist.query.media({ id: 1 }));
@@ -258,8 +262,10 @@ describe('what the caller sees', () => {
     a.routes.set('/busy', { status: 503 });
     const errors = contextRecorder<{ url: string }>();
     const error = await failureOf(
-      aniList({ retry: { maxRetries: 1, baseDelayMs: 1, jitter: false }, onError: (_e: unknown, c: { url: string }) => errors.hook(c) })
-        .anilist.query.media({ id: 1 }),
+      aniList({
+        retry: { maxRetries: 1, baseDelayMs: 1, jitter: false },
+        onError: (_e: unknown, c: { url: string }) => errors.hook(c),
+      }).anilist.query.media({ id: 1 }),
     );
     expect((error as AniLinkApiError).status).toBe(503);
     expect(a.seen.map((s) => s.path)).toEqual(['/graphql', '/busy', '/graphql', '/busy']);

@@ -76,11 +76,12 @@ pub fn next_request(
     let leaves_origin = *next.origin != *first;
     next.headers = if becomes_get || leaves_origin {
         let kept = current.headers.iter().filter(|(name, value)| {
-            // The body's description goes with the body; off the origin, so do Authorization,
-            // Cookie, Proxy-Authorization, X-MAL-CLIENT-ID (D36) and any header not known to
-            // be harmless: the crate's one credential rule.
-            !(becomes_get && name.as_str().starts_with("content-"))
-                && !(leaves_origin && may_carry_credential(name, value))
+            // The body's description goes with the body.
+            let describes_body = name.as_str().starts_with("content-");
+            // Authorization, Cookie, Proxy-Authorization, X-MAL-CLIENT-ID (D36) and any
+            // header not known to be harmless: the crate's one credential rule.
+            let credential = may_carry_credential(name, value);
+            (!becomes_get || !describes_body) && (!leaves_origin || !credential)
         });
         Arc::new(
             kept.map(|(name, value)| (name.clone(), value.clone()))
