@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AniLink, AniLinkApiError, AniLinkNetworkError, ResponseCache, destroyCachedAgents } from 'anilink-api-wrapper';
 import { contextRecorder, failureOf } from './support/helpers';
 import { callInChild } from './support/network-child';
+import { startTestProxy } from './support/test-proxy';
 import { makeTestCertificates } from './support/test-tls';
 
 const MEDIA = '{"data":{"Media":{"id":1}}}';
@@ -196,6 +197,28 @@ describe('credentials across origins', () => {
     } finally {
       await secure.close();
       certificates.remove();
+    }
+  });
+});
+
+describe('connections', () => {
+  it("every hop goes through the proxy with the proxy's own credentials; the upstream token stays behind", async () => {
+    const proxy = await startTestProxy({ credentials: 'user:pass' });
+    try {
+      a.routes.set('/graphql', { status: 307, location: `${b.url}/via-proxy` });
+      await expect(
+        aniList({ proxy: `http://user:pass@127.0.0.1:${proxy.port}` }).anilist.query.media({ id: 1 }),
+      ).resolves.toEqual({
+        id: 1,
+      });
+      expect(proxy.forwarded.map((r) => [r.target, r.proxyAuthorization])).toEqual([
+        [`${a.url}/graphql`, 'Basic dXNlcjpwYXNz'],
+        [`${b.url}/via-proxy`, 'Basic dXNlcjpwYXNz'],
+      ]);
+      expect(a.seen[0].headers.authorization).toBe('Bearer anilist-token');
+      expect(b.seen[0].headers.authorization).toBeUndefined();
+    } finally {
+      await proxy.close();
     }
   });
 });
