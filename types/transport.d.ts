@@ -165,7 +165,7 @@ export type OnHookErrorHandler = (hookName: string, error: unknown) => void;
 
 /** Transport options: per slot, in the positional constructor form, or per request (merged per key). */
 export interface RequestOptions {
-  /** Per-attempt deadline in ms covering connect, headers and body; not run while waiting for a socket of a saturated pool. Default 30000; 0 disables. */
+  /** Per-attempt deadline in ms covering connect, headers and body (and the redirects the attempt follows); not run while waiting for a socket of a saturated pool. Default 30000; 0 disables. */
   timeout?: number;
   /** Cancels the request: in flight, during retry backoff and during pacing waits. */
   signal?: AbortSignal;
