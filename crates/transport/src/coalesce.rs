@@ -10,7 +10,7 @@
 //!
 //! Requests are the same when method, URL, body bytes and every header (credentials included)
 //! are; the options that shape an outcome must be equal too (all resolved options but the
-//! hooks), so a call with another `allowPartialData`, `maxResponseBytes`, retry policy or
+//! hooks), so a call with another `allowPartialData`, `maxResponseBytes`, `maxRedirects`, retry policy or
 //! cache never shares another's answer. Only reads join: a write, or a request whose auth
 //! guard will fail, has no key.
 
@@ -396,6 +396,7 @@ mod tests {
             ("timeout", OptValue::Number(5.0)),
             ("retry", OptValue::Bool(false)),
             ("bypassResponseCache", OptValue::Bool(true)),
+            ("maxRedirects", OptValue::Number(0.0)),
         ] {
             let other = key(&spec, &options(&[(name, value)]));
             assert!(
