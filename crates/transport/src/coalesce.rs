@@ -10,8 +10,8 @@
 //!
 //! Requests are the same when method, URL, body bytes and every header (credentials included)
 //! are; the options that shape an outcome must be equal too (all resolved options but the
-//! hooks), so a call with another `allowPartialData`, `maxResponseBytes`, `maxRedirects`, retry policy or
-//! cache never shares another's answer. Only reads join: a write, or a request whose auth
+//! hooks), so a call with another `allowPartialData`, `maxResponseBytes`, `maxRedirects`,
+//! retry policy or cache never shares another's answer. Only reads join: a write, or a request whose auth
 //! guard will fail, has no key.
 
 use std::collections::HashMap;
