@@ -68,16 +68,6 @@ fn key(
     url: Unknown<'_>,
     data: Option<Unknown<'_>>,
     auth_key: Option<Unknown<'_>>,
-) -> Result<CacheKey> {
-    entry_key(env, method, url, data, auth_key).map(|entry| entry.key)
-}
-
-fn entry_key(
-    env: &Env,
-    method: Unknown<'_>,
-    url: Unknown<'_>,
-    data: Option<Unknown<'_>>,
-    auth_key: Option<Unknown<'_>>,
 ) -> Result<EntryKey> {
     let method = string_argument(env, "method", method)?;
     let url = string_argument(env, "url", url)?;
@@ -166,7 +156,7 @@ impl ResponseCache {
         data: Option<Unknown<'_>>,
         auth_key: Option<Unknown<'_>>,
     ) -> Result<Either<Unknown<'env>, Undefined>> {
-        let key = key(env, method, url, data, auth_key)?;
+        let key = key(env, method, url, data, auth_key)?.key;
         let Lookup::Hit(text) = self.cache.get(&key) else {
             return Ok(Either::B(()));
         };
@@ -187,7 +177,7 @@ impl ResponseCache {
         auth_key: Option<Unknown<'_>>,
         response: Unknown<'_>,
     ) -> Result<()> {
-        let entry = entry_key(&env, method, url, data, auth_key)?;
+        let entry = key(&env, method, url, data, auth_key)?;
         if !entry.cacheable {
             return Ok(());
         }
@@ -212,7 +202,7 @@ impl ResponseCache {
         generation_at_read: f64,
         response: Unknown<'_>,
     ) -> Result<bool> {
-        let entry = entry_key(&env, method, url, data, auth_key)?;
+        let entry = key(&env, method, url, data, auth_key)?;
         if !entry.cacheable {
             return Ok(false);
         }
@@ -222,7 +212,9 @@ impl ResponseCache {
             0
         };
         Ok(match stored_text(&env, response)? {
-            Some(text) => self.cache.set_if_fresh(&entry.key, generation, Arc::from(text)),
+            Some(text) => self
+                .cache
+                .set_if_fresh(&entry.key, generation, Arc::from(text)),
             None => false,
         })
     }
@@ -243,7 +235,7 @@ impl ResponseCache {
         data: Option<Unknown<'_>>,
         auth_key: Option<Unknown<'_>>,
     ) -> Result<bool> {
-        let key = key(&env, method, url, data, auth_key)?;
+        let key = key(&env, method, url, data, auth_key)?.key;
         Ok(self.cache.delete(&key))
     }
 

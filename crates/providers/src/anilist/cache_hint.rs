@@ -132,7 +132,12 @@ mod tests {
 
     /// The document's root fields, space-separated.
     fn root_field_names(document: &str) -> Option<String> {
-        Some(analyze_custom_document(document).ok()?.root_fields?.join(" "))
+        Some(
+            analyze_custom_document(document)
+                .ok()?
+                .root_fields?
+                .join(" "),
+        )
     }
 
     fn read(scope: Option<&'static str>) -> CacheHint {

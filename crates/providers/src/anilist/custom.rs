@@ -38,7 +38,6 @@ pub fn analyze_custom_document(document: &str) -> Result<CustomDocument, Vec<Str
     })
 }
 
-
 /// `anilist.customPage`: the document must be a query whose single root is `Page`, declaring
 /// `$page` and `$perPage` as `Int` and selecting `pageInfo { hasNextPage }`.
 pub fn check_custom_page_document(document: &str) -> Result<(), Vec<String>> {

@@ -863,8 +863,16 @@ fn forum_topics_accepts_subboard_zero() {
 #[test]
 fn fields_in_the_params_object_are_sent_as_the_options_fields_are() {
     for (key, params, with_fields) in [
-        ("anime.get", json!({ "id": 21 }), json!({ "id": 21, "fields": ["id", "title"] })),
-        ("manga.get", json!({ "id": 2 }), json!({ "id": 2, "fields": "id,title" })),
+        (
+            "anime.get",
+            json!({ "id": 21 }),
+            json!({ "id": 21, "fields": ["id", "title"] }),
+        ),
+        (
+            "manga.get",
+            json!({ "id": 2 }),
+            json!({ "id": 2, "fields": "id,title" }),
+        ),
         (
             "anime.search",
             json!({ "q": "one", "limit": 2 }),

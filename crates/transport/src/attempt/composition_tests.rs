@@ -1034,7 +1034,10 @@ async fn the_rate_limit_ceiling_counts_requests_when_written_not_when_admitted()
             .iter()
             .filter(|&&at| at < start + 1_000)
             .count();
-        assert!(in_window <= 3, "{in_window} writes within 1000 ms of {start}: {written:?}");
+        assert!(
+            in_window <= 3,
+            "{in_window} writes within 1000 ms of {start}: {written:?}"
+        );
     }
 }
 
