@@ -2,6 +2,8 @@
 // requests it dispatches within the quota the upstream reports, counting those in flight, and
 // within the optional `rateLimit` ceiling, so 8 calls in flight against a quota smaller than the
 // job earn no 429 at all.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { AniLink, type PaceContext } from 'anilink-api-wrapper';
 import { startSimulator } from '../sim/anilist-simulator.mjs';
@@ -50,20 +52,39 @@ describe('quota-aware admission', () => {
     }
   });
 
-  it('a rateLimit ceiling holds with no rate-limit headers at all', async () => {
-    const aniLink = new AniLink(undefined, {
-      baseUrl: server.url,
-      retry: false,
-      rateLimit: { maxRequests: 3, windowMs: 1_000 },
+  it('a rateLimit ceiling holds with no rate-limit headers at all, counted where the server sees requests', async () => {
+    // A new connection's first request reaches this server late, as a slow handshake delays
+    // it; requests on connections already open arrive at once. Counting requests when they
+    // were admitted let a later batch on warm sockets share a window with the delayed first.
+    const arrivals: number[] = [];
+    const slow = createServer((request, response) => {
+      arrivals.push(performance.now());
+      request.resume();
+      request.on('end', () =>
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(MEDIA)),
+      );
     });
-    for (let i = 0; i < 6; i++) server.enqueue({ body: MEDIA });
-    await Promise.all(Array.from({ length: 6 }, (_, i) => aniLink.anilist.query.media({ id: i + 1 })));
-    const at = server.requests.map((request) => request.receivedAt);
-    expect(at).toHaveLength(6);
-    // Never more than 3 dispatched in any 1,000 ms: the 4th waits for the 1st to leave the window.
-    // The server sees arrivals, not dispatches: the first three may open new sockets while later
-    // ones reuse them, so on loaded cores an arrival gap runs short of the window by a little.
-    for (let i = 3; i < 6; i++) expect(at[i] - at[i - 3]).toBeGreaterThanOrEqual(800);
+    slow.on('connection', (socket) => {
+      socket.pause();
+      setTimeout(() => socket.resume(), 150);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = slow.address() as AddressInfo;
+      const ceiling = { maxRequests: 3, windowMs: 500 };
+      const aniLink = new AniLink(undefined, { baseUrl: `http://127.0.0.1:${port}`, retry: false, rateLimit: ceiling });
+      const round = () => Promise.all(Array.from({ length: 6 }, (_, i) => aniLink.anilist.query.media({ id: i + 1 })));
+      await round(); // cold: the first three wait for their connections
+      await round(); // warm: every request on an open connection
+      expect(arrivals).toHaveLength(12);
+      arrivals.forEach((start, index) => {
+        const inWindow = arrivals.slice(index).filter((at) => at < start + ceiling.windowMs);
+        expect(inWindow.length, `arrivals (ms): ${arrivals.map(Math.round).join(', ')}`).toBeLessThanOrEqual(3);
+      });
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
   });
 
   it('an abort while waiting for admission rejects at once with ABORTED_ERROR, nothing sent', async () => {

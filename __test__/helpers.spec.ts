@@ -339,16 +339,11 @@ describe('buildAuthorizationUrl', () => {
   });
 
   it.each([
-    [
-      'a fractional clientId',
-      [12.5, 'https://example.com/cb'],
-      'clientId must be a non-empty string',
-      'the number 12.5',
-    ],
+    ['a fractional clientId', [12.5, 'https://example.com/cb'], 'clientId must be a non-empty string', 'a number'],
     ['an empty clientId', ['', 'https://example.com/cb'], 'clientId must be a non-empty string', 'an empty string'],
     ['a missing redirectUri', ['1234'], 'redirectUri must be a non-empty string', 'a value of type undefined'],
     ['a blank redirectUri', ['1234', '  '], 'redirectUri must be a non-empty string', 'a blank string'],
-    ['a numeric state', ['1234', 'https://example.com/cb', 42], 'state must be a non-empty string', 'the number 42'],
+    ['a numeric state', ['1234', 'https://example.com/cb', 42], 'state must be a non-empty string', 'a number'],
     ['an empty state', ['1234', 'https://example.com/cb', ''], 'state must be a non-empty string', 'an empty string'],
   ])('rejects %s with a TypeError naming the argument and the rule', (_label, args, rule, received) => {
     expectTypeError(
@@ -389,7 +384,7 @@ describe('buildMalAuthorizationUrl', () => {
 
   it.each([
     ['an empty string', '', 'an empty string'],
-    ['a number', 12345, 'the number 12345'],
+    ['a number', 12345, 'a number'],
     ['undefined', undefined, 'a value of type undefined'],
   ])('rejects a codeChallenge of %s with a TypeError', (_label, challenge, received) => {
     expectTypeError(

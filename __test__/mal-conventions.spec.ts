@@ -190,6 +190,49 @@ const PAIRS: Pair[] = [
   },
 ];
 
+describe('fields in the params object (the object form of D25)', () => {
+  const FIELDS = ['id', 'title'];
+  it.each<[string, (mal: Mal) => Promise<unknown>, (mal: Mal) => Promise<unknown>]>([
+    ['anime.get', (mal) => mal.anime.get({ id: 21, fields: FIELDS }), (mal) => mal.anime.get(21, { fields: FIELDS })],
+    [
+      'manga.get',
+      (mal) => mal.manga.get({ id: 2, fields: 'id,title' }),
+      (mal) => mal.manga.get(2, { fields: 'id,title' }),
+    ],
+    [
+      'anime.search',
+      (mal) => mal.anime.search({ q: 'one', limit: 2, fields: FIELDS }),
+      (mal) => mal.anime.search({ q: 'one', limit: 2 }, { fields: FIELDS }),
+    ],
+    [
+      'user.animeList',
+      (mal) => mal.user.animeList({ username: 'someone', fields: ['list_status'] }),
+      (mal) => mal.user.animeList({ username: 'someone' }, { fields: ['list_status'] }),
+    ],
+    [
+      'anime.updateMyListStatus',
+      (mal) => mal.anime.updateMyListStatus({ id: 21, score: 9, fields: ['score'] }),
+      (mal) => mal.anime.updateMyListStatus(21, { score: 9 }, { fields: ['score'] }),
+    ],
+  ])('%s sends them as options.fields sends them', async (_operation, inParams, inOptions) => {
+    const user = client({ accessToken: 'mal-token' });
+    const fromParams = await sent(user.mal, inParams);
+    expect(fromParams).toEqual(await sent(user.mal, inOptions));
+    expect(fromParams.query.fields).toBeDefined();
+  });
+
+  it('given in both places, the call is refused before any request', async () => {
+    const error = await rejectionOf<AniLinkValidationError>(
+      client().mal.anime.get({ id: 21, fields: ['id'] }, { fields: ['title'] }),
+    );
+    expect(error).toBeInstanceOf(AniLinkValidationError);
+    expect(error.details).toEqual([
+      'Conflicting fields: given both in the params object and in the options. Give them in one place',
+    ]);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
 describe('the positional form of 2.2.0 and the object form send the same request', () => {
   it.each(PAIRS)('$operation', async (pair) => {
     const user = client({ accessToken: 'mal-token' });

@@ -145,6 +145,28 @@ describe('variables that throw while read', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('a custom document whose conversion to a string throws rejects naming the document, the thrown value as cause', async () => {
+    const thrown = new Error('no text');
+    const document = {
+      toString(): string {
+        throw thrown;
+      },
+    };
+    const client = aniListClient(server);
+    for (const call of [
+      () => client.anilist.custom(document as never, { id: 1 }),
+      () => client.anilist.customPage(document as never, 'media'),
+    ]) {
+      const error = (await rejectionOfCall(call)) as AniLinkValidationError;
+      expect(error).toBeInstanceOf(AniLinkValidationError);
+      expect(error.details).toEqual([
+        'document could not be read: converting it to a string threw (the thrown value is the cause)',
+      ]);
+      expect(error.cause).toBe(thrown);
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('a lone surrogate is a validation error, a paired one and U+FFFD itself are sent', async () => {
     const client = aniListClient(server);
     const error = await rejectionOf<AniLinkValidationError>(client.anilist.query.media({ search: 'a\ud800b' }));

@@ -114,6 +114,46 @@ describe('the ResponseCache class', () => {
     expect(cache.stats().entries).toBe(0);
   });
 
+  it('an uncloneable payload is skipped and the entry already there is kept', () => {
+    const cache = new ResponseCache();
+    cache.set('GET', 'https://h/a', undefined, undefined, { title: 'kept' });
+    for (const uncloneable of [{ title: 'lost', format: () => 'x' }, { tag: Symbol('s') }, () => 1, { n: 1n }]) {
+      cache.set('GET', 'https://h/a', undefined, undefined, uncloneable);
+      expect(cache.setIfFresh('GET', 'https://h/a', undefined, undefined, cache.getGeneration(), uncloneable)).toBe(
+        false,
+      );
+      expect(cache.get('GET', 'https://h/a')).toEqual({ title: 'kept' });
+    }
+    expect(cache.stats().entries).toBe(1);
+  });
+
+  it('stores only what the transport could store: GETs and GraphQL POSTs whose document is a query', () => {
+    const cache = new ResponseCache();
+    const url = 'https://graphql.anilist.co';
+    const stored: Array<[string, object | string | undefined]> = [
+      ['GET', undefined],
+      ['get', undefined],
+      ['POST', { query: '{ Media(id: 1) { id } }' }],
+      ['POST', { query: 'query ($id: Int) { Media(id: $id) { id } }', variables: { id: 1 } }],
+      ['POST', JSON.stringify({ query: '# a comment\nquery { Viewer { id } }' })],
+    ];
+    const refused: Array<[string, object | string | undefined]> = [
+      ['POST', { query: 'mutation { SaveMediaListEntry(mediaId: 1) { id } }' }],
+      ['POST', { query: 'mutation Save { DeleteActivity(id: 1) { deleted } }' }],
+      ['POST', { variables: { id: 1 } }],
+      ['POST', 'not a GraphQL body'],
+      ['POST', undefined],
+      ['PATCH', undefined],
+      ['DELETE', undefined],
+    ];
+    for (const [method, data] of [...stored, ...refused]) {
+      cache.set(method, url, data, undefined, { method });
+      const storedNow = cache.get(method, url, data) !== undefined;
+      expect(storedNow, `${method} ${JSON.stringify(data)}`).toBe(stored.some(([m, d]) => m === method && d === data));
+      expect(cache.setIfFresh(method, url, data, undefined, cache.getGeneration(), { method })).toBe(storedNow);
+    }
+  });
+
   it('expires entries after ttlMs and counts the expired read as an expiration', async () => {
     const cache = new ResponseCache({ ttlMs: 60 });
     cache.set('GET', 'https://h/a', undefined, undefined, 1);

@@ -174,13 +174,38 @@ describe('AniList answers', () => {
     expect(upstream.pending()).toEqual([]);
   });
 
-  it('answers an unscripted request with a 501 that says what to queue, and assertDone names it', async () => {
-    const error = await rejectionOf<AniLinkApiError>(noRetryClient().anilist.query.media({ id: 1 }));
+  it('answers an unscripted request with a 501 whose message says what to queue, and assertDone names it', async () => {
+    const client = noRetryClient();
+    const media = await rejectionOf<AniLinkApiError>(client.anilist.query.media({ id: 1 }));
+    const titles = await rejectionOf<AniLinkApiError>(
+      client.anilist.custom('query GetTitles { Page { media { id } } }'),
+    );
+    const user = await rejectionOf<AniLinkApiError>(client.anilist.query.user({ name: 'x' }));
+    const anime = await rejectionOf<AniLinkRestError>(client.mal.anime.get({ id: 5 }));
 
-    expect(error.status).toBe(501);
-    expect(JSON.stringify(error.data)).toContain('upstream.anilist.reply(\\"Media\\"');
-    expect(upstream.unmatched).toHaveLength(1);
-    expect(() => upstream.assertDone()).toThrow(/unscripted anilist request POST \/anilist/);
+    expect(media.status).toBe(501);
+    expect(media.message).toBe(
+      'API request failed with status 501. anilink-api-wrapper/testing: no answer queued for AniList root field "Media". ' +
+        'Queue one with upstream.anilist.reply("Media", { data: { … } }).',
+    );
+    expect(titles.message).toContain('no answer queued for AniList operation "GetTitles" (root field "Page")');
+    expect(titles.message).toContain('upstream.anilist.reply("GetTitles"');
+    expect(user.message).toContain('AniList root field "User"');
+    expect(anime).toBeInstanceOf(AniLinkRestError);
+    expect(anime.message).toContain(
+      'no answer queued for MAL GET /anime/5. Queue one with upstream.mal.reply("/anime/5"',
+    );
+    expect(upstream.unmatched).toHaveLength(4);
+    let done: Error | undefined;
+    try {
+      upstream.assertDone();
+    } catch (error) {
+      done = error as Error;
+    }
+    expect(done?.message).toBe(
+      'anilink-api-wrapper/testing: unscripted AniList root field "Media"; unscripted AniList operation "GetTitles" ' +
+        '(root field "Page"); unscripted AniList root field "User"; unscripted MAL GET /anime/5.',
+    );
   });
 });
 

@@ -2,7 +2,13 @@
 // baseUrl that `new URL` rejects is a TypeError at construction (never port 80), userinfo is
 // reported as `***`, and a message about a credential or a URL describes the value's kind only.
 import { describe, expect, it } from 'vitest';
-import { AniLink } from 'anilink-api-wrapper';
+import {
+  AniLink,
+  getAccessToken,
+  getMalAccessToken,
+  refreshAccessToken,
+  refreshMalAccessToken,
+} from 'anilink-api-wrapper';
 import { contextRecorder, malClient, useTestServer } from './support/helpers';
 import type { TestServer } from './support/test-server';
 
@@ -109,6 +115,61 @@ describe('no secret in a TypeError', () => {
       } catch (error) {
         expect((error as Error).message).not.toContain(SECRET);
       }
+    }
+  });
+});
+
+describe('a secret of any type is described by kind, never echoed (D31)', () => {
+  // Each value carries the secret in the rendering a careless describer would use.
+  const DIGITS = '8675309123';
+  const values: Array<[string, unknown]> = [
+    ['a number', Number(DIGITS)],
+    ['a bigint', BigInt(DIGITS)],
+    ['a boolean', true],
+    ['an object', { token: SECRET, toString: () => SECRET }],
+    ['an array', [SECRET]],
+    ['a symbol', Symbol(SECRET)],
+    ['a function', () => SECRET],
+  ];
+  const untyped = (f: unknown) => f as (...args: unknown[]) => Promise<unknown>;
+  const entryPoints: Array<[string, (secret: unknown) => unknown]> = [
+    ['new AniLink(token)', (v) => new Untyped(v)],
+    ['new AniLink({ anilist: { authToken } })', (v) => new Untyped({ anilist: { authToken: v } })],
+    ['new AniLink({ mal: { accessToken } })', (v) => new Untyped({ mal: { accessToken: v } })],
+    ['new AniLink({ mal: { clientSecret } })', (v) => new Untyped({ mal: { clientId: 'id', clientSecret: v } })],
+    ['getAccessToken clientSecret', (v) => untyped(getAccessToken)('1', v, 'code')],
+    ['getAccessToken code', (v) => untyped(getAccessToken)('1', 'secret', v)],
+    ['refreshAccessToken clientSecret', (v) => untyped(refreshAccessToken)('1', v, 'refresh')],
+    ['refreshAccessToken refreshToken', (v) => untyped(refreshAccessToken)('1', 'secret', v)],
+    [
+      'getMalAccessToken clientSecret',
+      (v) => untyped(getMalAccessToken)({ clientId: 'id', clientSecret: v, code: 'c', codeVerifier: 'v' }),
+    ],
+    ['getMalAccessToken code', (v) => untyped(getMalAccessToken)({ clientId: 'id', code: v, codeVerifier: 'v' })],
+    [
+      'getMalAccessToken codeVerifier',
+      (v) => untyped(getMalAccessToken)({ clientId: 'id', code: 'c', codeVerifier: v }),
+    ],
+    [
+      'refreshMalAccessToken clientSecret',
+      (v) => untyped(refreshMalAccessToken)({ clientId: 'id', clientSecret: v, refreshToken: 'r' }),
+    ],
+    ['refreshMalAccessToken refreshToken', (v) => untyped(refreshMalAccessToken)({ clientId: 'id', refreshToken: v })],
+  ];
+
+  it.each(entryPoints)('%s', async (_label, call) => {
+    for (const [kind, value] of values) {
+      let thrown: unknown;
+      try {
+        await call(value);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, kind).toBeInstanceOf(TypeError);
+      const { message } = thrown as TypeError;
+      // An object in the token's place is read as a credentials object, whose keys are named.
+      expect(message, kind).toMatch(/\(received (a|an) [^)]+\)|unknown credentials key "token"/);
+      for (const echo of [DIGITS, SECRET, 'true']) expect(message, `${kind}: ${message}`).not.toContain(echo);
     }
   });
 });

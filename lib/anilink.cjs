@@ -4,10 +4,10 @@
 
 const native = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
-const { JsonWriter } = require('./json-text.cjs');
+const { JsonWriter, documentText } = require('./json-text.cjs');
 const { createRefresher } = require('./refresh.cjs');
 const { createWatch } = require('./watch.cjs');
-const { AniLinkValidationError } = require('./errors.cjs');
+const { AniLinkValidationError, fromDescription } = require('./errors.cjs');
 const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
 const { bindMapExternalIds } = require('./map-external-ids.cjs');
@@ -103,14 +103,21 @@ function createAniListApi(client) {
 
   const custom = (document, variables, options) =>
     clientCall(client, options, (callOptions, callId, flags) => {
+      const text = documentText(document);
       const writer = new JsonWriter();
       const variablesText = writer.text(variables, 'variables');
-      native.startCustom(client.nativeId, String(document), variablesText, writer.problems, callOptions, callId, flags);
+      native.startCustom(client.nativeId, text, variablesText, writer.problems, callOptions, callId, flags);
     });
 
   /** A caller-written `Page` query, walked page by page (api.md §8). */
   const customPage = async (document, itemsKey, variables, options = {}) => {
-    const problems = native.checkCustomPageDocument(String(document));
+    let text;
+    try {
+      text = documentText(document);
+    } catch (description) {
+      throw fromDescription(description);
+    }
+    const problems = native.checkCustomPageDocument(text);
     if (problems) throw new AniLinkValidationError(problems);
     const { transportOptions, ...paginateOptions } = options ?? {};
     const fetchPage = async (pageNumber, perPage, signal) => {

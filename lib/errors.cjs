@@ -166,6 +166,20 @@ function unknownFailure(thrown) {
 }
 
 /**
+ * The body key under which the `/testing` upstream's answer to an unscripted request says what
+ * to queue (lib/testing/upstream.cjs); no real API sends it. The text joins the error's message,
+ * so a failing test prints what is missing, not only a status.
+ */
+const TESTING_GUIDANCE_KEY = 'anilinkTestingGuidance';
+
+function withTestingGuidance(error) {
+  const { data } = error;
+  const guidance = data !== null && typeof data === 'object' ? data[TESTING_GUIDANCE_KEY] : undefined;
+  if (typeof guidance === 'string') error.message = `${error.message} ${guidance}`;
+  return error;
+}
+
+/**
  * Build the public error for a description from the native layer.
  * @param {any} description `{ code, message, status?, body?, rateLimit?, … }`
  * @param {boolean} [exposeRaw]
@@ -190,10 +204,10 @@ function fromDescription(description, exposeRaw) {
     case TYPE_ERROR:
       return 'cause' in d ? new TypeError(d.message, { cause: d.cause }) : new TypeError(d.message);
     case AniLinkErrorCodes.API:
-      error = new AniLinkApiError(d.status, parseBody(d.body), raw, common);
+      error = withTestingGuidance(new AniLinkApiError(d.status, parseBody(d.body), raw, common));
       break;
     case AniLinkErrorCodes.REST:
-      error = new AniLinkRestError(d.status, parseBody(d.body), raw, common);
+      error = withTestingGuidance(new AniLinkRestError(d.status, parseBody(d.body), raw, common));
       break;
     case AniLinkErrorCodes.GRAPHQL:
       error = new AniLinkGraphQLError(parseBody(d.graphqlErrors), parseBody(d.graphqlData), raw, {
@@ -248,4 +262,5 @@ module.exports = {
   AniLinkValidationError,
   fromDescription,
   unknownFailure,
+  TESTING_GUIDANCE_KEY,
 };

@@ -13,11 +13,13 @@ const FUZZY_DATE_LIMITS = { year: 9999, month: 12, day: 31 };
 
 /**
  * What a rejected value was, for error messages: the facade's one describer. By default it
- * never echoes the value (decisions D31): OAuth arguments and misplaced constructor arguments
- * can be secrets (a plain PKCE challenge is the verifier itself). `{ literal: true }` shows a
- * string or number itself, for settings no secret goes in (the pagination options).
+ * names the kind and never echoes the value, whatever the type (decisions D31): OAuth arguments
+ * and misplaced constructor arguments can be secrets (a plain PKCE challenge is the verifier
+ * itself, and a token pasted as a number is still a token). `{ numbers: true }` shows a number
+ * itself, for numeric fields no secret goes in (dates, ids, expiry seconds); `{ literal: true }`
+ * shows a string or number itself, for settings no secret goes in (the pagination options).
  * @param {unknown} value
- * @param {{ literal?: boolean }} [style]
+ * @param {{ literal?: boolean, numbers?: boolean }} [style]
  */
 function describeKind(value, style) {
   if (style?.literal) return describeLiteral(value);
@@ -26,9 +28,15 @@ function describeKind(value, style) {
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : 'a Date';
   if (typeof value === 'string')
     return value === '' ? 'an empty string' : value.trim() === '' ? 'a blank string' : 'a string';
-  if (typeof value === 'number') return Number.isFinite(value) ? `the number ${value}` : `${value}`;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return `${value}`;
+    return style?.numbers ? `the number ${value}` : 'a number';
+  }
   return `a value of type ${typeof value}`;
 }
+
+/** For numeric fields that hold no secret: the number itself helps more than its kind. */
+const SHOW_NUMBERS = { numbers: true };
 
 function describeLiteral(value) {
   if (typeof value === 'string') return JSON.stringify(value);
@@ -76,7 +84,9 @@ function fuzzyDateParts(helper, options) {
   for (const [part, max] of Object.entries(FUZZY_DATE_LIMITS)) {
     const value = options?.[part] ?? 0;
     if (!Number.isInteger(value) || value < 0 || value > max) {
-      throw new TypeError(`${helper}: ${part} must be an integer from 0 to ${max} (received ${describeKind(value)}).`);
+      throw new TypeError(
+        `${helper}: ${part} must be an integer from 0 to ${max} (received ${describeKind(value, SHOW_NUMBERS)}).`,
+      );
     }
     parts[part] = value;
   }
@@ -135,7 +145,7 @@ function flattenMediaListCollection(collection) {
     entries.forEach((entry, entryIndex) => {
       if (!isObject(entry) || !Number.isInteger(entry.id)) {
         throw new TypeError(
-          `${helper}: lists[${groupIndex}].entries[${entryIndex}] must be an object with an integer id (received ${describeKind(isObject(entry) ? entry.id : entry)}).`,
+          `${helper}: lists[${groupIndex}].entries[${entryIndex}] must be an object with an integer id (received ${describeKind(isObject(entry) ? entry.id : entry, SHOW_NUMBERS)}).`,
         );
       }
       let flattened = byId.get(entry.id);
@@ -180,7 +190,7 @@ function crossLink(media) {
   media.forEach((item, index) => {
     if (!isObject(item) || !Number.isInteger(item.id)) {
       throw new TypeError(
-        `crossLink: media[${index}] must be an object with an integer id (received ${describeKind(isObject(item) ? item.id : item)}).`,
+        `crossLink: media[${index}] must be an object with an integer id (received ${describeKind(isObject(item) ? item.id : item, SHOW_NUMBERS)}).`,
       );
     }
     if (Number.isInteger(item.idMal)) {
@@ -249,13 +259,13 @@ function tokenExpiry(helper, response, now) {
   const expiresIn = response.expires_in;
   if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn < 0) {
     throw new TypeError(
-      `${helper}: response.expires_in must be a finite number of seconds, 0 or more (received ${describeKind(expiresIn)}).`,
+      `${helper}: response.expires_in must be a finite number of seconds, 0 or more (received ${describeKind(expiresIn, SHOW_NUMBERS)}).`,
     );
   }
   const start = now === undefined ? Date.now() : now instanceof Date ? now.getTime() : now;
   if (typeof start !== 'number' || !Number.isFinite(start)) {
     throw new TypeError(
-      `${helper}: now must be a finite epoch time in milliseconds or a valid Date (received ${describeKind(now)}).`,
+      `${helper}: now must be a finite epoch time in milliseconds or a valid Date (received ${describeKind(now, SHOW_NUMBERS)}).`,
     );
   }
   return new Date(start + expiresIn * 1000);

@@ -37,9 +37,22 @@ function quote(text) {
 const memberPath = (parent, key) => (parent === '' ? key : `${parent}.${key}`);
 
 /** Thrown when a read throws: the binding's failure description, turned into the error by the facade. */
-function readFailure(path, thrown) {
-  const problem = `${path === '' ? 'variables' : path} could not be read: a getter or Proxy threw (the thrown value is the cause)`;
+function readFailure(path, thrown, what = 'a getter or Proxy threw') {
+  const problem = `${path === '' ? 'variables' : path} could not be read: ${what} (the thrown value is the cause)`;
   return { code: AniLinkErrorCodes.VALIDATION, details: [problem], cause: thrown };
+}
+
+/**
+ * A caller's GraphQL document as text: a string, or an object converted as `String()` does
+ * (a document builder's toString).
+ * @throws the failure description naming `document` when the conversion throws
+ */
+function documentText(document) {
+  try {
+    return String(document);
+  } catch (thrown) {
+    throw readFailure('document', thrown, 'converting it to a string threw');
+  }
 }
 
 /** Writes one call's values; the problems of all of them collect in `problems`, in order. */
@@ -160,4 +173,4 @@ class JsonWriter {
   }
 }
 
-module.exports = { JsonWriter };
+module.exports = { JsonWriter, documentText };

@@ -22,7 +22,9 @@ function checkArguments(source, ids, options) {
     throw new TypeError(`${helper}: ids must be an array of ids (received ${describeKind(ids)}).`);
   ids.forEach((id, index) => {
     if (!Number.isSafeInteger(id) || id < 1) {
-      throw new TypeError(`${helper}: ids[${index}] must be a positive integer (received ${describeKind(id)}).`);
+      throw new TypeError(
+        `${helper}: ids[${index}] must be a positive integer (received ${describeKind(id, { numbers: true })}).`,
+      );
     }
   });
   if (options !== undefined && !isObject(options)) {

@@ -3,7 +3,9 @@
 //! Pass one as the `responseCache` option (slot or request) and the transport reads and
 //! writes it natively; these methods are for callers who manage entries themselves. Values
 //! are stored as their JSON text, so they must be JSON-serialisable (every API result is);
-//! a value `JSON.stringify` cannot encode is not stored. Every read returns a fresh copy.
+//! a value `structuredClone` or `JSON.stringify` cannot encode is not stored (an entry already
+//! there stays). Only what the transport itself could store is stored: a `GET`, or a GraphQL
+//! `POST` whose document is a query. Every read returns a fresh copy.
 
 use std::sync::Arc;
 
@@ -11,7 +13,8 @@ use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 
-use anilink_transport::cache::{CacheConfig, CacheKey, Lookup, ResponseCache as Cache};
+use anilink_providers::anilist::body_hint;
+use anilink_transport::cache::{CacheConfig, CacheHint, CacheKey, Lookup, ResponseCache as Cache};
 use anilink_transport::options::OptValue;
 
 use crate::cache_class::ResponseCache;
@@ -23,6 +26,19 @@ fn throw_type_error(env: &Env, message: String) -> Error {
         Ok(()) => Error::new(Status::PendingException, message),
         Err(error) => error,
     }
+}
+
+/// The text an entry stores: `JSON.stringify(response)`, or None for a payload that cannot be
+/// stored faithfully: one `structuredClone` refuses (a function or symbol anywhere in it,
+/// which JSON would silently drop) or one JSON cannot encode.
+fn stored_text(env: &Env, response: Unknown<'_>) -> Result<Option<String>> {
+    let clone: Function<'_, Unknown<'_>, Unknown<'_>> =
+        env.get_global()?.get_named_property("structuredClone")?;
+    // A refusal (a DataCloneError) is an answer here, not a failure of `set`.
+    if clone.call(response).is_err() {
+        return Ok(None);
+    }
+    json_text(env, response)
 }
 
 /// `JSON.stringify(value)`; None for what it cannot encode (it returns `undefined` or throws).
@@ -37,6 +53,12 @@ fn json_text(env: &Env, value: Unknown<'_>) -> Result<Option<String>> {
     }
 }
 
+/// An entry's key, and whether the transport itself could store one under it.
+struct EntryKey {
+    key: CacheKey,
+    cacheable: bool,
+}
+
 /// The key the transport would use for these parts. `data` is the request body: a string is
 /// the body text, an object is serialised (its key order does not matter either way, JSON
 /// bodies are hashed in a stable form). `authKey` defaults to `"none"`.
@@ -46,7 +68,7 @@ fn key(
     url: Unknown<'_>,
     data: Option<Unknown<'_>>,
     auth_key: Option<Unknown<'_>>,
-) -> Result<CacheKey> {
+) -> Result<EntryKey> {
     let method = string_argument(env, "method", method)?;
     let url = string_argument(env, "url", url)?;
     let auth_key = match auth_key {
@@ -65,9 +87,23 @@ fn key(
         },
     };
     let body = body.as_deref().map(str::as_bytes);
-    // Scoped like the transport's own AniList queries, so mutations invalidate it the same way.
-    let scope = body.and_then(anilink_providers::anilist::body_scope);
-    Ok(CacheKey::new(method, url, body, auth_key).with_scope(scope))
+    // The document rule is the transport's own (`body_hint`): a query is a read, scoped like
+    // the transport's AniList queries so that mutations invalidate it the same way.
+    let read_scope = match body.map_or(CacheHint::None, body_hint) {
+        CacheHint::Read { scope } => Some(scope),
+        _ => None,
+    };
+    let scope = if method.eq_ignore_ascii_case("GET") {
+        Some(read_scope.flatten())
+    } else if method.eq_ignore_ascii_case("POST") {
+        read_scope
+    } else {
+        None
+    };
+    Ok(EntryKey {
+        key: CacheKey::new(method, url, body, auth_key).with_scope(scope.clone().flatten()),
+        cacheable: scope.is_some(),
+    })
 }
 
 /// A string argument, or a TypeError naming it and what was given instead (a Symbol, a number…).
@@ -120,7 +156,7 @@ impl ResponseCache {
         data: Option<Unknown<'_>>,
         auth_key: Option<Unknown<'_>>,
     ) -> Result<Either<Unknown<'env>, Undefined>> {
-        let key = key(env, method, url, data, auth_key)?;
+        let key = key(env, method, url, data, auth_key)?.key;
         let Lookup::Hit(text) = self.cache.get(&key) else {
             return Ok(Either::B(()));
         };
@@ -129,7 +165,8 @@ impl ResponseCache {
         parse.call(&text).map(Either::A)
     }
 
-    /// Store `response` under the key of these parts.
+    /// Store `response` under the key of these parts, when the transport could have stored it
+    /// (a `GET`, or a GraphQL `POST` whose document is a query) and it can be stored faithfully.
     #[napi(catch_unwind)]
     pub fn set(
         &self,
@@ -140,9 +177,12 @@ impl ResponseCache {
         auth_key: Option<Unknown<'_>>,
         response: Unknown<'_>,
     ) -> Result<()> {
-        let key = key(&env, method, url, data, auth_key)?;
-        if let Some(text) = json_text(&env, response)? {
-            self.cache.set(&key, Arc::from(text));
+        let entry = key(&env, method, url, data, auth_key)?;
+        if !entry.cacheable {
+            return Ok(());
+        }
+        if let Some(text) = stored_text(&env, response)? {
+            self.cache.set(&entry.key, Arc::from(text));
         }
         Ok(())
     }
@@ -162,14 +202,19 @@ impl ResponseCache {
         generation_at_read: f64,
         response: Unknown<'_>,
     ) -> Result<bool> {
-        let key = key(&env, method, url, data, auth_key)?;
+        let entry = key(&env, method, url, data, auth_key)?;
+        if !entry.cacheable {
+            return Ok(false);
+        }
         let generation = if generation_at_read.is_finite() && generation_at_read >= 0.0 {
             generation_at_read as u64
         } else {
             0
         };
-        Ok(match json_text(&env, response)? {
-            Some(text) => self.cache.set_if_fresh(&key, generation, Arc::from(text)),
+        Ok(match stored_text(&env, response)? {
+            Some(text) => self
+                .cache
+                .set_if_fresh(&entry.key, generation, Arc::from(text)),
             None => false,
         })
     }
@@ -190,7 +235,7 @@ impl ResponseCache {
         data: Option<Unknown<'_>>,
         auth_key: Option<Unknown<'_>>,
     ) -> Result<bool> {
-        let key = key(&env, method, url, data, auth_key)?;
+        let key = key(&env, method, url, data, auth_key)?.key;
         Ok(self.cache.delete(&key))
     }
 

@@ -7,10 +7,12 @@ import type { malPaginate, malPaginatePages } from './paginate';
 import type { MalAuthorizationCodeRequest } from './helpers';
 import type { MalTokenResponse } from './anilink';
 
+/** A MAL field list, e.g. `"id,title,my_list_status{score}"` or `["id", "title"]`. */
+export type MalFields = string | readonly string[];
+
 /** Per-call options of MAL reads: transport options plus the `fields` selection. */
 export type MalRequestOptions = RequestOptions & {
-  /** MAL field list, e.g. `"id,title,my_list_status{score}"` or `["id", "title"]`. */
-  fields?: string | readonly string[];
+  fields?: MalFields;
 };
 
 // ---- shared ----
@@ -380,39 +382,49 @@ export interface MalIdParams {
   id: number;
 }
 
+/**
+ * `fields` in the params object (the object form of the newest sources): sent as
+ * `options.fields` is; give it in one place, not both.
+ */
+export interface MalFieldsParams {
+  fields?: MalFields;
+}
+
+export interface MalGetParams extends MalIdParams, MalFieldsParams {}
+
 export interface MalPagingParams {
   /** At least 1; the maximum depends on the endpoint (100, 500 or 1000). */
   limit?: number;
   offset?: number;
 }
 
-export interface MalSearchParams extends MalPagingParams {
+export interface MalSearchParams extends MalPagingParams, MalFieldsParams {
   /** Non-blank. */
   q: string;
   nsfw?: boolean;
 }
 
-export interface MalAnimeSeasonalParams extends MalPagingParams {
+export interface MalAnimeSeasonalParams extends MalPagingParams, MalFieldsParams {
   year: number;
   season: MalSeason;
   sort?: MalAnimeSeasonalSort;
   nsfw?: boolean;
 }
 
-export interface MalAnimeRankingParams extends MalPagingParams {
+export interface MalAnimeRankingParams extends MalPagingParams, MalFieldsParams {
   rankingType: MalAnimeRankingType;
   nsfw?: boolean;
 }
 
-export interface MalMangaRankingParams extends MalPagingParams {
+export interface MalMangaRankingParams extends MalPagingParams, MalFieldsParams {
   rankingType: MalMangaRankingType;
   nsfw?: boolean;
 }
 
-export type MalAnimeListStatusUpdateParams = MalIdParams & MalAnimeListStatusUpdate;
-export type MalMangaListStatusUpdateParams = MalIdParams & MalMangaListStatusUpdate;
+export type MalAnimeListStatusUpdateParams = MalIdParams & MalFieldsParams & MalAnimeListStatusUpdate;
+export type MalMangaListStatusUpdateParams = MalIdParams & MalFieldsParams & MalMangaListStatusUpdate;
 
-export interface MalUserParams {
+export interface MalUserParams extends MalFieldsParams {
   /** A MAL user name, or `"@me"` (any case) for the token owner. */
   username: string;
 }
@@ -429,7 +441,7 @@ export interface MalUserMangaListParams extends MalUserParams, MalPagingParams {
   nsfw?: boolean;
 }
 
-export interface MalForumTopicsParams extends MalPagingParams {
+export interface MalForumTopicsParams extends MalPagingParams, MalFieldsParams {
   boardId?: number;
   subboardId?: number;
   q?: string;
@@ -438,7 +450,7 @@ export interface MalForumTopicsParams extends MalPagingParams {
   sort?: 'recent';
 }
 
-export interface MalForumTopicParams extends MalIdParams, MalPagingParams {}
+export interface MalForumTopicParams extends MalIdParams, MalPagingParams, MalFieldsParams {}
 
 // ---- the API ----
 //
@@ -449,7 +461,7 @@ export interface MalForumTopicParams extends MalIdParams, MalPagingParams {}
 // a delete ignores them.
 
 export interface MyAnimeListAnimeApi {
-  get(params: MalIdParams, options?: MalRequestOptions): Promise<MalAnime>;
+  get(params: MalGetParams, options?: MalRequestOptions): Promise<MalAnime>;
   /** The 2.2.0 positional form of `get({ id }, options)`. */
   get(id: number, options?: MalRequestOptions): Promise<MalAnime>;
   search(params: MalSearchParams, options?: MalRequestOptions): Promise<MalPage<MalAnimeNode>>;
@@ -469,7 +481,7 @@ export interface MyAnimeListAnimeApi {
 }
 
 export interface MyAnimeListMangaApi {
-  get(params: MalIdParams, options?: MalRequestOptions): Promise<MalManga>;
+  get(params: MalGetParams, options?: MalRequestOptions): Promise<MalManga>;
   /** The 2.2.0 positional form of `get({ id }, options)`. */
   get(id: number, options?: MalRequestOptions): Promise<MalManga>;
   search(params: MalSearchParams, options?: MalRequestOptions): Promise<MalPage<MalMangaNode>>;

@@ -32,6 +32,11 @@ export declare class ResponseCache {
   constructor(options?: ResponseCacheOptions);
   /** A fresh copy of the cached value, or undefined (a miss, or an expired entry, which is deleted). */
   get<T = unknown>(method: string, url: string, data?: object | string, authKey?: string): T | undefined;
+  /**
+   * Stores what the transport itself could store: a GET, or a GraphQL POST whose `query` is a
+   * query document (a mutation or any other request is not stored). A value JSON or
+   * `structuredClone` cannot carry is not stored either, and an entry already there stays.
+   */
   set<T>(
     method: string,
     url: string,

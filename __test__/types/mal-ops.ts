@@ -34,6 +34,24 @@ export const mangaRanking = mal.manga.ranking({ rankingType: 'manhwa', offset: 5
 export const manga: Promise<MalManga> = mal.manga.get({ id: 2 }, { fields: ['authors{first_name}'] });
 export const mangaSearch = mal.manga.search({ q: 'berserk' });
 
+// The object form takes `fields` in the params object too (D25), sent as `options.fields` is.
+export const getWithFields: Promise<MalAnime> = mal.anime.get({ id: 21, fields: ['id', 'title'] });
+export const mangaWithFields: Promise<MalManga> = mal.manga.get({ id: 2, fields: 'id,title' });
+export const searchWithFields: Promise<MalPage<MalAnimeNode>> = mal.anime.search({ q: 'x', limit: 5, fields: ['id'] });
+export const everyReadWithFields = [
+  mal.anime.seasonal({ year: 2024, season: 'fall', fields: ['id'] }),
+  mal.anime.ranking({ rankingType: 'all', fields: ['rank'] }),
+  mal.manga.search({ q: 'x', fields: 'id' }),
+  mal.manga.ranking({ rankingType: 'all', fields: ['id'] }),
+  mal.user.get({ username: '@me', fields: ['anime_statistics'] }),
+  mal.user.animeList({ username: 'x', fields: ['list_status'] }),
+  mal.user.mangaList({ username: 'x', fields: ['list_status'] }),
+  mal.forum.topics({ q: 'x', fields: ['id'] }),
+  mal.forum.topic({ id: 1, fields: ['id'] }),
+  mal.anime.updateMyListStatus({ id: 1, score: 8, fields: ['score'] }),
+  mal.manga.updateMyListStatus({ id: 1, score: 8, fields: 'score' }),
+];
+
 // Options-first operations take the options object as their only argument.
 export const suggestions: Promise<MalPage<MalAnimeNode>> = mal.anime.suggestions();
 export const suggestionsWithFields = mal.anime.suggestions({ fields: ['id'] });
@@ -97,6 +115,10 @@ mal.anime.get({});
 mal.anime.get({ id: '1' });
 // @ts-expect-error fields are strings
 mal.anime.get({ id: 1 }, { fields: [1] });
+// @ts-expect-error fields in the params object are strings too
+mal.anime.get({ id: 1, fields: [1] });
+// @ts-expect-error fields in the params object are strings too
+mal.anime.search({ q: 'x', fields: 5 });
 // @ts-expect-error q is required
 mal.anime.search({ limit: 5 });
 // @ts-expect-error limit is a number

@@ -6,6 +6,7 @@ const http = require('node:http');
 const { startScriptedServer, rateLimitHeaders } = require('./scripted-server.cjs');
 const { describeOperation } = require('./graphql-operation.cjs');
 const { AniLink } = require('../anilink.cjs');
+const { TESTING_GUIDANCE_KEY } = require('../errors.cjs');
 
 const ANILIST_PATH = '/anilist';
 const MAL_PATH = '/mal/v2';
@@ -173,18 +174,43 @@ function describeAniListRequest(recorded) {
   return { ...recorded, provider: 'anilist', document, operationName, rootFields, variables };
 }
 
-function unscripted(provider, request) {
-  if (provider === 'anilist') {
-    const keys = [request.operationName, ...request.rootFields].filter(Boolean);
-    const message =
-      `anilink-api-wrapper/testing: no answer queued for this AniList request (operation ${keys.map((key) => JSON.stringify(key)).join(', ') || 'unnamed'}). ` +
-      `Queue one with upstream.anilist.reply(${JSON.stringify(keys[0] ?? ANY)}, { data: { … } }).`;
-    return { status: UNSCRIPTED_STATUS, body: { errors: [{ message, status: UNSCRIPTED_STATUS }], data: null } };
+/** `root field "Media"` or `root fields "Media", "Page"`. */
+function rootFieldsPhrase(fields) {
+  return `${fields.length > 1 ? 'root fields' : 'root field'} ${fields.map((field) => JSON.stringify(field)).join(', ')}`;
+}
+
+/**
+ * A request as a person tells it apart: an AniList operation name (left out where it only
+ * repeats the one root field, as the catalog's documents are named) and root fields, a MAL
+ * method and path.
+ */
+function requestLabel(request) {
+  if (request.provider !== 'anilist') return `MAL ${request.method} ${request.path}`;
+  const { operationName, rootFields } = request;
+  const named = operationName !== undefined && !(rootFields.length === 1 && rootFields[0] === operationName);
+  if (named) {
+    return `AniList operation ${JSON.stringify(operationName)}${rootFields.length ? ` (${rootFieldsPhrase(rootFields)})` : ''}`;
   }
-  const message =
-    `anilink-api-wrapper/testing: no answer queued for MAL ${request.method} ${request.path}. ` +
-    `Queue one with upstream.mal.reply(${JSON.stringify(request.path)}, { body: { … } }).`;
-  return { status: UNSCRIPTED_STATUS, body: { error: 'not_scripted', message } };
+  if (rootFields.length) return `AniList ${rootFieldsPhrase(rootFields)}`;
+  return 'AniList request without an operation name or root field';
+}
+
+/**
+ * The answer to an unscripted request: a 501 (retried by no default) that says what to queue,
+ * in the provider's error shape and under the key the client puts in the error's message.
+ */
+function unscripted(provider, request) {
+  const label = requestLabel(request);
+  const suggestion =
+    provider === 'anilist'
+      ? `upstream.anilist.reply(${JSON.stringify(request.operationName ?? request.rootFields[0] ?? ANY)}, { data: { … } })`
+      : `upstream.mal.reply(${JSON.stringify(request.path)}, { body: { … } })`;
+  const message = `anilink-api-wrapper/testing: no answer queued for ${label}. Queue one with ${suggestion}.`;
+  const body =
+    provider === 'anilist'
+      ? { errors: [{ message, status: UNSCRIPTED_STATUS }], data: null }
+      : { error: 'not_scripted', message };
+  return { status: UNSCRIPTED_STATUS, body: { ...body, [TESTING_GUIDANCE_KEY]: message } };
 }
 
 /**
@@ -259,7 +285,11 @@ async function startTestUpstream(options = {}) {
         ({ provider, key, count }) => `${count} ${provider} answer(s) for ${JSON.stringify(key)} never requested`,
       );
       for (const request of records.unmatched)
-        parts.push(`unscripted ${request.provider ?? 'unknown'} request ${request.method} ${request.path}`);
+        parts.push(
+          request.provider === undefined
+            ? `request ${request.method} ${request.path} outside both providers`
+            : `unscripted ${requestLabel(request)}`,
+        );
       throw new Error(`anilink-api-wrapper/testing: ${parts.join('; ')}.`);
     },
     client(credentials = {}) {

@@ -25,8 +25,14 @@
 //! - When the window ends the estimate refills to the last reported limit.
 //!
 //! A client-side ceiling (`rateLimit: { maxRequests, windowMs }`, our extension) additionally
-//! admits at most `maxRequests` dispatches in any `windowMs` (a sliding log), with or without
-//! headers. Admission uses the stricter of the two. State lives in one process: a fleet of
+//! lets at most `maxRequests` requests reach the server in any `windowMs` (sliding), with or
+//! without headers. What counts is when a request is written, not when it is admitted: a
+//! request admitted at a cold start may wait for its connection while the ones after it go out
+//! on sockets already open, so a log of admission instants lets a window hold more than the
+//! ceiling. The write instant is only known once the request is answered, so a request counts
+//! while it is in flight (it may be written at any moment), then for `windowMs` from its answer
+//! (which is no earlier than its write): never fewer requests than the server saw. Admission
+//! uses the stricter of the ceiling and the quota. State lives in one process: a fleet of
 //! processes without shared state cannot keep this promise together.
 
 use std::collections::VecDeque;
@@ -106,7 +112,8 @@ struct Reservation {
 pub struct AdmissionState {
     in_flight: Vec<Reservation>,
     server: Option<ServerQuota>,
-    /// Dispatch instants within the ceiling's window, oldest first.
+    /// When the requests counted by the ceiling were answered (or given up), oldest first: each
+    /// counts until `windowMs` after that instant. Requests in flight are counted apart.
     dispatches: VecDeque<u64>,
 }
 
@@ -157,12 +164,17 @@ impl AdmissionState {
                         .lease_ms
                         .map_or(u64::MAX, |lease| now_ms.saturating_add(lease)),
                 });
-                if rules.ceiling.is_some() {
-                    self.dispatches.push_back(now_ms);
-                }
                 Ok(())
             }
         }
+    }
+
+    /// A request under the ceiling is no longer in flight (answered, failed or abandoned) at
+    /// `now_ms`: it counts for the ceiling's window from then, since it was written no later.
+    /// Its reservation is released apart ([`release`](Self::release)).
+    pub fn count_sent(&mut self, now_ms: u64) {
+        // The clock reads whole milliseconds, truncated: the answer came before this one ended.
+        self.dispatches.push_back(now_ms + 1);
     }
 
     /// An admitted request is no longer in flight (answered, failed or abandoned): removes one
@@ -276,6 +288,7 @@ impl AdmissionState {
         })
     }
 
+    /// The requests in flight count too: each may be written at any moment.
     fn ceiling_wait(&mut self, ceiling: &Ceiling, now_ms: u64) -> Option<u64> {
         while self
             .dispatches
@@ -284,11 +297,18 @@ impl AdmissionState {
         {
             self.dispatches.pop_front();
         }
-        if self.dispatches.len() < ceiling.max_requests as usize {
+        let max = ceiling.max_requests as usize;
+        let in_flight = self.in_flight.len();
+        if self.dispatches.len() + in_flight < max {
             return None;
         }
-        let oldest = self.dispatches[self.dispatches.len() - ceiling.max_requests as usize];
-        Some(oldest + ceiling.window_ms - now_ms)
+        if in_flight >= max {
+            // Only answers free room, and their windows start when they come.
+            return Some(RECHECK_MS);
+        }
+        // The entry whose window must end for one more request to fit.
+        let freeing = self.dispatches[self.dispatches.len() + in_flight - max];
+        Some(freeing + ceiling.window_ms - now_ms)
     }
 }
 
@@ -457,12 +477,46 @@ mod tests {
             }),
             ..QUOTA_ONLY
         };
-        assert!(state.try_admit(&rules, NOW).is_ok());
-        assert!(state.try_admit(&rules, NOW + 400).is_ok());
-        assert!(state.try_admit(&rules, NOW + 500).is_ok());
-        assert_eq!(state.try_admit(&rules, NOW + 600), Err(400));
-        assert!(state.try_admit(&rules, NOW + 1_000).is_ok());
-        assert_eq!(state.try_admit(&rules, NOW + 1_000), Err(400));
+        // Each request is answered at once: it counts from the end of its answer's millisecond.
+        let send = |state: &mut AdmissionState, at| {
+            state.try_admit(&rules, at)?;
+            state.release(rules.holder);
+            state.count_sent(at);
+            Ok::<(), u64>(())
+        };
+        assert!(send(&mut state, NOW).is_ok());
+        assert!(send(&mut state, NOW + 400).is_ok());
+        assert!(send(&mut state, NOW + 500).is_ok());
+        assert_eq!(send(&mut state, NOW + 600), Err(401));
+        assert_eq!(send(&mut state, NOW + 1_000), Err(1));
+        assert!(send(&mut state, NOW + 1_001).is_ok());
+        assert_eq!(send(&mut state, NOW + 1_001), Err(400));
+    }
+
+    #[test]
+    fn the_ceiling_counts_a_request_in_flight_until_a_window_after_its_answer() {
+        let mut state = AdmissionState::default();
+        let ceiling = Ceiling {
+            max_requests: 2,
+            window_ms: 1_000,
+        };
+        let rules = |holder| Rules {
+            server_quota: false,
+            ceiling: Some(ceiling),
+            holder,
+            ..QUOTA_ONLY
+        };
+        assert!(state.try_admit(&rules(1), NOW).is_ok());
+        assert!(state.try_admit(&rules(2), NOW).is_ok());
+        // Both still connecting a window later: either may be written now.
+        assert_eq!(state.try_admit(&rules(3), NOW + 1_500), Err(RECHECK_MS));
+        state.release(1);
+        state.count_sent(NOW + 1_600);
+        assert_eq!(state.try_admit(&rules(3), NOW + 1_700), Err(901));
+        state.release(2);
+        state.count_sent(NOW + 2_000);
+        assert_eq!(state.try_admit(&rules(3), NOW + 2_100), Err(501));
+        assert_eq!(state.try_admit(&rules(3), NOW + 2_601), Ok(()));
     }
 
     #[test]

@@ -527,6 +527,7 @@ impl<'a, S: EventSink> Call<'a, S> {
             host: &self.spec.host,
             token: self.token,
             admitted_ms,
+            under_ceiling: rules.ceiling.is_some(),
             settled: false,
         })
     }
@@ -653,7 +654,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                 if let Some(reading) = &reading {
                     s.admission.observe(reading, in_flight.admitted_ms, now);
                 }
-                s.admission.release(self.token);
+                in_flight.leave(s, now);
                 let transition =
                     breaker.and_then(|config| s.breaker.record(&config, outcome, now, self.token));
                 if let Some(deadline) = pace_deadline {
@@ -701,16 +702,29 @@ struct InFlight<'a> {
     token: u64,
     /// When admission let it go: its response counts in the window open at that instant.
     admitted_ms: u64,
+    /// Counted by the `rateLimit` ceiling, which goes on counting it once it has left.
+    under_ceiling: bool,
     settled: bool,
+}
+
+impl InFlight<'_> {
+    /// Out of flight at `now_ms` (answered, failed or abandoned): its reservation is released,
+    /// and the ceiling counts it from now, as it may have been written until now.
+    fn leave(&self, state: &mut HostState, now_ms: u64) {
+        state.admission.release(self.token);
+        if self.under_ceiling {
+            state.admission.count_sent(now_ms);
+        }
+    }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if !self.settled {
-            let token = self.token;
+            let now = self.shared.clock.now_ms();
             self.shared
                 .hosts
-                .with_local(self.host, |s| s.admission.release(token));
+                .with_local(self.host, |s| self.leave(s, now));
         }
     }
 }

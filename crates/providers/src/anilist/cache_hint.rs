@@ -7,8 +7,7 @@ use std::borrow::Cow;
 use anilink_transport::cache::{CacheHint, Invalidates, Scope};
 use serde_json::Value;
 
-use super::custom::root_field_names;
-use super::{CustomDocument, Operation, OperationKind};
+use super::{analyze_custom_document, CustomDocument, Operation, OperationKind};
 
 /// The cached root fields an AniList mutation can change; None for a mutation the table does
 /// not know, which drops every entry at the endpoint.
@@ -109,11 +108,17 @@ fn single(root_fields: Option<&[&str]>) -> Option<Scope> {
     }
 }
 
-/// The scope of a request body given to `ResponseCache` by hand: the single root field of its
-/// `query` document, if it has one.
-pub fn body_scope(body: &[u8]) -> Option<Scope> {
-    let body: Value = serde_json::from_slice(body).ok()?;
-    single(root_field_names(body.get("query")?.as_str()?).as_deref())
+/// The hint of a request body given to `ResponseCache` by hand: what [`for_document`] says of
+/// its `query` document, so hand-stored entries follow the transport's own rule (a query is a
+/// read, scoped by its single root field); None for a body that is not a GraphQL request.
+pub fn body_hint(body: &[u8]) -> CacheHint {
+    let document = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|body| body.get("query")?.as_str().map(str::to_owned));
+    match document.as_deref().map(analyze_custom_document) {
+        Some(Ok(document)) => for_document(&document),
+        _ => CacheHint::None,
+    }
 }
 
 #[cfg(test)]
@@ -123,6 +128,16 @@ mod tests {
 
     fn document_hint(document: &str) -> CacheHint {
         for_document(&analyze_custom_document(document).expect(document))
+    }
+
+    /// The document's root fields, space-separated.
+    fn root_field_names(document: &str) -> Option<String> {
+        Some(
+            analyze_custom_document(document)
+                .ok()?
+                .root_fields?
+                .join(" "),
+        )
     }
 
     fn read(scope: Option<&'static str>) -> CacheHint {
@@ -185,20 +200,20 @@ mod tests {
     fn root_fields_resolve_aliases_and_skip_arguments_directives_and_fragments() {
         assert_eq!(
             root_field_names("{ Media(id: 1) { id } }"),
-            Some(vec!["Media"])
+            Some("Media".to_owned())
         );
         assert_eq!(
             root_field_names("query Q($f: MediaFilter = {a: \"}\"}) { m: Media(search: \"{x}\") @include(if: true) { id } Page { media { id } } }"),
-            Some(vec!["Media", "Page"])
+            Some("Media Page".to_owned())
         );
         assert_eq!(
             root_field_names("fragment F on Media { id title }\nquery { Media { ...F } }"),
-            Some(vec!["Media"])
+            Some("Media".to_owned())
         );
         assert_eq!(root_field_names("{ ...Root }"), None);
         assert_eq!(
             root_field_names("# { NotThis }\n{ Viewer { id } }"),
-            Some(vec!["Viewer"])
+            Some("Viewer".to_owned())
         );
         assert_eq!(
             root_field_names("\"\"\"doc { x }\"\"\" query { User { id } }"),
@@ -285,21 +300,30 @@ mod tests {
     }
 
     #[test]
-    fn a_hand_stored_body_is_scoped_by_its_single_root_field() {
+    fn a_hand_stored_body_follows_the_document_rule() {
         assert_eq!(
-            body_scope(br#"{"query":"{ Media(id: 1) { id } }","variables":{}}"#).as_deref(),
-            Some("Media")
+            body_hint(br#"{"query":"{ Media(id: 1) { id } }","variables":{}}"#),
+            read(Some("Media"))
         );
         assert_eq!(
-            body_scope(br#"{"query":"{ Media { id } Page { total } }"}"#),
-            None
+            body_hint(br#"{"query":"{ Media { id } Page { total } }"}"#),
+            read(None)
+        );
+        assert!(matches!(
+            body_hint(br#"{"query":"mutation { SaveMediaListEntry(mediaId: 1) { id } }"}"#),
+            CacheHint::Write(_)
+        ));
+        assert_eq!(
+            body_hint(br#"{"query":"fragment F on Media { id }\nquery { Media { ...F } }"}"#),
+            CacheHint::None,
+            "a fragment before the operation: not the query shape"
         );
         assert_eq!(
-            body_scope(br#"{"query":"{ Media "}"#),
-            None,
-            "a document that does not parse has no scope"
+            body_hint(br#"{"query":"{ Media "}"#),
+            CacheHint::None,
+            "a document that does not parse is no query"
         );
-        assert_eq!(body_scope(br#"{"variables":{}}"#), None);
-        assert_eq!(body_scope(b"not json"), None);
+        assert_eq!(body_hint(br#"{"variables":{}}"#), CacheHint::None);
+        assert_eq!(body_hint(b"not json"), CacheHint::None);
     }
 }

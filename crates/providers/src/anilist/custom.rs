@@ -38,12 +38,6 @@ pub fn analyze_custom_document(document: &str) -> Result<CustomDocument, Vec<Str
     })
 }
 
-/// The root field names of a document's operation (aliases resolved), or None when it does not
-/// parse or its root selects a fragment: such a document cannot be attributed to a field.
-pub(super) fn root_field_names(document: &str) -> Option<Vec<&str>> {
-    parse(document).ok()?.root_field_names()
-}
-
 /// `anilist.customPage`: the document must be a query whose single root is `Page`, declaring
 /// `$page` and `$perPage` as `Int` and selecting `pageInfo { hasNextPage }`.
 pub fn check_custom_page_document(document: &str) -> Result<(), Vec<String>> {

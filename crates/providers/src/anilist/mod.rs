@@ -13,7 +13,7 @@ mod fields;
 mod validate;
 
 pub use cache_hint::{
-    body_scope, for_document as custom_cache_hint, for_operation as operation_cache_hint,
+    body_hint, for_document as custom_cache_hint, for_operation as operation_cache_hint,
 };
 pub use catalog::{operation, operations, Operation, OperationKind};
 pub use custom::{analyze_custom_document, check_custom_page_document, CustomDocument};

@@ -76,6 +76,13 @@ pub fn build_request(
     };
 
     let mut problems = Vec::new();
+    let fields = match selection_in_params(given, fields) {
+        Ok(fields) => fields,
+        Err(conflict) => {
+            problems.push(conflict);
+            None
+        }
+    };
     let mut path_values: Vec<(&str, String)> = Vec::new();
     let mut query: Vec<(&str, String)> = Vec::new();
     let mut form: Vec<(&str, String)> = Vec::new();
@@ -117,7 +124,7 @@ pub fn build_request(
     }
 
     for key in given.keys() {
-        if !op.params().iter().any(|param| param.accepts_key(key)) {
+        if key != FIELDS_PARAM && !op.params().iter().any(|param| param.accepts_key(key)) {
             problems.push(format!("Unknown variable: {key}"));
         }
     }
@@ -160,6 +167,27 @@ pub fn build_request(
         requires_token: op.always_requires_token() || acts_on_own_account,
         empty_result: op.method() == HttpMethod::Delete,
     })
+}
+
+/// The params key that carries the field selection in the object form of the newest sources
+/// (`get({ id, fields })`, decisions D25), as `options.fields` carries it.
+const FIELDS_PARAM: &str = "fields";
+
+/// The call's field selection: `options.fields`, or `fields` in the params object (sent the
+/// same way); a conflict when both are given, as either could be the one meant.
+fn selection_in_params<'a>(
+    given: &'a Map<String, Value>,
+    options_fields: Option<&'a Value>,
+) -> Result<Option<&'a Value>, String> {
+    let in_params = given.get(FIELDS_PARAM).filter(|value| !value.is_null());
+    match (in_params, options_fields.filter(|value| !value.is_null())) {
+        (Some(_), Some(_)) => Err(
+            "Conflicting fields: given both in the params object and in the options. Give them in one place"
+                .to_owned(),
+        ),
+        (Some(in_params), None) => Ok(Some(in_params)),
+        (None, from_options) => Ok(from_options),
+    }
 }
 
 /// The `fields` query value: the caller's selection, else the operation's default list (reads

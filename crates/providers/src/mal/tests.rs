@@ -859,3 +859,54 @@ fn forum_topics_accepts_subboard_zero() {
         ["Invalid boardId: 0. Expected a positive integer"]
     );
 }
+
+#[test]
+fn fields_in_the_params_object_are_sent_as_the_options_fields_are() {
+    for (key, params, with_fields) in [
+        (
+            "anime.get",
+            json!({ "id": 21 }),
+            json!({ "id": 21, "fields": ["id", "title"] }),
+        ),
+        (
+            "manga.get",
+            json!({ "id": 2 }),
+            json!({ "id": 2, "fields": "id,title" }),
+        ),
+        (
+            "anime.search",
+            json!({ "q": "one", "limit": 2 }),
+            json!({ "q": "one", "limit": 2, "fields": ["id", "title"] }),
+        ),
+        (
+            "user.animeList",
+            json!({ "username": "u" }),
+            json!({ "username": "u", "fields": ["list_status"] }),
+        ),
+        (
+            "anime.updateMyListStatus",
+            json!({ "id": 1, "score": 1 }),
+            json!({ "id": 1, "score": 1, "fields": ["score"] }),
+        ),
+    ] {
+        let options_fields = with_fields["fields"].clone();
+        assert_eq!(
+            build(key, with_fields),
+            build_with_fields(key, params, options_fields),
+            "{key}"
+        );
+    }
+    assert_eq!(
+        build("anime.get", json!({ "id": 21, "fields": null })),
+        build("anime.get", json!({ "id": 21 })),
+        "null fields mean absent: the default list"
+    );
+    assert_eq!(
+        problems("anime.get", json!({ "id": 21, "fields": [] })),
+        ["Invalid fields: []. Expected at least one field name"]
+    );
+    assert_eq!(
+        fields_problems("anime.get", json!({ "id": 21, "fields": ["id"] }), json!(["title"])),
+        ["Conflicting fields: given both in the params object and in the options. Give them in one place"]
+    );
+}

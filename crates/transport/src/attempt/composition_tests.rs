@@ -32,8 +32,10 @@ impl Clock for VirtualClock {
     }
 }
 
-/// One scripted attempt: after `after_ms` of virtual time, an answer or a failure.
+/// One scripted attempt: written after `connect_ms` of virtual time (the connection it waits
+/// for), then after `after_ms` more, an answer or a failure.
 struct Step {
+    connect_ms: u64,
     after_ms: u64,
     outcome: Result<RawResponse, TransportError>,
 }
@@ -46,6 +48,7 @@ fn answer(status: u16, body: &'static str) -> Step {
         timed: Duration::ZERO,
     };
     Step {
+        connect_ms: 0,
         after_ms: 0,
         outcome: Ok(response),
     }
@@ -53,6 +56,7 @@ fn answer(status: u16, body: &'static str) -> Step {
 
 fn failure(error: TransportError) -> Step {
     Step {
+        connect_ms: 0,
         after_ms: 0,
         outcome: Err(error),
     }
@@ -61,6 +65,12 @@ fn failure(error: TransportError) -> Step {
 impl Step {
     fn after(mut self, ms: u64) -> Self {
         self.after_ms = ms;
+        self
+    }
+
+    /// Written only after `ms` spent opening its connection.
+    fn connecting(mut self, ms: u64) -> Self {
+        self.connect_ms = ms;
         self
     }
 
@@ -81,7 +91,7 @@ impl Step {
     }
 }
 
-/// The scripted exchange: answers in order, and records when each round trip was dispatched
+/// The scripted exchange: answers in order, and records when each round trip was written
 /// and what it sent.
 struct Script {
     origin: Instant,
@@ -109,6 +119,7 @@ impl Exchange for Script {
             .unwrap()
             .pop_front()
             .expect("the loop dispatched more attempts than scripted");
+        tokio::time::sleep(Duration::from_millis(step.connect_ms)).await;
         self.dispatched_at
             .lock()
             .unwrap()
@@ -1010,7 +1021,41 @@ async fn the_rate_limit_ceiling_admits_without_any_headers() {
             .await
             .unwrap();
     }
-    assert_eq!(harness.dispatched_at(), [0, 0, 1_000]);
+    // The third waits for the first to leave the window, which began as its answer's
+    // millisecond ended.
+    assert_eq!(harness.dispatched_at(), [0, 0, 1_001]);
+}
+
+/// At a cold start the first requests wait for their connections while later ones would go out
+/// at once on sockets already open: the ceiling counts what is written, so no window of
+/// `windowMs` sees more than `maxRequests` writes.
+#[tokio::test(start_paused = true)]
+async fn the_rate_limit_ceiling_counts_requests_when_written_not_when_admitted() {
+    let cold = (0..3).map(|_| answer(200, GRAPHQL_OK).connecting(300).after(5));
+    let warm = (0..6).map(|_| answer(200, GRAPHQL_OK).after(5));
+    let harness = Harness::new(cold.chain(warm));
+    let ceiling = (
+        "rateLimit",
+        object(&[("maxRequests", 3.0), ("windowMs", 1_000.0)]),
+    );
+    let options = options(std::slice::from_ref(&ceiling));
+    let spec = graphql();
+    let calls = (0..9).map(|_| harness.call(&spec, &options));
+    for result in futures_util::future::join_all(calls).await {
+        result.unwrap();
+    }
+    let written = harness.dispatched_at();
+    assert_eq!(written.len(), 9);
+    for (index, &start) in written.iter().enumerate() {
+        let in_window = written[index..]
+            .iter()
+            .filter(|&&at| at < start + 1_000)
+            .count();
+        assert!(
+            in_window <= 3,
+            "{in_window} writes within 1000 ms of {start}: {written:?}"
+        );
+    }
 }
 
 impl Harness {
