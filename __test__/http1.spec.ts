@@ -157,6 +157,7 @@ describe('answers that are not HTTP/1.1 fail typed, and the process stays up', (
 describe("responses Node's parser refuses are refused at once (D40)", () => {
   /** The reason and the time to settle of a call whose answer stays on an open connection. */
   async function refusal(bytes: string, retry: false | { maxRetries: number } = false) {
+    answers.length = 0;
     answers.push({ bytes }, { bytes });
     const started = performance.now();
     const error = await rejectionOf<AniLinkNetworkError & { reason: string }>(
