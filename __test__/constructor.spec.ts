@@ -203,7 +203,11 @@ describe('bad credentials', () => {
 
 describe('credentials in headers (D40)', () => {
   it('a character above U+00FF is a TypeError at construction, as Node refuses it, never echoing the value', () => {
-    for (const credentials of [['s€cret'], [{ anilist: { authToken: 'secret😀' } }], [{ mal: { clientId: 'se€ret' } }]]) {
+    for (const credentials of [
+      ['s€cret'],
+      [{ anilist: { authToken: 'secret😀' } }],
+      [{ mal: { clientId: 'se€ret' } }],
+    ]) {
       let thrown: unknown;
       try {
         new Untyped(...credentials);
@@ -212,7 +216,9 @@ describe('credentials in headers (D40)', () => {
       }
       expect(thrown).toBeInstanceOf(TypeError);
       const message = (thrown as TypeError).message;
-      expect(message).toMatch(/^(authToken|clientId) contains a character above U\+00FF, which an HTTP header cannot carry \(Node refuses it too: ERR_INVALID_CHAR\)\. /);
+      expect(message).toMatch(
+        /^(authToken|clientId) contains a character above U\+00FF, which an HTTP header cannot carry \(Node refuses it too: ERR_INVALID_CHAR\)\. /,
+      );
       expect(message).not.toMatch(/cret|€|😀/);
     }
   });

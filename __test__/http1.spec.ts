@@ -244,7 +244,10 @@ describe('a final answer that arrives during the upload (D40)', () => {
     });
     await new Promise<void>((resolve) => early.listen(0, '127.0.0.1', resolve));
     try {
-      const aniLink = aniListClient({ url: `http://127.0.0.1:${(early.address() as AddressInfo).port}` }, { timeout: 10_000 });
+      const aniLink = aniListClient(
+        { url: `http://127.0.0.1:${(early.address() as AddressInfo).port}` },
+        { timeout: 10_000 },
+      );
       const started = performance.now();
       const error = await rejectionOf<{ status: number; code: string }>(
         aniLink.anilist.custom('query ($big: String) { Media { id } }', { big: 'x'.repeat(32 * 1024 * 1024) }),
