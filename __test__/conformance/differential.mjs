@@ -10,10 +10,10 @@
 // generated rows (./responses.mjs familyRows). Prints one `RESULT {json}` line and exits 0 only
 // when every difference is a declared one.
 import http from 'node:http';
-import net from 'node:net';
 import { createRequire } from 'node:module';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { DIFFERENCES, familyRows, random, ROWS } from './responses.mjs';
+import { listenRaw, random } from '../support/raw-upstream.mjs';
+import { DIFFERENCES, familyRows, ROWS } from './responses.mjs';
 
 const require = createRequire(import.meta.url);
 const { createExternalClient, postTo } = require('../../lib/external.cjs');
@@ -49,11 +49,7 @@ function selectedRows() {
  * connection left open serves the next request too (AniLink's pool reuses it).
  */
 function startServer(rowsById) {
-  const sockets = new Set();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
+  return listenRaw((socket) => {
     let buffered = Buffer.alloc(0);
     let busy = false;
     const serveNext = () => {
@@ -81,17 +77,6 @@ function startServer(rowsById) {
       serveNext();
     });
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${server.address().port}`,
-        close: () => {
-          for (const socket of sockets) socket.destroy();
-          return new Promise((done) => server.close(done));
-        },
-      }),
-    ),
-  );
 }
 
 /** Write `row`'s answer, then end, reset, or (kept open) call `next` for the next request. */

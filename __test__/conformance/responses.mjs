@@ -9,7 +9,8 @@
 // the server stops reading. `decode`: node:http hands over the encoded bytes, so they are
 // decoded here (every Content-Encoding in turn, last applied first) before the comparison.
 // `differs`: { node, anilink } outcomes ('accept', 'refuse' or 'timeout') and the reason.
-import { gzipSync, brotliCompressSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { random } from '../support/raw-upstream.mjs';
 
 const OK = 'HTTP/1.1 200 OK\r\n';
 const CHUNKED = `${OK}transfer-encoding: chunked\r\n\r\n`;
@@ -218,17 +219,6 @@ export const ROWS = [
   { id: 'reset-before-answer', wire: '', after: 'reset' },
   { id: 'end-during-upload', wire: '', after: 'end', early: true },
 ];
-
-/** mulberry32: small, fast, and the same on every platform. */
-export function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Generated rows from the framing families of the hostile-upstream fuzzer (__test__/fuzz/):
