@@ -355,6 +355,15 @@ mod tests {
             "invalid Content-Length"
         );
         assert!(!error("SSH-2.0-OpenSSH\r\n\r\n").is_empty());
+        // Once the byte after a bare CR is there, the head is refused however it ends (the
+        // CONNECT answer is parsed at every read, so it needs no other check).
+        for bare in [
+            "HTTP/1.1 200 OK\rx",
+            "HTTP/1.1 200 OK\r\nx: 1\ry",
+            "HTTP/1.1 200 OK\r\nx\r",
+        ] {
+            assert!(!error(bare).is_empty(), "{bare:?}");
+        }
         let many: String = (0..=MAX_HEADERS).map(|i| format!("x-{i}: 1\r\n")).collect();
         assert_eq!(
             error(&format!("HTTP/1.1 200 OK\r\n{many}\r\n")),
