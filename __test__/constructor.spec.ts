@@ -201,6 +201,35 @@ describe('bad credentials', () => {
   });
 });
 
+describe('credentials in headers (D40)', () => {
+  it('a character above U+00FF is a TypeError at construction, as Node refuses it, never echoing the value', () => {
+    for (const credentials of [
+      ['s€cret'],
+      [{ anilist: { authToken: 'secret😀' } }],
+      [{ mal: { clientId: 'se€ret' } }],
+    ]) {
+      let thrown: unknown;
+      try {
+        new Untyped(...credentials);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(TypeError);
+      const message = (thrown as TypeError).message;
+      expect(message).toMatch(
+        /^(authToken|clientId) contains a character above U\+00FF, which an HTTP header cannot carry \(Node refuses it too: ERR_INVALID_CHAR\)\. /,
+      );
+      expect(message).not.toMatch(/cret|€|😀/);
+    }
+  });
+
+  it('Latin-1 characters go out one byte each, as Node sends them', async () => {
+    server.enqueue({ body: graphqlData({ Media: { id: 1 } }) });
+    await new AniLink('tök', { baseUrl: server.url }).anilist.query.media({ id: 1 });
+    expect(server.requests[0].headers.authorization).toBe('Bearer tök');
+  });
+});
+
 describe('bad client-level and endpoint values', () => {
   it.each([
     ['a client-level onHookError that is not a function', { onHookError: 'log' }, /onHookError/],

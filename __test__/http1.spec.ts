@@ -2,6 +2,7 @@
 // raw TCP server on 127.0.0.1 that answers each request with the bytes a test scripts: every
 // framing a server may use, answers that are not HTTP, and connections the server ends.
 import net from 'node:net';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AniLinkNetworkError } from 'anilink-api-wrapper';
@@ -150,5 +151,112 @@ describe('answers that are not HTTP/1.1 fail typed, and the process stays up', (
     expect(await failure({ bytes: 'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{"da', close: true })).toBe(
       'the connection closed before the response was complete',
     );
+  });
+});
+
+describe("responses Node's parser refuses are refused at once (D40)", () => {
+  /** The reason and the time to settle of a call whose answer stays on an open connection. */
+  async function refusal(bytes: string, retry: false | { maxRetries: number } = false) {
+    answers.length = 0;
+    answers.push({ bytes }, { bytes });
+    const started = performance.now();
+    const error = await rejectionOf<AniLinkNetworkError & { reason: string }>(
+      aniListClient(upstream, { maxSockets: 1, timeout: 10_000, retry }).anilist.query.media(
+        { id: 1 },
+        { retry: retry === false ? false : { ...retry, baseDelayMs: 1, jitter: false } },
+      ),
+    );
+    expect(error.code, error.reason).toBe('NETWORK_ERROR');
+    return { reason: error.reason, ms: performance.now() - started };
+  }
+  const malformed = 'the response is not valid HTTP/1.1: ';
+
+  it('a last Transfer-Encoding other than chunked, with or without Content-Length, retried like any malformed answer', async () => {
+    for (const framing of ['transfer-encoding: identity\r\ncontent-length: 27', 'transfer-encoding: gzip']) {
+      const { reason, ms } = await refusal(`HTTP/1.1 200 OK\r\n${framing}\r\n\r\n${MEDIA}`);
+      expect(reason).toBe(`${malformed}Transfer-Encoding does not end in chunked`);
+      expect(ms).toBeLessThan(5_000);
+    }
+    requests = 0;
+    await refusal(`HTTP/1.1 200 OK\r\ntransfer-encoding: identity\r\ncontent-length: 27\r\n\r\n${MEDIA}`, {
+      maxRetries: 1,
+    });
+    expect(requests).toBe(2);
+  });
+
+  it('bare CR line ends, and chunk lines with a bare CR, a bare LF or spaces', async () => {
+    const chunked = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n';
+    for (const [bytes, expected] of [
+      ['HTTP/1.1 200 OK\rcontent-length: 27\r\r', 'a line of its head ends in a bare CR'],
+      [`${chunked}1b \r\n${MEDIA}\r\n0\r\n\r\n`, 'invalid chunk size "1b "'],
+      [`${chunked}1b;a b\r\n${MEDIA}\r\n0\r\n\r\n`, 'invalid chunk size "1b;a b"'],
+      [`${chunked}1b;a\nb\r\n${MEDIA}\r\n0\r\n\r\n`, 'a chunk line ends in a bare LF'],
+      [`${chunked}1b\r${MEDIA}\r\n0\r\n\r\n`, 'a chunk line ends in a bare CR'],
+    ]) {
+      const { reason, ms } = await refusal(bytes);
+      expect(reason).toBe(`${malformed}${expected}`);
+      expect(ms).toBeLessThan(5_000);
+    }
+  });
+});
+
+describe('Content-Encoding over several lines is one list (D40)', () => {
+  const encoded = (lines: string[], body: Buffer) =>
+    Buffer.concat([
+      Buffer.from(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${lines.map((l) => `content-encoding: ${l}\r\n`).join('')}content-length: ${body.length}\r\n\r\n`,
+      ),
+      body,
+    ]);
+
+  it('decodes every coding in turn, the last applied first', async () => {
+    const media = Buffer.from(MEDIA);
+    for (const [lines, body] of [
+      [['gzip', 'gzip'], gzipSync(gzipSync(media))],
+      [['identity', 'gzip'], gzipSync(media)],
+      [['gzip', 'br'], brotliCompressSync(gzipSync(media))],
+    ] as const) {
+      answers.push({ bytes: encoded([...lines], body) });
+      await expect(client().anilist.query.media({ id: 1 }), lines.join('+')).resolves.toEqual({ id: 1 });
+    }
+  });
+
+  it('fails the call when any coding is one the client cannot decode', async () => {
+    answers.push({ bytes: encoded(['gzip', 'zstd'], gzipSync(Buffer.from(MEDIA))) });
+    const error = await rejectionOf<AniLinkNetworkError & { reason: string }>(client().anilist.query.media({ id: 1 }));
+    expect(error.reason).toBe(
+      'the response has Content-Encoding "zstd", which the client cannot decode (it accepts gzip, br)',
+    );
+  });
+});
+
+describe('a final answer that arrives during the upload (D40)', () => {
+  it('is returned at once, and the rest of the body is not sent', async () => {
+    let received = 0;
+    const early = net.createServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', (chunk) => {
+        received += chunk.length;
+        socket.write('HTTP/1.1 413 Content Too Large\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+        // Stop reading: the client's upload stalls once the socket buffers are full.
+        socket.pause();
+      });
+    });
+    await new Promise<void>((resolve) => early.listen(0, '127.0.0.1', resolve));
+    try {
+      const aniLink = aniListClient(
+        { url: `http://127.0.0.1:${(early.address() as AddressInfo).port}` },
+        { timeout: 10_000 },
+      );
+      const started = performance.now();
+      const error = await rejectionOf<{ status: number; code: string }>(
+        aniLink.anilist.custom('query ($big: String) { Media { id } }', { big: 'x'.repeat(32 * 1024 * 1024) }),
+      );
+      expect([error.code, error.status]).toEqual(['API_ERROR', 413]);
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(received).toBeLessThan(32 * 1024 * 1024);
+    } finally {
+      early.close();
+    }
   });
 });

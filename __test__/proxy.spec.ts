@@ -113,6 +113,15 @@ describe('the proxy option', () => {
     expect(thrown).toBeInstanceOf(TypeError);
     expect((thrown as TypeError).message).toContain('only http:// proxies are supported');
     expect((thrown as TypeError).message).not.toContain('hunter2');
+    for (const url of ['127.0.0.1:3128', 'proxy.example', 'user:hunter2@proxy.example:3128', 'http//u:hunter2@@:x']) {
+      const attempt = () => new AniLink({ anilist: { proxy: url } });
+      expect(attempt).toThrow(TypeError);
+      expect(attempt).toThrow('it has no scheme; write it in full as http://host:port');
+      expect(attempt).not.toThrow(/hunter2|127\.0\.0\.1/);
+    }
+    expect(() => new AniLink({ anilist: { proxy: 'http://u:hunter2@@:x' } })).toThrow(
+      /it has no host; write it as http:\/\/host:port\)\.$/,
+    );
     const perRequest = aniListClient(server).anilist.query.media({ id: 1 }, { proxy: 3128 as never });
     await expect(perRequest).rejects.toThrow(TypeError);
     expect(server.requests).toHaveLength(0);
@@ -134,6 +143,26 @@ describe('the environment', () => {
     expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }]);
     expect(proxy.forwarded).toHaveLength(0);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('a variable without a scheme is a TypeError naming the variable, not its value, unless the slot sets proxy', () => {
+    for (const [name, value] of [
+      ['HTTP_PROXY', '127.0.0.1:3128'],
+      ['https_proxy', 'user:hunter2@proxy.example:3128'],
+    ]) {
+      process.env[name] = value;
+      try {
+        const attempt = () => new AniLink({ anilist: {} });
+        expect(attempt).toThrow(TypeError);
+        expect(attempt).toThrow(
+          `The environment variable ${name} is not a usable proxy URL: it has no scheme; write it in full as http://host:port`,
+        );
+        expect(attempt).not.toThrow(/hunter2|127\.0\.0\.1/);
+        expect(() => new AniLink({ anilist: { proxy: false }, mal: { proxy: false } })).not.toThrow();
+      } finally {
+        delete process.env[name];
+      }
+    }
   });
 
   it('proxy: false ignores the environment', async () => {

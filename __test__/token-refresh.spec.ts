@@ -131,6 +131,19 @@ describe('AniList', () => {
     expect(JSON.stringify(error)).not.toContain('first-refresh');
   });
 
+  it('a granted token Node could not send (a character above U+00FF) fails the refresh, never shown (D40)', async () => {
+    upstream({ body: { ...NEW_TOKEN, access_token: 'fresh-acce\u20acss' } });
+    const refreshErrors: unknown[] = [];
+    const client = aniList({ onTokenRefreshError: (error: unknown) => refreshErrors.push(error) });
+
+    const error = await rejectionOf<Error>(client.anilist.query.media({ id: 1 }));
+
+    expect(error.message).toMatch(/^authToken contains a character above U\+00FF, which an HTTP header cannot carry/);
+    expect(error.message).not.toContain('fresh-acce');
+    expect(refreshErrors).toEqual([error]);
+    expect(apiRequests()).toHaveLength(1);
+  });
+
   it('a second 401 after the refresh rejects instead of looping', async () => {
     server.handle((request) =>
       isTokenRequest(request) ? { body: NEW_TOKEN } : { status: 401, body: { message: 'nope' } },

@@ -235,7 +235,7 @@ impl NativeClient {
         let endpoint = build_endpoint(provider, &base_url, token.as_deref(), client_id.as_deref())?;
         let target = Rc::new(CallTarget {
             inner: Arc::new(Inner {
-                client: ProviderClient::new(options, provider.name()),
+                client: ProviderClient::new(options, provider.name()).map_err(invalid_arg)?,
             }),
             endpoint: RefCell::new(endpoint),
             outbox: Outbox::new(on_batch)?,

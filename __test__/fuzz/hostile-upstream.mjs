@@ -8,8 +8,8 @@
 //
 // Prints one `RESULT {json}` line (cases, unsettled, untyped, uncaught, durationMs, codes) and
 // exits 0 only when every call settled with a typed outcome and nothing escaped.
-import net from 'node:net';
 import { AniLink, AniLinkError, AniLinkErrorCodes, destroyCachedAgents } from 'anilink-api-wrapper';
+import { listenRaw, random } from '../support/raw-upstream.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).flatMap((arg, i, all) => (arg.startsWith('--') ? [[arg.slice(2), all[i + 1]]] : [])),
@@ -32,17 +32,6 @@ process.on('unhandledRejection', (reason) => {
   uncaught += 1;
   console.error('unhandledRejection', reason);
 });
-
-/** mulberry32: small, fast, and the same on every platform. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generator(seed) {
   const next = random(seed);
@@ -251,7 +240,6 @@ function caseOf(head, requestBody) {
 }
 
 function startServer() {
-  const sockets = new Set();
   const timers = new Set();
   const later = (fn, ms) => {
     const timer = setTimeout(() => {
@@ -260,54 +248,44 @@ function startServer() {
     }, ms);
     timers.add(timer);
   };
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-    let buffered = Buffer.alloc(0);
-    let busy = false;
-    const serveNext = () => {
-      if (busy || socket.destroyed) return;
-      const headEnd = buffered.indexOf('\r\n\r\n');
-      if (headEnd < 0) return;
-      const head = buffered.subarray(0, headEnd).toString('latin1');
-      const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-      if (buffered.length < headEnd + 4 + length) return;
-      const requestBody = buffered.subarray(headEnd + 4, headEnd + 4 + length).toString();
-      buffered = buffered.subarray(headEnd + 4 + length);
-      busy = true;
-      const { slices, intervalMs, after } = hostileResponse(SEED * 1_000_003 + caseOf(head, requestBody));
-      const write = (i) => {
-        if (socket.destroyed) return;
-        if (i < slices.length) {
-          socket.write(slices[i]);
-          later(() => write(i + 1), intervalMs);
-          return;
-        }
-        busy = false;
-        if (after === 'end') socket.end();
-        else if (after === 'reset') socket.resetAndDestroy();
-        else if (after === 'keep') serveNext();
-        // 'hang': leave the socket open and silent
+  return listenRaw(
+    (socket) => {
+      let buffered = Buffer.alloc(0);
+      let busy = false;
+      const serveNext = () => {
+        if (busy || socket.destroyed) return;
+        const headEnd = buffered.indexOf('\r\n\r\n');
+        if (headEnd < 0) return;
+        const head = buffered.subarray(0, headEnd).toString('latin1');
+        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (buffered.length < headEnd + 4 + length) return;
+        const requestBody = buffered.subarray(headEnd + 4, headEnd + 4 + length).toString();
+        buffered = buffered.subarray(headEnd + 4 + length);
+        busy = true;
+        const { slices, intervalMs, after } = hostileResponse(SEED * 1_000_003 + caseOf(head, requestBody));
+        const write = (i) => {
+          if (socket.destroyed) return;
+          if (i < slices.length) {
+            socket.write(slices[i]);
+            later(() => write(i + 1), intervalMs);
+            return;
+          }
+          busy = false;
+          if (after === 'end') socket.end();
+          else if (after === 'reset') socket.resetAndDestroy();
+          else if (after === 'keep') serveNext();
+          // 'hang': leave the socket open and silent
+        };
+        write(0);
       };
-      write(0);
-    };
-    socket.on('data', (chunk) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      serveNext();
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${server.address().port}`,
-        close: () => {
-          for (const timer of timers) clearTimeout(timer);
-          for (const socket of sockets) socket.destroy();
-          return new Promise((done) => server.close(done));
-        },
-      }),
-    ),
+      socket.on('data', (chunk) => {
+        buffered = Buffer.concat([buffered, chunk]);
+        serveNext();
+      });
+    },
+    () => {
+      for (const timer of timers) clearTimeout(timer);
+    },
   );
 }
 

@@ -25,11 +25,22 @@ const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const FORM: HeaderValue = HeaderValue::from_static("application/x-www-form-urlencoded");
 const MAL_CLIENT_ID: HeaderName = HeaderName::from_static("x-mal-client-id");
 
-/// A credential as a header value that never shows up in debug output.
+/// A credential as a header value, each character one Latin-1 byte as Node sends header
+/// strings. What Node refuses (`ERR_INVALID_CHAR`: a character above U+00FF or a control
+/// character) is refused here, at construction, by a message that never shows the value
+/// (decisions D31, D40). Never shown in debug output either.
 fn secret_header(value: &str, field: &str) -> Result<HeaderValue, String> {
-    let mut header = HeaderValue::from_str(value).map_err(|_| {
-        format!("{field} contains characters that cannot be sent in an HTTP header")
-    })?;
+    let refused = |what: &str| {
+        format!(
+            "{field} contains {what}, which an HTTP header cannot carry (Node refuses it too: ERR_INVALID_CHAR). Pass the credential exactly as it was issued: tokens and client ids are plain ASCII."
+        )
+    };
+    let latin1 = value
+        .chars()
+        .map(|c| u8::try_from(c).map_err(|_| refused("a character above U+00FF")))
+        .collect::<Result<Vec<u8>, String>>()?;
+    let mut header = HeaderValue::from_bytes(&latin1)
+        .map_err(|_| refused("a control character (a line break, say)"))?;
     header.set_sensitive(true);
     Ok(header)
 }
@@ -343,6 +354,38 @@ mod tests {
         assert!(
             !format!("{:?}", endpoint.template.headers).contains("tok"),
             "debug output never shows the token"
+        );
+    }
+
+    #[test]
+    fn credentials_go_out_as_latin1_and_what_node_refuses_is_refused_unshown() {
+        let latin1 = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("t\u{f6}k")).unwrap();
+        assert_eq!(
+            latin1.template.headers[AUTHORIZATION].as_bytes(),
+            b"Bearer t\xf6k",
+            "one byte per character, as Node sends it"
+        );
+        for (token, what) in [
+            ("s\u{20ac}cret", "above U+00FF"),
+            ("secret\u{1F600}", "above U+00FF"),
+            ("se\r\ncret", "a control character"),
+        ] {
+            let error = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some(token))
+                .err()
+                .unwrap();
+            assert!(error.starts_with("authToken contains "), "{error}");
+            assert!(
+                error.contains(what) && error.contains("ERR_INVALID_CHAR"),
+                "{error}"
+            );
+            assert!(!error.contains(token) && !error.contains("cret"), "{error}");
+        }
+        let error = MalEndpoint::new(MAL_DEFAULT_URL, None, Some("c\u{20ac}d"))
+            .err()
+            .unwrap();
+        assert!(
+            error.starts_with("clientId contains a character above U+00FF"),
+            "{error}"
         );
     }
 

@@ -37,8 +37,10 @@ pub struct ProviderClient {
 }
 
 impl ProviderClient {
-    /// `provider` names the slot's shared state in Redis keys (`anilist`, `mal`).
-    pub fn new(slot: PartialOptions, provider: &str) -> Self {
+    /// `provider` names the slot's shared state in Redis keys (`anilist`, `mal`). Fails when
+    /// the environment names a proxy that is not a URL and the slot has no `proxy` of its own
+    /// to replace it (the message names the variable, never its value).
+    pub fn new(slot: PartialOptions, provider: &str) -> Result<Self, String> {
         Self::with_time(
             slot,
             provider,
@@ -52,18 +54,24 @@ impl ProviderClient {
         provider: &str,
         clock: Box<dyn Clock>,
         rng: Box<dyn RandomSource>,
-    ) -> Self {
+    ) -> Result<Self, String> {
         let read = slot.resolve(false);
-        Self {
+        let environment_proxy = match ProxyRules::from_env() {
+            Ok(rules) => rules,
+            // Never used: the slot's own proxy (or `false`) replaces the environment.
+            Err(_) if read.proxy.is_some() => ProxyRules::default(),
+            Err(reason) => return Err(reason),
+        };
+        Ok(Self {
             hosts: HostStore::new(read.shared_state.as_ref(), provider),
             read: Arc::new(read),
             write: Arc::new(slot.resolve(true)),
             slot,
             coalescer: Coalescer::default(),
-            environment_proxy: Arc::new(ProxyRules::from_env()),
+            environment_proxy: Arc::new(environment_proxy),
             clock,
             rng,
-        }
+        })
     }
 
     /// The options of one call: the slot's, or the per-request ones merged over them.

@@ -32,27 +32,33 @@ pub enum Encoding {
 }
 
 impl Encoding {
-    /// The encoding a response declares (None: not encoded). The headers are then those of
-    /// the decoded body: `Content-Encoding` and `Content-Length` are removed, as axios does.
-    pub fn take_from(headers: &mut HeaderMap) -> Result<Option<Encoding>, TransportError> {
-        let Some(value) = headers.get(CONTENT_ENCODING) else {
-            return Ok(None);
-        };
-        let name = value.to_str().unwrap_or("").trim().to_ascii_lowercase();
-        let encoding = match name.as_str() {
-            "" | "identity" => return Ok(None),
-            "gzip" | "x-gzip" => Encoding::Gzip,
-            "br" => Encoding::Brotli,
-            _ => {
-                let shown: String = name.chars().take(40).collect();
-                return Err(TransportError::network(format!(
-                    "the response has Content-Encoding {shown:?}, which the client cannot decode (it accepts {ACCEPT_ENCODING})"
-                )));
+    /// The codings a response declares, in the order they were applied: every
+    /// `Content-Encoding` line is one list (RFC 9110 section 8.4), `identity` adds nothing.
+    /// When there is one, the headers become those of the decoded body: `Content-Encoding` and
+    /// `Content-Length` are removed, as axios does. Any coding the client cannot decode fails.
+    pub fn take_from(headers: &mut HeaderMap) -> Result<Vec<Encoding>, TransportError> {
+        let mut codings = Vec::new();
+        for value in headers.get_all(CONTENT_ENCODING) {
+            for name in value.as_bytes().split(|&b| b == b',') {
+                let name = String::from_utf8_lossy(name.trim_ascii()).to_ascii_lowercase();
+                codings.push(match name.as_str() {
+                    "" | "identity" => continue,
+                    "gzip" | "x-gzip" => Encoding::Gzip,
+                    "br" => Encoding::Brotli,
+                    _ => {
+                        let shown: String = name.chars().take(40).collect();
+                        return Err(TransportError::network(format!(
+                            "the response has Content-Encoding {shown:?}, which the client cannot decode (it accepts {ACCEPT_ENCODING})"
+                        )));
+                    }
+                });
             }
-        };
-        headers.remove(CONTENT_ENCODING);
-        headers.remove(CONTENT_LENGTH);
-        Ok(Some(encoding))
+        }
+        if !codings.is_empty() {
+            headers.remove(CONTENT_ENCODING);
+            headers.remove(CONTENT_LENGTH);
+        }
+        Ok(codings)
     }
 
     fn name(self) -> &'static str {
@@ -61,6 +67,27 @@ impl Encoding {
             Encoding::Brotli => "br",
         }
     }
+}
+
+/// `body` decoded through every one of `codings` (as [`Encoding::take_from`] lists them), the
+/// last applied undone first. Boxed: how many layers there are is known only per response.
+pub fn decode_all<'a, B>(
+    body: B,
+    codings: &[Encoding],
+) -> Pin<Box<dyn Body<Data = Bytes, Error = DecodeError> + Send + 'a>>
+where
+    B: Body<Data = Bytes> + Unpin + Send + 'a,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let (&last, earlier) = codings
+        .split_last()
+        .expect("decode_all is given at least one coding");
+    let mut decoded: Pin<Box<dyn Body<Data = Bytes, Error = DecodeError> + Send + 'a>> =
+        Box::pin(Decoded::new(body, last));
+    for &coding in earlier.iter().rev() {
+        decoded = Box::pin(Decoded::new(decoded, coding));
+    }
+    decoded
 }
 
 /// A body that failed to decode, or the failure of the body underneath (its whole cause chain).

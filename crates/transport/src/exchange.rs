@@ -16,7 +16,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Method};
 use http_body_util::BodyExt;
 
-use crate::decode::{Decoded, Encoding};
+use crate::decode::{decode_all, Encoding};
 use crate::error::{describe, TransportError};
 use crate::http1::request_head;
 use crate::http1::response_head::ResponseHead;
@@ -112,11 +112,11 @@ async fn exchange(
                 let body = lease.connection.body(framing, keep_open && keep_alive);
                 // A body refused half-way leaves the connection unusable: the lease drops with it.
                 // Decoding sits in front of the limit, so the limit counts decoded bytes.
-                let body = match Encoding::take_from(&mut headers)? {
-                    None => read_body(body, max_body_bytes).await?,
-                    Some(encoding) => {
-                        read_body(Decoded::new(body, encoding), max_body_bytes).await?
-                    }
+                let codings = Encoding::take_from(&mut headers)?;
+                let body = if codings.is_empty() {
+                    read_body(body, max_body_bytes).await?
+                } else {
+                    read_body(decode_all(body, &codings), max_body_bytes).await?
                 };
                 lease.release();
                 return Ok(RawResponse {
@@ -233,7 +233,7 @@ mod tests {
     fn an_exchange_waiting_for_its_response_stays_small() {
         use crate::error::Protocol;
         use crate::request::ResultShape;
-        let client = crate::ProviderClient::new(Default::default(), "test");
+        let client = crate::ProviderClient::new(Default::default(), "test").unwrap();
         let spec = RequestSpec::new(
             http::Method::POST,
             "https://anilist.test/",

@@ -31,30 +31,32 @@ impl std::fmt::Debug for ProxyServer {
 }
 
 impl ProxyServer {
-    /// Parse a proxy URL. A URL without a scheme is taken as `http://` (as curl and
-    /// `proxy-from-env` do). The error says what is wrong without repeating the URL, which may
-    /// carry a password.
+    /// Parse a proxy URL, which must be `http://` (decisions D40: a value without a scheme is
+    /// refused, not guessed). The error says what is wrong and how to write it, without
+    /// repeating the URL, which may carry a password.
     pub fn parse(url: &str) -> Result<Self, String> {
         let url = url.trim();
-        let with_scheme = if url.contains("://") {
-            url.to_string()
-        } else {
-            format!("http://{url}")
-        };
-        let uri: Uri = with_scheme
-            .parse()
-            .map_err(|_| "it is not a valid URL".to_string())?;
+        if !url.contains("://") {
+            return Err(
+                "it has no scheme; write it in full as http://host:port (for example \"http://proxy.example:3128\")"
+                    .into(),
+            );
+        }
+        let uri: Uri = url.parse().map_err(|_| {
+            "it is not a valid URL; write it as http://host:port or http://user:password@host:port, with any @ or : in the credentials percent-encoded".to_string()
+        })?;
         if uri.scheme_str().map(|s| s.to_ascii_lowercase()).as_deref() != Some("http") {
             return Err("only http:// proxies are supported".into());
         }
-        let authority = uri.authority().ok_or("it has no host")?;
+        const NO_HOST: &str = "it has no host; write it as http://host:port";
+        let authority = uri.authority().ok_or(NO_HOST)?;
         let host = authority
             .host()
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_ascii_lowercase();
         if host.is_empty() {
-            return Err("it has no host".into());
+            return Err(NO_HOST.into());
         }
         let port = authority.port_u16().unwrap_or(80);
         let userinfo = authority
@@ -116,30 +118,43 @@ impl ProxyRules {
     }
 
     /// The process environment, now.
-    pub fn from_env() -> Self {
+    pub fn from_env() -> Result<Self, String> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
     /// `lookup(name)` gives an environment variable. Lower case wins over upper case, a
-    /// scheme's own variable over `ALL_PROXY`; empty values count as unset. A proxy URL that
-    /// cannot be parsed is ignored, so an unrelated bad variable cannot break a client.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+    /// scheme's own variable over `ALL_PROXY`; empty values count as unset. A proxy of another
+    /// scheme (`https://`, `socks5://`) is ignored, as the README says; a value without a
+    /// scheme or that is not a URL fails, naming the variable but not its value (D40).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let get = |name: &str| {
             [name.to_ascii_lowercase(), name.to_string()]
-                .iter()
-                .find_map(|key| lookup(key).filter(|v| !v.trim().is_empty()))
+                .into_iter()
+                .find_map(|key| {
+                    lookup(&key)
+                        .filter(|v| !v.trim().is_empty())
+                        .map(|v| (key, v))
+                })
         };
-        let proxy = |name: &str| {
-            get(name)
-                .or_else(|| get("ALL_PROXY"))
-                .and_then(|url| ProxyServer::parse(&url).ok())
-                .map(Arc::new)
+        let proxy = |name: &str| -> Result<Option<Arc<ProxyServer>>, String> {
+            let Some((key, url)) = get(name).or_else(|| get("ALL_PROXY")) else {
+                return Ok(None);
+            };
+            let scheme = url.trim().split_once("://").map(|(scheme, _)| scheme);
+            if scheme.is_some_and(|scheme| !scheme.eq_ignore_ascii_case("http")) {
+                return Ok(None);
+            }
+            ProxyServer::parse(&url)
+                .map(|server| Some(Arc::new(server)))
+                .map_err(|reason| {
+                    format!("The environment variable {key} is not a usable proxy URL: {reason}.")
+                })
         };
-        Self {
-            http: proxy("HTTP_PROXY"),
-            https: proxy("HTTPS_PROXY"),
-            no_proxy: NoProxy::parse(&get("NO_PROXY").unwrap_or_default()),
-        }
+        Ok(Self {
+            http: proxy("HTTP_PROXY")?,
+            https: proxy("HTTPS_PROXY")?,
+            no_proxy: NoProxy::parse(&get("NO_PROXY").map(|(_, v)| v).unwrap_or_default()),
+        })
     }
 
     /// No proxy can apply: the slot shares the default pool.

@@ -94,28 +94,84 @@ async fn an_empty_body_needs_no_decoding() {
     assert!(body(vec![]).collect().await.unwrap().to_bytes().is_empty());
 }
 
+/// Headers with one `Content-Encoding` line per value.
+fn encoded_as(lines: &[&str]) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for line in lines {
+        headers.append(CONTENT_ENCODING, line.parse().unwrap());
+    }
+    headers
+}
+
 #[test]
 fn only_gzip_and_brotli_are_decoded_and_their_headers_removed() {
-    let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_ENCODING, "GZip".parse().unwrap());
+    let mut headers = encoded_as(&["GZip"]);
     headers.insert(CONTENT_LENGTH, "12".parse().unwrap());
-    assert_eq!(
-        Encoding::take_from(&mut headers).unwrap(),
-        Some(Encoding::Gzip)
-    );
+    assert_eq!(Encoding::take_from(&mut headers).unwrap(), [Encoding::Gzip]);
     assert!(headers.is_empty());
-    headers.insert(CONTENT_ENCODING, "br".parse().unwrap());
     assert_eq!(
-        Encoding::take_from(&mut headers).unwrap(),
-        Some(Encoding::Brotli)
+        Encoding::take_from(&mut encoded_as(&["br"])).unwrap(),
+        [Encoding::Brotli]
     );
-    headers.insert(CONTENT_ENCODING, "identity".parse().unwrap());
-    assert_eq!(Encoding::take_from(&mut headers).unwrap(), None);
-    headers.insert(CONTENT_ENCODING, "zstd".parse().unwrap());
-    let error = Encoding::take_from(&mut headers).unwrap_err();
+    let mut identity = encoded_as(&["identity"]);
+    assert_eq!(Encoding::take_from(&mut identity).unwrap(), []);
+    assert!(
+        identity.contains_key(CONTENT_ENCODING),
+        "nothing was decoded"
+    );
+    let error = Encoding::take_from(&mut encoded_as(&["zstd"])).unwrap_err();
     assert!(error
         .reason
         .as_deref()
         .unwrap()
         .contains("Content-Encoding \"zstd\""));
+}
+
+#[test]
+fn every_content_encoding_line_is_one_list_in_the_order_applied() {
+    use Encoding::{Brotli, Gzip};
+    for (lines, codings) in [
+        (&["gzip", "gzip"][..], &[Gzip, Gzip][..]),
+        (&["identity", "gzip"], &[Gzip]),
+        (&["gzip, br"], &[Gzip, Brotli]),
+        (&["br", " x-gzip ,identity"], &[Brotli, Gzip]),
+    ] {
+        assert_eq!(
+            Encoding::take_from(&mut encoded_as(lines)).unwrap(),
+            codings,
+            "{lines:?}"
+        );
+    }
+    for lines in [&["gzip", "zstd"][..], &["zstd", "gzip"], &["gzip, deflate"]] {
+        let error = Encoding::take_from(&mut encoded_as(lines)).unwrap_err();
+        assert!(
+            error.reason.as_deref().unwrap().contains("cannot decode"),
+            "{lines:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn layered_codings_are_undone_last_first() {
+    let text = b"twice compressed".to_vec();
+    // `zlib.brotliCompressSync(zlib.gzipSync("twice compressed"))` in Node.
+    let brotli_over_gzip =
+        "8b11801f8b08000000000000032b29cf4c4e5548cecf2d284a2d2e4e4d01002310b2a91000000003";
+    let brotli: Vec<u8> = (0..brotli_over_gzip.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&brotli_over_gzip[i..i + 2], 16).unwrap())
+        .collect();
+    for (wire, codings) in [
+        (gzip(&gzip(&text)), &[Encoding::Gzip, Encoding::Gzip][..]),
+        (brotli, &[Encoding::Gzip, Encoding::Brotli]),
+    ] {
+        let frames = vec![Ok::<_, std::io::Error>(Frame::data(Bytes::from(wire)))];
+        let body = StreamBody::new(futures_util::stream::iter(frames));
+        let decoded = decode_all(body, codings)
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes();
+        assert_eq!(decoded.as_ref(), text.as_slice(), "{codings:?}");
+    }
 }

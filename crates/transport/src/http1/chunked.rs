@@ -92,26 +92,34 @@ impl Decoder {
     }
 }
 
-/// A CRLF-terminated line off the front of `buffer`, without its CRLF.
+/// A CRLF-terminated line off the front of `buffer`, without its CRLF. A line ending in a
+/// bare CR or a bare LF is refused as soon as it is seen, as Node's parser refuses it.
 fn take_line(buffer: &mut BytesMut) -> Result<Option<BytesMut>, String> {
-    let Some(end) = buffer.windows(2).take(MAX_LINE).position(|w| w == b"\r\n") else {
+    let window = &buffer[..buffer.len().min(MAX_LINE + 1)];
+    let Some(end) = memchr::memchr2(b'\r', b'\n', window) else {
         if buffer.len() > MAX_LINE {
             return Err("a chunk line is too long".into());
         }
         return Ok(None);
     };
-    let line = buffer.split_to(end);
-    buffer.advance(2);
-    Ok(Some(line))
+    match (buffer[end], buffer.get(end + 1)) {
+        (b'\n', _) => Err("a chunk line ends in a bare LF".into()),
+        (_, None) => Ok(None),
+        (_, Some(b'\n')) => {
+            let line = buffer.split_to(end);
+            buffer.advance(2);
+            Ok(Some(line))
+        }
+        (_, Some(_)) => Err("a chunk line ends in a bare CR".into()),
+    }
 }
 
-/// The hexadecimal size at the start of a chunk-size line; extensions after `;` are ignored.
+/// The hexadecimal size at the start of a chunk-size line. Its extensions are ignored but
+/// must be well formed, as Node's parser requires: `;name` or `;name=value` (a token or a
+/// quoted string), with no white space around the size or the extensions.
 fn chunk_size(line: &[u8]) -> Result<u64, String> {
-    let digits = line
-        .split(|&b| b == b';')
-        .next()
-        .unwrap_or_default()
-        .trim_ascii_end();
+    let digits_end = line.iter().position(|&b| b == b';').unwrap_or(line.len());
+    let digits = &line[..digits_end];
     let invalid = || {
         format!(
             "invalid chunk size {:?}",
@@ -121,8 +129,58 @@ fn chunk_size(line: &[u8]) -> Result<u64, String> {
     if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_hexdigit) {
         return Err(invalid());
     }
+    if !valid_extensions(&line[digits_end..]) {
+        return Err(invalid());
+    }
     u64::from_str_radix(std::str::from_utf8(digits).map_err(|_| invalid())?, 16)
         .map_err(|_| invalid())
+}
+
+/// `*( ";" token [ "=" ( token / quoted-string ) ] )`, RFC 9112 section 7.1.1 without the
+/// optional white space (llhttp refuses it).
+fn valid_extensions(mut rest: &[u8]) -> bool {
+    while let Some(after) = rest.strip_prefix(b";") {
+        let name = token_length(after);
+        if name == 0 {
+            return false;
+        }
+        rest = &after[name..];
+        if let Some(value) = rest.strip_prefix(b"=") {
+            let length = match value.first() {
+                Some(b'"') => quoted_length(value),
+                _ => token_length(value),
+            };
+            if length == 0 {
+                return false;
+            }
+            rest = &value[length..];
+        }
+    }
+    rest.is_empty()
+}
+
+/// How many token characters (RFC 9110 `tchar`) `bytes` starts with.
+fn token_length(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        .count()
+}
+
+/// The length of the quoted string `bytes` starts with (its quotes included), 0 if none.
+fn quoted_length(bytes: &[u8]) -> usize {
+    let text = |b: u8| b == b'\t' || b == b' ' || (0x21..=0x7e).contains(&b) || b >= 0x80;
+    let mut i = 1;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => return i + 1,
+            b'\\' if bytes.get(i + 1).is_some_and(|&next| text(next)) => i += 2,
+            b'\\' => return 0,
+            b if text(b) => i += 1,
+            _ => return 0,
+        }
+    }
+    0
 }
 
 #[cfg(test)]
@@ -151,7 +209,7 @@ mod tests {
 
     #[test]
     fn chunks_decode_however_the_bytes_are_split() {
-        let wire = b"5;name=value\r\nhello\r\n7\r\n, world\r\nA \r\n0123456789\r\n0\r\nx-trailer: 1\r\n\r\n";
+        let wire = b"5;name=value\r\nhello\r\n7;a;b=\"q \\\" ;\"\r\n, world\r\nA\r\n0123456789\r\n0\r\nx-trailer: 1\r\n\r\n";
         for piece in 1..wire.len() {
             assert_eq!(
                 decode(wire, piece).unwrap(),
@@ -183,6 +241,44 @@ mod tests {
             decode(b"2\r\nhello\r\n", 64).unwrap_err(),
             "a chunk is longer than its declared size"
         );
+        for (wire, error) in [
+            (&b"5\rhello\r\n"[..], "a chunk line ends in a bare CR"),
+            (b"5\nhello\r\n", "a chunk line ends in a bare LF"),
+            (b"5;a\nb\r\nhello\r\n", "a chunk line ends in a bare LF"),
+            (
+                b"5\r\nhello\r\n0\r\nx: 1\n\r\n",
+                "a chunk line ends in a bare LF",
+            ),
+        ] {
+            for piece in 1..wire.len() {
+                assert_eq!(decode(wire, piece).unwrap_err(), error, "{wire:?} {piece}");
+            }
+        }
+        for line in [
+            "5 ",
+            " 5",
+            "5\t",
+            "5 ;a=b",
+            "5; a=b",
+            "5;a =b",
+            "5;a= b",
+            "5;a=b ",
+            "5;",
+            "5;=b",
+            "5;a=",
+            "5;a=\"b",
+            "5;a=b\"c\"",
+            "5;a=\"\x01\"",
+            "5;a=b;",
+        ] {
+            let wire = format!("{line}\r\nhello\r\n0\r\n\r\n");
+            assert!(
+                decode(wire.as_bytes(), 64)
+                    .unwrap_err()
+                    .starts_with("invalid chunk size"),
+                "{line:?}"
+            );
+        }
         let endless = vec![b'1'; MAX_LINE + 10];
         assert_eq!(
             decode(&endless, 64).unwrap_err(),

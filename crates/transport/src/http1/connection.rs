@@ -155,6 +155,10 @@ impl Connection {
 
     /// Write a request (its `head`, then its `body` chunks, vectored) and read the head of
     /// its response. `to_head_request`: the request was `HEAD`, so no body follows.
+    ///
+    /// A final answer that arrives while the body still waits to be written (a 413 to an
+    /// upload the server stopped reading) is returned as Node's client returns it: the rest
+    /// of the body is not sent, and the connection is not reused.
     pub async fn send(
         &mut self,
         head: &[u8],
@@ -163,13 +167,63 @@ impl Connection {
     ) -> Result<ResponseHead, Http1Error> {
         self.reusable = false;
         let mut written = 0;
-        std::future::poll_fn(|cx| poll_write_all(&mut self.stream, cx, head, body, &mut written))
-            .await
-            .map_err(|source| Http1Error::Write {
-                source,
-                sent_nothing: written == 0,
-            })?;
-        self.read_head(to_head_request).await
+        let mut looked = 0;
+        let early = std::future::poll_fn(|cx| {
+            self.poll_write_or_answer(cx, head, body, to_head_request, &mut written, &mut looked)
+        })
+        .await?;
+        match early {
+            Some(mut answer) => {
+                answer.keep_alive = false;
+                Ok(answer)
+            }
+            None => self.read_head(to_head_request).await,
+        }
+    }
+
+    /// Write the request; while the socket has no room for more of it, read what the server
+    /// already sent. Ready with None once all is written, or with a final answer that came first.
+    fn poll_write_or_answer(
+        &mut self,
+        cx: &mut Context<'_>,
+        head: &[u8],
+        body: &[Bytes],
+        to_head_request: bool,
+        written: &mut usize,
+        looked: &mut usize,
+    ) -> Poll<Result<Option<ResponseHead>, Http1Error>> {
+        if let Poll::Ready(outcome) = poll_write_all(&mut self.stream, cx, head, body, written) {
+            return Poll::Ready(match outcome {
+                Ok(()) => Ok(None),
+                Err(source) => Err(Http1Error::Write {
+                    source,
+                    sent_nothing: *written == 0,
+                }),
+            });
+        }
+        loop {
+            let read = ready!(self.poll_fill(cx, 0));
+            let before_response = self.buffer.is_empty();
+            match read {
+                Ok(0) => {
+                    return Poll::Ready(Err(Http1Error::Read {
+                        source: None,
+                        before_response,
+                    }))
+                }
+                Err(source) => {
+                    return Poll::Ready(Err(Http1Error::Read {
+                        source: Some(source),
+                        before_response,
+                    }))
+                }
+                Ok(_) => {
+                    if let Some(answer) = self.take_head(to_head_request, looked)? {
+                        return Poll::Ready(Ok(Some(answer)));
+                    }
+                }
+            }
+        }
     }
 
     async fn read_head(&mut self, to_head_request: bool) -> Result<ResponseHead, Http1Error> {
@@ -178,24 +232,9 @@ impl Connection {
         // once it can be complete, not again at every read (that would be quadratic).
         let mut looked = 0;
         loop {
-            if response_head::may_end(&self.buffer, looked) {
-                looked = 0;
-                let parsed = response_head::parse(&mut self.buffer, to_head_request)
-                    .map_err(Http1Error::Malformed)?;
-                if let Some(head) = parsed {
-                    if head.is_interim() {
-                        continue;
-                    }
-                    return Ok(head);
-                }
+            if let Some(head) = self.take_head(to_head_request, &mut looked)? {
+                return Ok(head);
             }
-            if self.buffer.len() > MAX_HEAD_BYTES {
-                return Err(Http1Error::Malformed(format!(
-                    "its head is larger than {} KiB",
-                    MAX_HEAD_BYTES / 1024
-                )));
-            }
-            looked = self.buffer.len();
             let read = std::future::poll_fn(|cx| self.poll_fill(cx, 0))
                 .await
                 .map_err(|source| Http1Error::Read {
@@ -209,6 +248,42 @@ impl Connection {
                 });
             }
             received = true;
+        }
+    }
+
+    /// The final head at the front of the buffer once it is all there, interim (1xx) answers
+    /// before it taken off; None while more bytes are needed. `looked`: how much of the buffer
+    /// was already searched for the head's end.
+    fn take_head(
+        &mut self,
+        to_head_request: bool,
+        looked: &mut usize,
+    ) -> Result<Option<ResponseHead>, Http1Error> {
+        loop {
+            if response_head::may_end(&self.buffer, *looked) {
+                *looked = 0;
+                let parsed = response_head::parse(&mut self.buffer, to_head_request)
+                    .map_err(Http1Error::Malformed)?;
+                match parsed {
+                    Some(head) if head.is_interim() => continue,
+                    Some(head) => return Ok(Some(head)),
+                    None => {}
+                }
+            }
+            // Every byte in the buffer is the head's: no head ended in it.
+            if response_head::has_bare_cr(&self.buffer, *looked) {
+                return Err(Http1Error::Malformed(
+                    "a line of its head ends in a bare CR".into(),
+                ));
+            }
+            if self.buffer.len() > MAX_HEAD_BYTES {
+                return Err(Http1Error::Malformed(format!(
+                    "its head is larger than {} KiB",
+                    MAX_HEAD_BYTES / 1024
+                )));
+            }
+            *looked = self.buffer.len();
+            return Ok(None);
         }
     }
 
@@ -646,6 +721,87 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         assert!(seen, "the server's close was never noticed");
+    }
+
+    /// Exchange against a server that keeps the connection open, bounded: a response that
+    /// is only refused by a timeout fails the test instead of hanging it.
+    async fn refused_at_once(pieces: Vec<&'static [u8]>) -> String {
+        let (mut connection, _server) = serve(pieces, false).await;
+        let outcome =
+            tokio::time::timeout(std::time::Duration::from_secs(5), exchange(&mut connection))
+                .await
+                .expect("refused at once, not left waiting");
+        outcome.unwrap_err().to_string()
+    }
+
+    #[tokio::test]
+    async fn responses_nodes_parser_refuses_are_refused_without_waiting() {
+        let malformed = "the response is not valid HTTP/1.1: ";
+        for (pieces, reason) in [
+            (
+                vec![&b"HTTP/1.1 200 OK\rcontent-length: 2\r\r"[..]],
+                "a line of its head ends in a bare CR",
+            ),
+            (
+                vec![b"HTTP/1.1 200 OK\r", b"\ncontent-length: 2\r", b"x"],
+                "a line of its head ends in a bare CR",
+            ),
+            (
+                vec![b"HTTP/1.1 200 OK\r\ntransfer-encoding: identity\r\ncontent-length: 2\r\n\r\nok"],
+                "Transfer-Encoding does not end in chunked",
+            ),
+            (
+                vec![b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2;a b\r\nok\r\n"],
+                "invalid chunk size \"2;a b\"",
+            ),
+            (
+                vec![b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\rok\r\n"],
+                "a chunk line ends in a bare CR",
+            ),
+        ] {
+            assert_eq!(refused_at_once(pieces).await, format!("{malformed}{reason}"));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_final_answer_during_the_upload_is_returned_and_the_rest_not_sent() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut head = [0u8; 256];
+            let _ = socket.read(&mut head).await.unwrap();
+            socket
+                .write_all(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 413 Content Too Large\r\ncontent-length: 3\r\n\r\nbig")
+                .await
+                .unwrap();
+            // Read nothing more until the client is gone: its upload stalls once buffers fill.
+            tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+            drop(socket);
+        });
+        let tcp = TcpStream::connect(address).await.unwrap();
+        let mut connection = Connection::new(Stream::Plain(tcp));
+        let upload = Bytes::from(vec![b'x'; 64 * 1024 * 1024]);
+        let head = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            connection.send(
+                b"POST / HTTP/1.1\r\nhost: t\r\ncontent-length: 67108864\r\n\r\n",
+                &[upload],
+                false,
+            ),
+        )
+        .await
+        .expect("the answer is read while the upload stalls")
+        .unwrap();
+        assert_eq!((head.status, head.keep_alive), (413, false));
+        let mut body = connection.body(head.framing, head.keep_alive);
+        let mut collected = Vec::new();
+        while let Some(frame) = body.frame().await {
+            collected.extend_from_slice(&frame.unwrap().into_data().unwrap());
+        }
+        assert_eq!(collected, b"big");
+        assert!(!connection.reusable(), "half a request went out on it");
+        server.abort();
     }
 
     /// 10,000 calls in flight hold 10,000 connections: each is its socket and a few words.

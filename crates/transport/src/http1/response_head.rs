@@ -141,6 +141,15 @@ pub fn may_end(bytes: &[u8], from: usize) -> bool {
     })
 }
 
+/// Whether `bytes` hold a CR followed by anything but LF, looking only at what arrived since
+/// `from` bytes were looked at: a bare CR ends no line (bare LF does, a documented leniency),
+/// so a head holding one can never be complete and is refused at once, as Node's parser does.
+pub fn has_bare_cr(bytes: &[u8], from: usize) -> bool {
+    let start = from.saturating_sub(1);
+    let window = bytes.get(start..).unwrap_or_default();
+    memchr::memchr_iter(b'\r', window).any(|i| window.get(i + 1).is_some_and(|&next| next != b'\n'))
+}
+
 /// RFC 9112 section 6.3, for responses.
 fn framing(status: u16, headers: &HeaderMap, to_head_request: bool) -> Result<Framing, String> {
     if to_head_request || (100..200).contains(&status) || status == 204 || status == 304 {
@@ -152,11 +161,12 @@ fn framing(status: u16, headers: &HeaderMap, to_head_request: bool) -> Result<Fr
             .rsplit(|&b| b == b',')
             .next()
             .is_some_and(|coding| coding.trim_ascii().eq_ignore_ascii_case(b"chunked"));
-        return Ok(if chunked {
-            Framing::Chunked
+        // Node's parser refuses any other last coding too: the body's end would be a guess.
+        return if chunked {
+            Ok(Framing::Chunked)
         } else {
-            Framing::UntilClose
-        });
+            Err("Transfer-Encoding does not end in chunked".into())
+        };
     }
     let mut declared = None;
     for value in headers.get_all(CONTENT_LENGTH) {
@@ -247,14 +257,26 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_cr_is_found_in_the_bytes_that_just_arrived() {
+        let text = b"HTTP/1.1 200 OK\rx: 1\r\n";
+        assert!(has_bare_cr(text, 0));
+        assert!(
+            has_bare_cr(text, 16),
+            "the CR was looked at before its next byte came"
+        );
+        assert!(!has_bare_cr(text, 17), "before the window");
+        assert!(
+            !has_bare_cr(b"HTTP/1.1 200 OK\r", 0),
+            "its next byte has not come yet"
+        );
+        assert!(!has_bare_cr(b"HTTP/1.1 200 OK\r\nx: 1\r\n\r\n", 0));
+    }
+
+    #[test]
     fn the_body_is_framed_as_rfc_9112_says() {
         assert_eq!(
             head("HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n").framing,
             Framing::Chunked
-        );
-        assert_eq!(
-            head("HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n").framing,
-            Framing::UntilClose
         );
         assert_eq!(head("HTTP/1.1 200 OK\r\n\r\n").framing, Framing::UntilClose);
         assert_eq!(
@@ -304,6 +326,22 @@ mod tests {
     #[test]
     fn broken_heads_say_what_is_wrong() {
         let error = |text: &str| parse_text(text, false).unwrap_err();
+        for coding in [
+            "identity",
+            "gzip",
+            "chunked, identity",
+            "chunked\r\ntransfer-encoding: gzip",
+        ] {
+            for length in ["", "content-length: 2\r\n"] {
+                assert_eq!(
+                    error(&format!(
+                        "HTTP/1.1 200 OK\r\n{length}transfer-encoding: {coding}\r\n\r\n"
+                    )),
+                    "Transfer-Encoding does not end in chunked",
+                    "{coding} {length}"
+                );
+            }
+        }
         assert_eq!(
             error("HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n"),
             "conflicting Content-Length values"
@@ -317,6 +355,15 @@ mod tests {
             "invalid Content-Length"
         );
         assert!(!error("SSH-2.0-OpenSSH\r\n\r\n").is_empty());
+        // Once the byte after a bare CR is there, the head is refused however it ends (the
+        // CONNECT answer is parsed at every read, so it needs no other check).
+        for bare in [
+            "HTTP/1.1 200 OK\rx",
+            "HTTP/1.1 200 OK\r\nx: 1\ry",
+            "HTTP/1.1 200 OK\r\nx\r",
+        ] {
+            assert!(!error(bare).is_empty(), "{bare:?}");
+        }
         let many: String = (0..=MAX_HEADERS).map(|i| format!("x-{i}: 1\r\n")).collect();
         assert_eq!(
             error(&format!("HTTP/1.1 200 OK\r\n{many}\r\n")),

@@ -24,6 +24,7 @@ fn env(pairs: &[(&str, &str)]) -> ProxyRules {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.clone())
     })
+    .unwrap()
 }
 
 fn proxied(rules: &ProxyRules, url: &str) -> Option<String> {
@@ -37,7 +38,7 @@ fn each_scheme_uses_its_own_variable_lower_case_first_then_all_proxy() {
     let rules = env(&[
         ("HTTP_PROXY", "http://upper:1"),
         ("http_proxy", "http://lower:2"),
-        ("HTTPS_PROXY", "tunnel:3"),
+        ("HTTPS_PROXY", "http://tunnel:3"),
     ]);
     assert_eq!(
         proxied(&rules, "http://a.example:80").as_deref(),
@@ -133,6 +134,14 @@ fn unusable_proxy_urls_are_rejected_without_echoing_them() {
         ("https://p:1", "only http://"),
         ("http://", "not a valid URL"),
         ("http://u:secret@", "not a valid URL"),
+        (
+            "127.0.0.1:3128",
+            "no scheme; write it in full as http://host:port",
+        ),
+        ("proxy.example", "no scheme"),
+        ("http//u:secret@@:x", "no scheme"),
+        ("http:/u:secret@p:1", "no scheme"),
+        ("http://u:secret@@:x", "it has no host; write it as http://"),
     ] {
         let error = ProxyServer::parse(url).expect_err(url);
         assert!(
@@ -148,4 +157,26 @@ fn base64_pads_like_the_standard() {
     assert_eq!(base64(b"ab"), "YWI=");
     assert_eq!(base64(b"abc"), "YWJj");
     assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
+}
+
+#[test]
+fn an_environment_proxy_without_a_scheme_fails_naming_the_variable_not_the_value() {
+    for (variable, value) in [
+        ("http_proxy", "127.0.0.1:3128"),
+        ("HTTPS_PROXY", "u:secret@proxy.example"),
+        ("ALL_PROXY", "http//u:secret@@:x"),
+    ] {
+        let lookup = |name: &str| (name == variable).then(|| value.to_string());
+        let error = ProxyRules::from_lookup(lookup).unwrap_err();
+        assert!(
+            error.starts_with(&format!(
+                "The environment variable {variable} is not a usable proxy URL: it has no scheme"
+            )),
+            "{error}"
+        );
+        assert!(
+            !error.contains("secret") && !error.contains(value),
+            "{error}"
+        );
+    }
 }
