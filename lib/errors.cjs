@@ -237,8 +237,7 @@ function fromDescription(description, exposeRaw) {
   return error;
 }
 
-module.exports = {
-  AniLinkErrorCodes,
+const ERROR_CLASSES = {
   AniLinkError,
   AniLinkApiError,
   AniLinkGraphQLError,
@@ -246,6 +245,10 @@ module.exports = {
   AniLinkNetworkError,
   AniLinkAuthError,
   AniLinkValidationError,
-  fromDescription,
-  unknownFailure,
 };
+// `error.name` comes from the class name, which bundlers rename (esbuild's ESM output makes
+// `AniLinkNetworkError2`) and minifiers shorten: pin each to the name it is exported under.
+for (const [name, errorClass] of Object.entries(ERROR_CLASSES))
+  Object.defineProperty(errorClass, 'name', { value: name });
+
+module.exports = { AniLinkErrorCodes, ...ERROR_CLASSES, fromDescription, unknownFailure };
