@@ -317,8 +317,13 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
 
     it('esbuild and webpack with the package external run where the package is installed', async () => {
       const deploy = install('bundle-deploy', installable);
-      const external = bundle(build, ['--format=cjs', `--external:${pkg.name}`, '--outfile=external/esbuild.cjs']);
-      expect(external.stderr).toBe('');
+      for (const [format, out] of [
+        ['cjs', 'esbuild.cjs'],
+        ['esm', 'esbuild.mjs'],
+      ]) {
+        const external = bundle(build, [`--format=${format}`, `--external:${pkg.name}`, `--outfile=external/${out}`]);
+        expect(external.stderr).toBe('');
+      }
       const { default: webpack } = await import('webpack');
       const stats = await new Promise<import('webpack').Stats>((resolve, reject) =>
         webpack(
@@ -334,7 +339,7 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
         ),
       );
       expect(stats.toJson({ all: false, errors: true, warnings: true })).toMatchObject({ errors: [], warnings: [] });
-      for (const file of ['esbuild.cjs', 'webpack.cjs']) {
+      for (const file of ['esbuild.cjs', 'esbuild.mjs', 'webpack.cjs']) {
         copyFileSync(join(build, 'external', file), join(deploy, file));
         expectAppRan(runNode(deploy, [file]));
       }
