@@ -114,7 +114,7 @@ function loadPlatformPackage(name) {
         throw missingBinary(name, null);
     }
   } catch (cause) {
-    if (cause.code === 'ANILINK_NATIVE_BINDING') throw cause;
+    if (cause?.code === 'ANILINK_NATIVE_BINDING') throw cause;
     if (!found) throw missingBinary(name, packageName);
     const linuxHint =
       process.platform === 'linux'
@@ -122,7 +122,7 @@ function loadPlatformPackage(name) {
         : '';
     throw bindingError(
       `the native binary in ${packageName} could not be loaded on this platform (${describeRuntime()}): ` +
-        `${cause.message}${linuxHint}`,
+        `${cause?.message ?? cause}${linuxHint}`,
       cause,
     );
   }
