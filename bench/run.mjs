@@ -7,6 +7,7 @@
 //   node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients a,b]
 //                      [--workload media,custom] [--concurrency 1,32] [--no-memory] [--no-idle]
 //   node bench/run.mjs --warmup-probe [--seconds N] [--clients a,b] [--concurrency 1,32]
+//   node bench/run.mjs --startup
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
