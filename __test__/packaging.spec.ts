@@ -39,25 +39,37 @@ let mainFiles: string[];
 let installable: string;
 let publishedOptionalDependencies: Record<string, string>;
 
-function npm(args: string[], cwd: string): string {
-  return execFileSync('npm', args, { cwd, env, encoding: 'utf8' });
+/** Runs npm; its stdout and stderr (where npm's warnings go). Throws with both when it fails. */
+function npm(args: string[], cwd: string): { stdout: string; stderr: string } {
+  const run = spawnSync('npm', args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
+  if (run.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${run.status}):\n${run.stdout}${run.stderr}`);
+  return { stdout: run.stdout, stderr: run.stderr };
 }
 
-/** `npm pack` of each of `dirs` into `work`, in one npm run (no scripts: `prepare` would rebuild the addon). */
-function pack(...dirs: string[]): { filename: string; files: string[] }[] {
-  const results = JSON.parse(npm(['pack', ...dirs, '--json', '--ignore-scripts', '--pack-destination', work], work));
+/**
+ * `npm pack` of each of `dirs` into `work`, in one npm run. Without scripts, except for the repo
+ * itself: its prepack takes the pack-time hooks out of the packed manifest (so `prepare` does not
+ * rebuild the addon), as `npm publish` does.
+ */
+function pack(dirs: string[], { runScripts = false } = {}): { filename: string; files: string[] }[] {
+  const flags = runScripts ? [] : ['--ignore-scripts'];
+  const results = JSON.parse(npm(['pack', ...dirs, '--json', ...flags, '--pack-destination', work], work).stdout);
   return results.map((r: { filename: string; files: { path: string }[] }) => ({
     filename: join(work, r.filename),
     files: r.files.map((f) => f.path),
   }));
 }
 
+/** What each `install` printed, by folder name. */
+const installOutput = new Map<string, string>();
+
 /** A fresh consumer folder with `tarball` installed by `npm install <extra>`. */
 function install(name: string, tarball: string, extra: string[] = []): string {
   const dir = join(work, name);
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true }));
-  npm(['install', '--offline', '--no-package-lock', ...extra, tarball], dir);
+  const { stdout, stderr } = npm(['install', '--offline', '--no-package-lock', ...extra, tarball], dir);
+  installOutput.set(name, stdout + stderr);
   return dir;
 }
 
@@ -68,7 +80,7 @@ function runNode(cwd: string, args: string[]) {
 describe.runIf(process.platform !== 'win32')('packaging', () => {
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), 'anilink-packaging-'));
-    [{ filename: mainTarball, files: mainFiles }] = pack(root);
+    [{ filename: mainTarball, files: mainFiles }] = pack([root], { runScripts: true });
 
     // The release workflow's publish job, minus the registry: the published files plus npm/,
     // the binaries moved into npm/<platform>/ by `napi artifacts` (the host's real one, the
@@ -97,11 +109,11 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
     const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
     publishedOptionalDependencies = manifest.optionalDependencies;
     const names = Object.keys(manifest.optionalDependencies);
-    const tarballs = pack(...names.map((name) => join(project, 'npm', name.slice(pkg.name.length + 1))));
+    const tarballs = pack(names.map((name) => join(project, 'npm', name.slice(pkg.name.length + 1))));
     const optionalDependencies = Object.fromEntries(names.map((name, i) => [name, `file:${tarballs[i].filename}`]));
     writeFileSync(join(project, 'package.json'), JSON.stringify({ ...manifest, optionalDependencies }, null, 2));
     let installableFiles: string[];
-    [{ filename: installable, files: installableFiles }] = pack(project);
+    [{ filename: installable, files: installableFiles }] = pack([project]);
     expect(installableFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
   }, 300_000);
 
@@ -122,6 +134,18 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       expect(mainFiles.some((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('npm/'))).toBe(
         false,
       );
+    });
+
+    it('has no install or pack-time script in its manifest; the repo keeps `prepare` for its own install', () => {
+      const manifest = JSON.parse(
+        execFileSync('tar', ['xzf', mainTarball, '-O', 'package/package.json'], { encoding: 'utf8' }),
+      );
+      for (const hook of ['preinstall', 'install', 'postinstall', 'prepare', 'prepack', 'postpack']) {
+        expect(manifest.scripts, hook).not.toHaveProperty(hook);
+      }
+      // The clone's `npm install` (README: Set up) still builds the addon; the pack put it back.
+      expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.prepare).toBe('npm run build');
+      expect(existsSync(join(root, '.package.json.prepack'))).toBe(false);
     });
 
     it('napi prepublish lists every platform package at this version as an optional dependency', () => {
@@ -156,6 +180,7 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
 
     it(`picks this platform's package (${host}) and serves a call with import and require`, () => {
       const dir = install('host', installable);
+      expect(installOutput.get('host')).not.toMatch(/anilink|install-scripts|warn/i);
       const installed = readdirSync(join(dir, 'node_modules')).filter((n) => n.startsWith(`${pkg.name}-`));
       expect(installed).toEqual([`${pkg.name}-${host}`]);
       copyFileSync(join(root, 'scripts', 'smoke.mjs'), join(dir, 'smoke.mjs'));
@@ -230,6 +255,185 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       expect(run.stderr).toContain(`${pkg.name}-${host}@0.0.1 is installed, but this is ${pkg.name}@${pkg.version}`);
       expect(run.stderr).toContain(`Fix: npm install ${pkg.name}-${host}@${pkg.version}`);
     });
+  });
+
+  // README "Bundlers and serverless": each recipe bundles the same small app, then runs the output
+  // from a folder of its own (with the package installed there when the recipe keeps it external).
+  describe('bundled (README: Bundlers and serverless)', () => {
+    const esbuild = join(root, 'node_modules', '.bin', 'esbuild');
+    const appSource = join(__dirname, 'fixtures', 'bundlers', 'app.mjs');
+    const expected = { title: 'Cowboy Bebop', networkError: true, errorName: 'AniLinkNetworkError' };
+    const createRequireBanner =
+      "--banner:js=import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+    let build: string;
+
+    beforeAll(() => {
+      build = install('bundle-build', installable);
+      copyFileSync(appSource, join(build, 'app.mjs'));
+    });
+
+    function bundle(cwd: string, flags: string[]) {
+      return spawnSync(esbuild, ['app.mjs', '--bundle', '--platform=node', '--log-level=warning', ...flags], {
+        cwd,
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    }
+
+    /** Copies the files `from` a build's output folder into a new folder and runs `file` there. */
+    function runFromOwnFolder(name: string, from: string, file: string) {
+      const dir = join(work, name);
+      cpSync(from, dir, { recursive: true });
+      return runNode(dir, [file]);
+    }
+
+    function expectAppRan(run: ReturnType<typeof runNode>) {
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual(expected);
+    }
+
+    it('esbuild as is stops at build time on the binary, naming the .node file', () => {
+      const run = bundle(build, ['--outfile=plain/app.cjs']);
+      expect(run.status).not.toBe(0);
+      expect(run.stderr).toContain('No loader is configured for ".node" files');
+      expect(run.stderr).toContain(`${pkg.name}-${host}`);
+    });
+
+    it('esbuild CommonJS with --loader:.node=copy runs with the binary beside the bundle', () => {
+      const built = bundle(build, ['--format=cjs', '--loader:.node=copy', '--outdir=esbuild-cjs']);
+      expect(built.stderr).toBe('');
+      expect(readdirSync(join(build, 'esbuild-cjs')).some((f) => f.endsWith('.node'))).toBe(true);
+      expectAppRan(runFromOwnFolder('run-esbuild-cjs', join(build, 'esbuild-cjs'), 'app.js'));
+    });
+
+    it('esbuild ESM with the createRequire banner and --loader:.node=copy runs', () => {
+      const flags = ['--format=esm', '--loader:.node=copy', '--outdir=esbuild-esm', '--out-extension:.js=.mjs'];
+      const built = bundle(build, [...flags, createRequireBanner]);
+      expect(built.stderr).toBe('');
+      expectAppRan(runFromOwnFolder('run-esbuild-esm', join(build, 'esbuild-esm'), 'app.mjs'));
+    });
+
+    it('esbuild and webpack with the package external run where the package is installed', async () => {
+      const deploy = install('bundle-deploy', installable);
+      for (const [format, out] of [
+        ['cjs', 'esbuild.cjs'],
+        ['esm', 'esbuild.mjs'],
+      ]) {
+        const external = bundle(build, [`--format=${format}`, `--external:${pkg.name}`, `--outfile=external/${out}`]);
+        expect(external.stderr).toBe('');
+      }
+      const { default: webpack } = await import('webpack');
+      const stats = await new Promise<import('webpack').Stats>((resolve, reject) =>
+        webpack(
+          {
+            mode: 'none',
+            target: 'node',
+            context: build,
+            entry: './app.mjs',
+            output: { path: join(build, 'external'), filename: 'webpack.cjs' },
+            externals: { [pkg.name]: `commonjs ${pkg.name}` },
+          },
+          (error, result) => (error || !result ? reject(error) : resolve(result)),
+        ),
+      );
+      expect(stats.toJson({ all: false, errors: true, warnings: true })).toMatchObject({ errors: [], warnings: [] });
+      for (const file of ['esbuild.cjs', 'esbuild.mjs', 'webpack.cjs']) {
+        copyFileSync(join(build, 'external', file), join(deploy, file));
+        expectAppRan(runNode(deploy, [file]));
+      }
+    });
+
+    it('@vercel/nft (Next.js output tracing, Vercel) traces the binary; the traced files alone run the app', async () => {
+      const { nodeFileTrace } = await import('@vercel/nft');
+      const { fileList } = await nodeFileTrace([join(build, 'app.mjs')], { base: build });
+      const binary = `node_modules/${pkg.name}-${host}/${pkg.napi.binaryName}.${host}.node`;
+      expect([...fileList]).toContain(binary);
+      const traced = join(work, 'run-traced');
+      for (const file of fileList) {
+        mkdirSync(dirname(join(traced, file)), { recursive: true });
+        copyFileSync(join(build, file), join(traced, file));
+      }
+      expectAppRan(runNode(traced, ['app.mjs']));
+    });
+
+    it('a bundle that cannot reach the binary says it is bundled and how to fix it', () => {
+      const withoutBinary = install('bundle-build-without-binary', installable, ['--omit=optional']);
+      copyFileSync(appSource, join(withoutBinary, 'app.mjs'));
+      for (const [format, out] of [
+        ['cjs', 'app.cjs'],
+        ['esm', 'app.mjs'],
+      ]) {
+        const flags = [`--format=${format}`, `--outfile=unreachable-${format}/${out}`];
+        expect(bundle(withoutBinary, format === 'esm' ? [...flags, createRequireBanner] : flags).status).toBe(0);
+        const run = runFromOwnFolder(`run-unreachable-${format}`, join(withoutBinary, `unreachable-${format}`), out);
+        expect(run.status).toBe(1);
+        expect(run.stderr).toContain('This code runs from a bundle');
+        expect(run.stderr).toContain(`--external:${pkg.name}`);
+        expect(run.stderr).toContain(`serverExternalPackages: ['${pkg.name}']`);
+        expect(run.stderr).toContain('Bundlers and serverless');
+      }
+    });
+  });
+
+  // Every entry under --strict in each module resolution a consumer may use, from the installed
+  // package, with the declaration files checked too (skipLibCheck off).
+  describe('TypeScript consumers', () => {
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const consumerSource = [
+      `import { AniLink, AniLinkNetworkError } from '${pkg.name}';`,
+      `import { AniLink as AniListEntryClient } from '${pkg.name}/anilist';`,
+      `import { malPaginate } from '${pkg.name}/mal';`,
+      `import { startTestUpstream, type TestUpstream } from '${pkg.name}/testing';`,
+      'const client: AniLink = new AniListEntryClient();',
+      'const upstream: Promise<TestUpstream> = startTestUpstream();',
+      "const isNetwork: boolean = new Error('x') instanceof AniLinkNetworkError;",
+      'export { client, upstream, isNetwork, malPaginate };',
+      '',
+    ].join('\n');
+    const modes = [
+      { mode: 'node10', type: 'commonjs', module: 'commonjs', moduleResolution: 'node10' },
+      { mode: 'node16 in a CommonJS package', type: 'commonjs', module: 'node16', moduleResolution: 'node16' },
+      { mode: 'node16 in an ESM package', type: 'module', module: 'node16', moduleResolution: 'node16' },
+      { mode: 'nodenext in a CommonJS package', type: 'commonjs', module: 'nodenext', moduleResolution: 'nodenext' },
+      { mode: 'nodenext in an ESM package', type: 'module', module: 'nodenext', moduleResolution: 'nodenext' },
+      { mode: 'bundler', type: 'module', module: 'esnext', moduleResolution: 'bundler' },
+    ];
+    let consumers: string;
+
+    beforeAll(() => {
+      consumers = install('typescript', installable);
+    });
+
+    it.each(modes)(
+      'type-checks every entry under --strict with $mode',
+      ({ mode, type, module, moduleResolution }) => {
+        const dir = join(consumers, mode.replace(/\W+/g, '-'));
+        mkdirSync(dir);
+        writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'typed-consumer', private: true, type }));
+        writeFileSync(join(dir, 'consumer.ts'), consumerSource);
+        const compilerOptions = {
+          strict: true,
+          noEmit: true,
+          // Declaration files are checked (TS1479 and its kin are reported in them), except
+          // TypeScript's own standard library: a run takes some 4 s instead of 9.
+          skipLibCheck: false,
+          skipDefaultLibCheck: true,
+          target: 'ES2022',
+          lib: ['ES2022', 'ESNext.Disposable'],
+          typeRoots: [join(root, 'node_modules', '@types')],
+          types: ['node'],
+          module,
+          moduleResolution,
+        };
+        writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.ts'] }));
+        const run = spawnSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+        expect(run.stdout + run.stderr).toBe('');
+        expect(run.status).toBe(0);
+      },
+      60_000,
+    );
   });
 
   describe('platform packages', () => {

@@ -7,6 +7,7 @@
 //   node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients a,b]
 //                      [--workload media,custom] [--concurrency 1,32] [--no-memory] [--no-idle]
 //   node bench/run.mjs --warmup-probe [--seconds N] [--clients a,b] [--concurrency 1,32]
+//   node bench/run.mjs --startup
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -18,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { capturedRequestFile } from './clients/kinds/napi-floor.mjs';
 import { EXIT_UNAVAILABLE, KINDS as NODE_KINDS } from './clients/run-client.mjs';
 import { WORKLOADS } from './clients/workload.mjs';
+import { measureStartup, STARTUP_TARGET_MS } from './startup.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const REPO_DIR = join(BENCH_DIR, '..');
@@ -140,12 +142,14 @@ function targetsFor({ workloads }) {
 }
 
 const USAGE = `usage: node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--workload ${ALL_WORKLOADS.join(',')}] [--concurrency 1,32,256] [--no-memory] [--no-idle]
-       node bench/run.mjs --warmup-probe [--seconds N] [--clients undici,anilink] [--concurrency 1,32,256]`;
+       node bench/run.mjs --warmup-probe [--seconds N] [--clients undici,anilink] [--concurrency 1,32,256]
+       node bench/run.mjs --startup`;
 
 function parseCli(argv) {
   const options = {
     quick: false,
     probe: false,
+    startup: false,
     rounds: undefined,
     seconds: undefined,
     warmupSeconds: undefined,
@@ -175,6 +179,7 @@ function parseCli(argv) {
     const flag = argv[i];
     if (flag === '--quick') options.quick = true;
     else if (flag === '--warmup-probe') options.probe = true;
+    else if (flag === '--startup') options.startup = true;
     else if (flag === '--plan') options.planOnly = true;
     else if (flag === '--no-memory') options.memory = false;
     else if (flag === '--no-idle') options.idle = false;
@@ -655,6 +660,27 @@ async function warmupProbe(options) {
   process.stdout.write(`\n${markdown}\n`);
 }
 
+/** `--startup`: the start-up rows of bench/startup.mjs, printed and written beside the other results. */
+function startupReport() {
+  log('start-up: packing and installing the tarballs, then fresh processes per row…');
+  const rows = measureStartup(REPO_DIR);
+  const ms = (n) => n.toFixed(1);
+  const markdown = [
+    `# Start-up (${new Date().toISOString()})`,
+    '',
+    `${machineLine(machineInfo())} Milliseconds spent in \`require\`/\`import\` of the package in a fresh process, warm file cache; target ≤ ${STARTUP_TARGET_MS} ms for ours.`,
+    '',
+    markdownTable(
+      ['package', 'loaded with', 'median ms', 'min–max ms', 'median CPU ms'],
+      rows.map((r) => [r.subject, r.how, ms(r.medianMs), `${ms(r.minMs)}–${ms(r.maxMs)}`, ms(r.medianCpuMs)]),
+    ),
+  ].join('\n');
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(join(RESULTS_DIR, 'startup.json'), `${JSON.stringify(rows, null, 2)}\n`);
+  writeFileSync(join(RESULTS_DIR, 'startup.md'), `${markdown}\n`);
+  process.stdout.write(`\n${markdown}\n`);
+}
+
 /** Per-round ratios `kind / versus` of one metric (rounds where both ran), as a spread. */
 function ratioSpread(runs, { scenario, workload, concurrency }, kind, versus, metric) {
   const ok = runs.filter(
@@ -944,6 +970,7 @@ async function main() {
   const { profile } = options;
   const startedAt = Date.now();
   const plan = planRun(options);
+  if (options.startup) return startupReport();
   if (!options.probe) log(plan.describe());
   if (options.planOnly) return;
   log('building the benchmark binaries (cargo build --release, bench/target)…');

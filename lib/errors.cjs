@@ -251,8 +251,7 @@ function fromDescription(description, exposeRaw) {
   return error;
 }
 
-module.exports = {
-  AniLinkErrorCodes,
+const ERROR_CLASSES = {
   AniLinkError,
   AniLinkApiError,
   AniLinkGraphQLError,
@@ -260,7 +259,10 @@ module.exports = {
   AniLinkNetworkError,
   AniLinkAuthError,
   AniLinkValidationError,
-  fromDescription,
-  unknownFailure,
-  TESTING_GUIDANCE_KEY,
 };
+// `error.name` comes from the class name, which bundlers rename (esbuild's ESM output makes
+// `AniLinkNetworkError2`) and minifiers shorten: pin each to the name it is exported under.
+for (const [name, errorClass] of Object.entries(ERROR_CLASSES))
+  Object.defineProperty(errorClass, 'name', { value: name });
+
+module.exports = { AniLinkErrorCodes, ...ERROR_CLASSES, fromDescription, unknownFailure, TESTING_GUIDANCE_KEY };

@@ -7,11 +7,13 @@
 // When neither is there, the error names the platform, the package and the fix.
 
 const { existsSync } = require('node:fs');
-const { join } = require('node:path');
+const { basename, join } = require('node:path');
 const pkg = require('../package.json');
 const { platformName, describeRuntime } = require('./platform.cjs');
 
-const root = join(__dirname, '..');
+// Bundled, this file is no longer lib/native.cjs: an ESM bundle has no `__filename` at all, a
+// CommonJS one names the bundle. The package root then means nothing.
+const root = typeof __filename === 'string' && basename(__filename) === 'native.cjs' ? join(__dirname, '..') : null;
 
 function bindingError(message, cause) {
   const error = new Error(`anilink-api-wrapper: ${message}`, cause ? { cause } : undefined);
@@ -19,16 +21,23 @@ function bindingError(message, cause) {
   return error;
 }
 
+/** `packageName` is null for a platform without a prebuilt package. */
 function missingBinary(name, packageName) {
-  const shipped = Object.keys(pkg.optionalDependencies ?? {});
-  const builtHere = existsSync(join(root, 'Cargo.toml'));
   const lines = [`no native binary for this platform (${name}: ${describeRuntime()}).`];
-  if (builtHere) {
+  if (root === null) {
+    lines.push(
+      `This code runs from a bundle (esbuild, webpack, Next.js, …), which did not take along the ` +
+        `native binary of ${packageName ?? pkg.name}.`,
+      `Fix: leave ${pkg.name} out of the bundle and install it beside it (esbuild ` +
+        `--external:${pkg.name}; webpack externals; Next.js serverExternalPackages: ['${pkg.name}']); ` +
+        `the README's "Bundlers and serverless" has each recipe.`,
+    );
+  } else if (existsSync(join(root, 'Cargo.toml'))) {
     lines.push(
       `This is a source checkout without a build: run \`npm run build\` (needs Rust) to make ` +
         `anilink-api-wrapper.${name}.node.`,
     );
-  } else if (shipped.includes(packageName)) {
+  } else if (packageName) {
     lines.push(
       `Its binary comes in the optional dependency ${packageName}@${pkg.version}, which is not installed.`,
       `Fix: install again without omitting optional dependencies (no --omit=optional / --no-optional), ` +
@@ -36,7 +45,7 @@ function missingBinary(name, packageName) {
         `platform can also leave it out: delete node_modules and the lockfile, then npm install.`,
     );
   } else {
-    const supported = shipped.map((dep) => dep.slice(pkg.name.length + 1));
+    const supported = Object.keys(pkg.optionalDependencies ?? {}).map((dep) => dep.slice(pkg.name.length + 1));
     lines.push(
       `No prebuilt binary is published for ${name}${supported.length ? ` (prebuilt: ${supported.join(', ')})` : ''}.`,
       'Fix: build it from source with Rust: clone the repository, run `npm install` there, and ' +
@@ -46,38 +55,83 @@ function missingBinary(name, packageName) {
   return bindingError(lines.join('\n'));
 }
 
-function loadBinding() {
-  const name = platformName();
+/** The binary `npm run build` leaves in a clone's root, if this is a built clone. */
+function builtBinary(name) {
+  if (root === null) return null;
   const local = join(root, `${pkg.napi.binaryName}.${name}.node`);
-  if (existsSync(local)) return require(local);
+  return existsSync(local) ? local : null;
+}
 
+/**
+ * The binary of this platform's package. Each package is required by its literal name, so that
+ * file tracers (@vercel/nft, hence Next.js and Vercel) and bundlers see which files the package
+ * needs at run time; inside a try block, so that a bundler leaves the packages not installed at
+ * build time to run time instead of failing the build. The packaging tests check that these
+ * names are exactly the `npm/<platform>/` folders.
+ */
+function loadPlatformPackage(name) {
   const packageName = `${pkg.name}-${name}`;
-  let packageJson;
+  let found = false;
+  const checkVersion = ({ version }) => {
+    found = true;
+    if (version !== pkg.version) {
+      throw bindingError(
+        `${packageName}@${version} is installed, but this is ${pkg.name}@${pkg.version}: the native ` +
+          `binary must be the same version. Fix: npm install ${packageName}@${pkg.version}.`,
+      );
+    }
+  };
   try {
-    packageJson = require.resolve(`${packageName}/package.json`);
-  } catch {
-    throw missingBinary(name, packageName);
-  }
-  const installed = require(packageJson).version;
-  if (installed !== pkg.version) {
-    throw bindingError(
-      `${packageName}@${installed} is installed, but this is ${pkg.name}@${pkg.version}: the native ` +
-        `binary must be the same version. Fix: npm install ${packageName}@${pkg.version}.`,
-    );
-  }
-  try {
-    return require(packageName);
+    switch (name) {
+      case 'darwin-arm64':
+        checkVersion(require('anilink-api-wrapper-darwin-arm64/package.json'));
+        return require('anilink-api-wrapper-darwin-arm64');
+      case 'darwin-x64':
+        checkVersion(require('anilink-api-wrapper-darwin-x64/package.json'));
+        return require('anilink-api-wrapper-darwin-x64');
+      case 'linux-arm-gnueabihf':
+        checkVersion(require('anilink-api-wrapper-linux-arm-gnueabihf/package.json'));
+        return require('anilink-api-wrapper-linux-arm-gnueabihf');
+      case 'linux-arm64-gnu':
+        checkVersion(require('anilink-api-wrapper-linux-arm64-gnu/package.json'));
+        return require('anilink-api-wrapper-linux-arm64-gnu');
+      case 'linux-arm64-musl':
+        checkVersion(require('anilink-api-wrapper-linux-arm64-musl/package.json'));
+        return require('anilink-api-wrapper-linux-arm64-musl');
+      case 'linux-x64-gnu':
+        checkVersion(require('anilink-api-wrapper-linux-x64-gnu/package.json'));
+        return require('anilink-api-wrapper-linux-x64-gnu');
+      case 'linux-x64-musl':
+        checkVersion(require('anilink-api-wrapper-linux-x64-musl/package.json'));
+        return require('anilink-api-wrapper-linux-x64-musl');
+      case 'win32-arm64-msvc':
+        checkVersion(require('anilink-api-wrapper-win32-arm64-msvc/package.json'));
+        return require('anilink-api-wrapper-win32-arm64-msvc');
+      case 'win32-x64-msvc':
+        checkVersion(require('anilink-api-wrapper-win32-x64-msvc/package.json'));
+        return require('anilink-api-wrapper-win32-x64-msvc');
+      default:
+        throw missingBinary(name, null);
+    }
   } catch (cause) {
+    if (cause?.code === 'ANILINK_NATIVE_BINDING') throw cause;
+    if (!found) throw missingBinary(name, packageName);
     const linuxHint =
       process.platform === 'linux'
         ? '\nLinux gnu builds need glibc 2.17 or later; musl systems (Alpine) use the -musl package.'
         : '';
     throw bindingError(
       `the native binary in ${packageName} could not be loaded on this platform (${describeRuntime()}): ` +
-        `${cause.message}${linuxHint}`,
+        `${cause?.message ?? cause}${linuxHint}`,
       cause,
     );
   }
+}
+
+function loadBinding() {
+  const name = platformName();
+  const local = builtBinary(name);
+  return local ? require(local) : loadPlatformPackage(name);
 }
 
 module.exports = loadBinding();

@@ -4,15 +4,19 @@
 
 const { readFileSync } = require('node:fs');
 
-/** Whether this Linux runs on musl rather than glibc (Alpine and other musl distributions). */
-function isMusl() {
+/** `gnu` or `musl`: the C library of this Linux. */
+function linuxLibc() {
+  // ldd is a script of glibc's or a link to musl's loader: reading it is far cheaper than
+  // building Node's diagnostic report (some 7 ms), so the report is only the last resort.
+  let ldd = '';
   try {
-    if (readFileSync('/usr/bin/ldd', 'utf8').includes('musl')) return true;
+    ldd = readFileSync('/usr/bin/ldd', 'latin1');
   } catch {
-    // No ldd (a minimal image): ask Node's own report.
+    // No ldd (a minimal image).
   }
-  const { header } = process.report.getReport();
-  return !header.glibcVersionRuntime;
+  if (ldd.includes('musl')) return 'musl';
+  if (ldd.includes('GNU C Library') || ldd.includes('GLIBC')) return 'gnu';
+  return process.report.getReport().header.glibcVersionRuntime ? 'gnu' : 'musl';
 }
 
 /**
@@ -22,7 +26,7 @@ function isMusl() {
 function platformName(
   platform = process.platform,
   arch = process.arch,
-  libc = platform === 'linux' && isMusl() ? 'musl' : 'gnu',
+  libc = platform === 'linux' ? linuxLibc() : 'gnu',
 ) {
   if (platform === 'win32') return `win32-${arch}-msvc`;
   if (platform === 'linux') return `linux-${arch}-${arch === 'arm' ? `${libc}eabihf` : libc}`;

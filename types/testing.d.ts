@@ -202,8 +202,8 @@ export interface TestUpstream extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-export type { SimulatorOptions, SimulatorStats, SimulatorScript, SimulatorQuota } from '../sim/anilist-simulator.mjs';
-import type { Simulator, SimulatorOptions } from '../sim/anilist-simulator.mjs';
+export type { SimulatorOptions, SimulatorStats, SimulatorScript, SimulatorQuota } from './simulator';
+import type { Simulator, SimulatorOptions } from './simulator';
 
 /** The AniList simulator, with a client helper. */
 export interface AniListSimulator extends Simulator, AsyncDisposable {

@@ -1,0 +1,90 @@
+// Start-up: how long `require('anilink-api-wrapper')` and `import('anilink-api-wrapper')` take in
+// a fresh Node process, the package installed from its packed tarballs (the main one and this
+// platform's) as a user gets it. Beside it, axios, the original package's one runtime
+// dependency: the original itself is not on the npm registry this machine reaches, and a plain
+// TypeScript wrapper of axios starts no faster than axios does.
+// Warm: one untimed process first (file cache), then the median of `RUNS` fresh processes.
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const RUNS = 9;
+export const STARTUP_TARGET_MS = 10;
+
+/** The repo's packed main tarball and this platform's package (with the built binary), installed offline. */
+function installPacked(repoDir, work) {
+  const pkg = JSON.parse(readFileSync(join(repoDir, 'package.json'), 'utf8'));
+  const { platformName } = require(join(repoDir, 'lib', 'platform.cjs'));
+  const host = platformName();
+  const binary = `${pkg.napi.binaryName}.${host}.node`;
+  if (!existsSync(join(repoDir, binary))) throw new Error(`${binary} is missing: run \`npm run build\` first`);
+  const platformDir = join(work, 'platform');
+  mkdirSync(platformDir);
+  copyFileSync(join(repoDir, 'npm', host, 'package.json'), join(platformDir, 'package.json'));
+  copyFileSync(join(repoDir, binary), join(platformDir, binary));
+  const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const packed = JSON.parse(
+    npm(['pack', repoDir, platformDir, '--json', '--ignore-scripts', '--pack-destination', work], work),
+  );
+  const consumer = join(work, 'consumer');
+  mkdirSync(consumer);
+  writeFileSync(join(consumer, 'package.json'), '{"name":"startup-consumer","private":true}');
+  npm(
+    [
+      'install',
+      '--offline',
+      '--no-package-lock',
+      '--no-audit',
+      '--no-fund',
+      ...packed.map((p) => join(work, p.filename)),
+    ],
+    consumer,
+  );
+  return consumer;
+}
+
+/**
+ * Milliseconds one fresh process spends loading `specifier` the `how` way (`require` or
+ * `import`): wall time, and CPU time, which other processes on a busy machine disturb less.
+ */
+function loadMs(cwd, specifier, how) {
+  const load =
+    how === 'require' ? `require(${JSON.stringify(specifier)})` : `await import(${JSON.stringify(specifier)})`;
+  const code =
+    `const t = performance.now(), c = process.cpuUsage(); ${load}; const u = process.cpuUsage(c);` +
+    'console.log(JSON.stringify([performance.now() - t, (u.user + u.system) / 1000]));';
+  const args = how === 'require' ? ['-e', code] : ['--input-type=module', '-e', code];
+  const run = spawnSync(process.execPath, args, { cwd, encoding: 'utf8', timeout: 30_000 });
+  if (run.status !== 0) throw new Error(`${how} ${specifier} failed: ${run.stderr || run.error}`);
+  return JSON.parse(run.stdout);
+}
+
+function medianOf(cwd, specifier, how) {
+  loadMs(cwd, specifier, how);
+  const runs = Array.from({ length: RUNS }, () => loadMs(cwd, specifier, how));
+  const sorted = (i) => runs.map((r) => r[i]).sort((a, b) => a - b);
+  const [wall, cpu] = [sorted(0), sorted(1)];
+  return { medianMs: wall[RUNS >> 1], minMs: wall[0], maxMs: wall[RUNS - 1], medianCpuMs: cpu[RUNS >> 1] };
+}
+
+/** The start-up rows: ours from installed tarballs, and axios from the repo's node_modules. */
+export function measureStartup(repoDir) {
+  const work = mkdtempSync(join(tmpdir(), 'anilink-startup-'));
+  try {
+    const consumer = installPacked(repoDir, work);
+    const rows = [];
+    for (const [subject, cwd] of [
+      ['anilink-api-wrapper', consumer],
+      ['axios', repoDir],
+    ]) {
+      for (const how of ['require', 'import']) rows.push({ subject, how, runs: RUNS, ...medianOf(cwd, subject, how) });
+    }
+    return rows;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
