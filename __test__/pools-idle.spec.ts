@@ -9,12 +9,15 @@
  *   request waiting is answered on the same tick), the case that churned.
  * - issue 35: an idle connection whose server closes or resets it is dropped, its descriptor
  *   closed, within a second, without the host being used again.
+ * - issue 37: the handshakes after the first resume its TLS session (one session cache for
+ *   every slot of the process), as the server sees them.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resultOf, runModule } from './support/child';
 import { makeTestCertificates, type TestCertificates } from './support/test-tls';
@@ -272,5 +275,38 @@ describe('idle connections the server closes are dropped within a second (issue 
         await Promise.all(servers.map((server) => server.close()));
       }
     }, 30_000);
+  }
+});
+
+describe('TLS sessions (issue 37)', () => {
+  for (const ioThread of IO_THREADS) {
+    it(`on the ${ioThread} thread, new connections resume the sessions of earlier ones, from any slot`, async () => {
+      const resumed: boolean[] = [];
+      const server = https.createServer({ key: certificates.key, cert: certificates.cert }, (request, response) => {
+        request.resume();
+        request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(MEDIA));
+      });
+      server.on('secureConnection', (socket: TLSSocket) => resumed.push(socket.isSessionReused()));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        // maxFreeSockets: 0 keeps no connection: every call opens one, and its handshake.
+        const source = `${PRELUDE}
+          const fresh = () => new AniLink({ anilist: { baseUrl: ${JSON.stringify(url)}, retry: false, maxFreeSockets: 0 } });
+          const first = fresh();
+          for (let i = 0; i < 4; i++) await first.anilist.query.media({ id: 1 });
+          await fresh().anilist.query.media({ id: 1 });
+          console.log('RESULT ' + JSON.stringify({ ioThread: native.ioThread() }));
+        `;
+        const run = await runModule(source, 20_000, childEnv(ioThread));
+        expect(resultOf<{ ioThread: string }>(run).ioThread).toBe(ioThread);
+        // TLS 1.3 tickets are used once, and Node's server sends two after a full handshake and
+        // none after a resumed one: the fourth handshake finds none left and is a full one.
+        expect(resumed).toEqual([false, true, true, false, true]);
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
   }
 });
