@@ -7,11 +7,13 @@
 //! (unless `max_free_sockets` is 0): answers that arrive together free many connections before
 //! JavaScript starts the calls that follow, which need them all (issue 37). Those above
 //! `max_free_sockets` are closed once they stayed idle for [`SURPLUS_GRACE`]. Idle connections
-//! are watched, and one the server closes or resets is dropped at once ([`Keeper`]). The [`PoolRegistry`] shares one default pool among all
-//! requests that set no bounds and use no proxy, and caches dedicated pools per bound pair and
-//! proxy configuration, least recently used first out. Connections come from [`connector`]. Every request holds its own reference to its pool, so evicting or destroying a
-//! pool never fails a request in flight: it finishes, and its connection is then closed
-//! instead of kept.
+//! are watched, and one the server closes or resets is dropped at once ([`Keeper`]).
+//!
+//! The [`PoolRegistry`] shares one default pool among all requests that set no bounds and use
+//! no proxy, and caches dedicated pools per bound pair and proxy configuration, least recently
+//! used first out. Connections come from [`connector`]. Every request holds its own reference
+//! to its pool, so evicting or destroying a pool never fails a request in flight: it finishes,
+//! and its connection is then closed instead of kept.
 
 use std::collections::HashMap;
 use std::future::Future;
