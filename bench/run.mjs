@@ -57,11 +57,13 @@ const CHURN_ALLOWANCE = 2;
 const HTTPS_KINDS = [OURS, OURS_AT_DEFAULTS, BASELINE];
 const HANDSHAKE_CONCURRENCY = 1;
 /**
- * The scenarios on a new connection per call, both over HTTPS: against a server that resumes
- * TLS sessions (as real ones do: the client's later handshakes are resumed ones), and against
- * one that refuses to (every handshake a full one).
+ * The scenarios on a new connection per call: over HTTPS against a server that resumes TLS
+ * sessions (as real ones do: a client's later handshakes are resumed ones) and against one that
+ * refuses to (every handshake a full one), and, for AniLink alone, over plain HTTP: what a new
+ * connection costs without TLS, taken off both to compare the handshakes themselves.
  */
-const HANDSHAKE_SCENARIOS = ['new-connection', 'full-handshake'];
+const HANDSHAKE_SCENARIOS = ['new-connection', 'full-handshake', 'new-connection-http'];
+const TCP_ONLY_SCENARIO = 'new-connection-http';
 const METRICS = ['reqPerSec', 'p50Us', 'p99Us', 'cpuUsPerReq', 'peakRssBytes'];
 const ALL_WORKLOADS = Object.keys(WORKLOADS);
 /**
@@ -156,15 +158,7 @@ function targetsFor({ workloads }) {
     for (const concurrency of [1, 32]) ratio(workload, concurrency, 'cpuUsPerReq', BASELINE, { atMost: 0.4 }, 'https');
   }
   ratio('media', HANDSHAKE_CONCURRENCY, 'cpuUsPerReq', BASELINE, { atMost: 0.3 }, 'new-connection');
-  targets.push({
-    scenario: 'new-connection',
-    versusScenario: 'full-handshake',
-    workload: 'media',
-    concurrency: HANDSHAKE_CONCURRENCY,
-    metric: 'cpuUsPerReq',
-    versus: OURS,
-    atMost: 0.5,
-  });
+  targets.push({ scenario: 'handshake', metric: 'cpuUsPerReq', atMost: 0.5 });
   targets.push({ scenario: 'connections', metric: 'excessConnections', atMost: CHURN_ALLOWANCE });
   targets.push({
     scenario: 'memory',
@@ -307,7 +301,7 @@ function planRun(options) {
         scenario,
         workload: 'media',
         concurrency: HANDSHAKE_CONCURRENCY,
-        kinds: chosen(FRESH_KINDS),
+        kinds: chosen(scenario === TCP_ONLY_SCENARIO ? [OURS] : FRESH_KINDS),
       }))
     : [];
   const perRunSec = options.warmupSeconds + options.seconds + RUN_OVERHEAD_SEC;
@@ -773,20 +767,14 @@ async function warmupProbe(options) {
   process.stdout.write(`\n${markdown}\n`);
 }
 
-/**
- * Per-round ratios `kind / versus` of one metric (rounds where both ran), as a spread; `versus`
- * ran in `versusScenario` when given, else in the same scenario.
- */
-function ratioSpread(runs, { scenario, versusScenario = scenario, workload, concurrency }, kind, versus, metric) {
-  const ok = (inScenario) =>
-    runs.filter(
-      (run) =>
-        run.scenario === inScenario && run.workload === workload && run.concurrency === concurrency && !run.error,
-    );
-  const versusRuns = ok(versusScenario);
+/** Per-round ratios `kind / versus` of one metric (rounds where both ran), as a spread. */
+function ratioSpread(runs, { scenario, workload, concurrency }, kind, versus, metric) {
+  const ok = runs.filter(
+    (run) => run.scenario === scenario && run.workload === workload && run.concurrency === concurrency && !run.error,
+  );
   const ratios = [];
-  for (const run of ok(scenario).filter((r) => r.kind === kind)) {
-    const base = versusRuns.find((r) => r.kind === versus && r.round === run.round);
+  for (const run of ok.filter((r) => r.kind === kind)) {
+    const base = ok.find((r) => r.kind === versus && r.round === run.round);
     if (base && base[metric] > 0) ratios.push(run[metric] / base[metric]);
   }
   return spread(ratios);
@@ -832,6 +820,24 @@ function excessConnections(runs) {
     .sort((a, b) => b.excess - a.excess);
 }
 
+/**
+ * AniLink's resumed TLS handshake over its full one, per round: the CPU of a call on a new
+ * connection over HTTPS (resumed, or full) less that of one over plain HTTP, as a spread.
+ */
+function handshakeRatioSpread(runs) {
+  const cpuOf = (scenario, round) =>
+    runs.find((run) => run.scenario === scenario && run.kind === OURS && run.round === round && !run.error)
+      ?.cpuUsPerReq;
+  const ratios = [];
+  for (const tcp of runs.filter((run) => run.scenario === TCP_ONLY_SCENARIO && run.kind === OURS && !run.error)) {
+    const resumed = cpuOf('new-connection', tcp.round);
+    const full = cpuOf('full-handshake', tcp.round);
+    if (resumed !== undefined && full > tcp.cpuUsPerReq)
+      ratios.push((resumed - tcp.cpuUsPerReq) / (full - tcp.cpuUsPerReq));
+  }
+  return spread(ratios);
+}
+
 function evaluateTargets(targets, runs, unavailable) {
   return targets.map((target) => {
     const bound = target.atLeast ?? target.atMost;
@@ -858,7 +864,10 @@ function evaluateTargets(targets, runs, unavailable) {
         status: ours ? (ours.wakeUpsPerSec <= bound ? 'yes' : 'no') : 'not measured',
       };
     }
-    const ratio = ratioSpread(runs, target, OURS, target.versus, target.metric);
+    const ratio =
+      target.scenario === 'handshake'
+        ? handshakeRatioSpread(runs)
+        : ratioSpread(runs, target, OURS, target.versus, target.metric);
     const description = describeRatioTarget(target, bound);
     // The median, or with `everyRound` the worst round.
     const judged = ratio && (target.everyRound ? (target.atLeast ? ratio.min : ratio.max) : ratio.median);
@@ -879,9 +888,9 @@ function describeRatioTarget(target, bound) {
     case 'https':
       return `HTTPS: ${METRIC_LABELS[target.metric]} ${relation} ${target.versus}, ${target.workload}, ${inFlight}`;
     case 'new-connection':
-      return target.versusScenario
-        ? `a resumed TLS handshake: ${METRIC_LABELS[target.metric]} of a call on a new connection ${relation} with full handshakes`
-        : `HTTPS, a new connection per call: ${METRIC_LABELS[target.metric]} ${relation} ${target.versus}`;
+      return `HTTPS, a new connection per call: ${METRIC_LABELS[target.metric]} ${relation} ${target.versus}`;
+    case 'handshake':
+      return `a resumed TLS handshake's CPU ${relation} a full one's (a call on a new connection over HTTPS, less one over HTTP)`;
     default:
       return `${METRIC_LABELS[target.metric]} ${relation} ${target.versus}, ${target.workload}, ${inFlight}${target.everyRound ? ', every round' : ''}`;
   }
@@ -1040,7 +1049,8 @@ function renderMarkdown(result) {
       `#### A new connection per call (HTTPS, \`media\`, ${HANDSHAKE_CONCURRENCY} in flight)`,
       '',
       'Every call opens a connection and the TLS handshake with it (AniLink with `maxFreeSockets: 0`, undici with `reset: true`). ' +
-        '"resumed" is the share of the handshakes the server saw resume a session: the server of `new-connection` keeps sessions and sends TLS 1.3 tickets as real ones do, the one of `full-handshake` refuses resumption.',
+        '"resumed" is the share of the handshakes the server saw resume a session: the server of `new-connection` keeps sessions and sends TLS 1.3 tickets as real ones do, the one of `full-handshake` refuses resumption. ' +
+        '`new-connection-http` is the same call over plain HTTP: what a new connection costs without TLS.',
       '',
       markdownTable(
         ['scenario', 'client', 'req/s', 'p50 µs', 'CPU µs/req', 'resumed', 'conns'],
@@ -1166,6 +1176,7 @@ async function main() {
   const amount = `${options.seconds}s`;
   const warmup = `${options.warmupSeconds}s`;
   const server = await startServer();
+  const onPlainServer = plan.handshakes.filter((part) => part.scenario === TCP_ONLY_SCENARIO);
   const runAll = async (onServer, parts) => {
     for (const { scenario, workload, concurrency, kinds } of parts) {
       log(`${scenario}, ${workload}, ${concurrency} in flight: ${options.rounds} round(s)…`);
@@ -1200,7 +1211,7 @@ async function main() {
           `  ${fmtInt(ceiling.reqPerSec)} req/s; server ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU/req, one core ≈ ${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s`,
         );
     }
-    await runAll(server, plan.throughput);
+    await runAll(server, [...plan.throughput, ...onPlainServer]);
     if (plan.idleKinds.length > 0) {
       // Wake-ups do not depend on CPU load, so the idle clients are measured side by side.
       log(
