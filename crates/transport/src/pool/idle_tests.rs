@@ -209,3 +209,41 @@ async fn teardown_closes_the_idle_connections_and_ends_their_keeper() {
     let read = tokio::time::timeout(PROMPTLY, accepted.read(&mut byte)).await;
     assert!(matches!(read, Ok(Ok(0))), "closed: {read:?}");
 }
+
+/// What the JavaScript thread's driver arms its loop's timer from (decisions D12: an idle
+/// process keeps 0 wake-ups): a keeper names a deadline only while a surplus waits to close.
+#[tokio::test]
+async fn a_keeper_arms_no_timer_unless_a_surplus_waits_to_be_closed() {
+    timers::watch_this_thread();
+    let server = Server::start().await;
+    let pool = default_pool();
+    let origin = &server.origin;
+    let mut leases = lease_all(&pool, origin, 7).await.into_iter();
+    tokio::time::pause();
+    for lease in leases.by_ref().take(5) {
+        lease.release();
+    }
+    settle().await;
+    assert_eq!(
+        timers::earliest(),
+        None,
+        "maxFreeSockets idle need no timer"
+    );
+
+    let released_at = Instant::now();
+    for lease in leases {
+        lease.release();
+    }
+    settle().await;
+    assert_eq!(timers::earliest(), Some(released_at + SURPLUS_GRACE));
+
+    // tokio's timers fire on the millisecond tick after their deadline.
+    tokio::time::advance(SURPLUS_GRACE + Duration::from_millis(1)).await;
+    settle().await;
+    assert_eq!(idle_count(&pool, origin), 5);
+    assert_eq!(
+        timers::earliest(),
+        None,
+        "nothing is armed once the surplus is closed"
+    );
+}
