@@ -1,15 +1,17 @@
 // `npm run bench`: AniLink against undici.request, fetch, axios, a same-work napi floor and a
 // bare reqwest client, on two workloads (`media`, `custom`), against a lean local server, in
-// time-bounded steady-state phases; plus a 10,000-in-flight memory scenario and an idle
-// scenario. A benchmark, not a test: it prints a report and writes bench/results/latest.json
-// and latest.md. See bench/README.md.
+// time-bounded steady-state phases, over HTTP and over HTTPS (a test CA made for the run), with
+// AniLink also at its default pool bounds; plus calls on new connections (full and resumed TLS
+// handshakes), a 10,000-in-flight memory scenario and an idle scenario. A benchmark, not a
+// test: it prints a report and writes bench/results/latest.json and latest.md (what goes into
+// bench/RESULTS.md). See bench/README.md.
 //
 //   node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients a,b]
-//                      [--workload media,custom] [--concurrency 1,32] [--no-memory] [--no-idle]
+//                      [--workload media,custom] [--concurrency 1,32] [--no-http] [--no-https] [--no-memory] [--no-idle]
 //   node bench/run.mjs --warmup-probe [--seconds N] [--clients a,b] [--concurrency 1,32]
 //   node bench/run.mjs --startup
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -17,7 +19,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { capturedRequestFile } from './clients/kinds/napi-floor.mjs';
-import { EXIT_UNAVAILABLE, KINDS as NODE_KINDS } from './clients/run-client.mjs';
+import { EXIT_UNAVAILABLE, FRESH_KINDS, KINDS as NODE_KINDS } from './clients/run-client.mjs';
 import { WORKLOADS } from './clients/workload.mjs';
 import { measureStartup, STARTUP_TARGET_MS } from './startup.mjs';
 
@@ -46,7 +48,24 @@ const ONE_THREAD_FLOOR = 'napi-inline';
 const ONE_THREAD_FLOOR_CONCURRENCIES = [1, 32];
 const ALL_KINDS = [...NODE_KINDS, NETWORK_FLOOR];
 const OURS = 'anilink';
+/** AniLink at its default pool bounds, beside the capped run (issue 37). */
+const OURS_AT_DEFAULTS = 'anilink-defaults';
 const BASELINE = 'undici';
+/** The default pool's `maxSockets`: what a run at default bounds needs at most. */
+const DEFAULT_MAX_SOCKETS = 20;
+/** Connections a run at default bounds may open beyond min(in flight, maxSockets) (issue 37). */
+const CHURN_ALLOWANCE = 2;
+/** Who runs over HTTPS, and on a new connection per call (at HANDSHAKE_CONCURRENCY in flight). */
+const HTTPS_KINDS = [OURS, OURS_AT_DEFAULTS, BASELINE];
+const HANDSHAKE_CONCURRENCY = 1;
+/**
+ * The scenarios on a new connection per call: over HTTPS against a server that resumes TLS
+ * sessions (as real ones do: a client's later handshakes are resumed ones) and against one that
+ * refuses to (every handshake a full one), and, for AniLink alone, over plain HTTP: what a new
+ * connection costs without TLS, taken off both to compare the handshakes themselves.
+ */
+const HANDSHAKE_SCENARIOS = ['new-connection', 'full-handshake', 'new-connection-http'];
+const TCP_ONLY_SCENARIO = 'new-connection-http';
 const METRICS = ['reqPerSec', 'p50Us', 'p99Us', 'cpuUsPerReq', 'peakRssBytes'];
 const ALL_WORKLOADS = Object.keys(WORKLOADS);
 /**
@@ -54,7 +73,10 @@ const ALL_WORKLOADS = Object.keys(WORKLOADS);
  * the reqwest reference only on `media`, the reference only at 32 in flight (they are there
  * for context; the targets compare with undici and the same-work floor, which run everywhere).
  */
-const WORKLOAD_KINDS = { media: ALL_KINDS, custom: [OURS, BASELINE, SAME_WORK_FLOOR, ONE_THREAD_FLOOR] };
+const WORKLOAD_KINDS = {
+  media: ALL_KINDS,
+  custom: [OURS, OURS_AT_DEFAULTS, BASELINE, SAME_WORK_FLOOR, ONE_THREAD_FLOOR],
+};
 const NETWORK_FLOOR_CONCURRENCY = 32;
 
 /**
@@ -118,17 +140,28 @@ const PROFILES = {
 const IDLE_SECONDS = 10;
 const PROBE_SECONDS = 30;
 
-/** The issue's "Done when" criteria: AniLink's per-round ratio to another client, same run. */
+/**
+ * The issues' "Done when" criteria (17, and 37 for HTTPS, handshakes and default bounds):
+ * AniLink's per-round ratio to another client (or to itself in another scenario), same run.
+ * `everyRound`: the bound holds in every round, not only for the median.
+ */
 function targetsFor({ workloads }) {
   const targets = [];
-  const ratio = (workload, concurrency, metric, versus, bound) =>
-    targets.push({ scenario: 'throughput', workload, concurrency, metric, versus, ...bound });
+  const ratio = (workload, concurrency, metric, versus, bound, scenario = 'throughput') =>
+    targets.push({ scenario, workload, concurrency, metric, versus, ...bound });
   for (const workload of workloads) {
-    for (const concurrency of [1, 32, 256]) ratio(workload, concurrency, 'cpuUsPerReq', BASELINE, { atMost: 0.6 });
+    for (const concurrency of [1, 32, 256]) {
+      const everyRound = workload === 'media' && concurrency === 1;
+      ratio(workload, concurrency, 'cpuUsPerReq', BASELINE, { atMost: 0.6, everyRound });
+    }
     ratio(workload, 1, 'p50Us', BASELINE, { atMost: 0.8 });
     for (const concurrency of [32, 256]) ratio(workload, concurrency, 'reqPerSec', BASELINE, { atLeast: 1.5 });
     ratio(workload, 32, 'cpuUsPerReq', SAME_WORK_FLOOR, { atMost: 1.5 });
+    for (const concurrency of [1, 32]) ratio(workload, concurrency, 'cpuUsPerReq', BASELINE, { atMost: 0.4 }, 'https');
   }
+  ratio('media', HANDSHAKE_CONCURRENCY, 'cpuUsPerReq', BASELINE, { atMost: 0.3 }, 'new-connection');
+  targets.push({ scenario: 'handshake', metric: 'cpuUsPerReq', atMost: 0.5 });
+  targets.push({ scenario: 'connections', metric: 'excessConnections', atMost: CHURN_ALLOWANCE });
   targets.push({
     scenario: 'memory',
     workload: 'media',
@@ -141,7 +174,7 @@ function targetsFor({ workloads }) {
   return targets;
 }
 
-const USAGE = `usage: node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--workload ${ALL_WORKLOADS.join(',')}] [--concurrency 1,32,256] [--no-memory] [--no-idle]
+const USAGE = `usage: node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--workload ${ALL_WORKLOADS.join(',')}] [--concurrency 1,32,256] [--no-http] [--no-https] [--no-memory] [--no-idle]
        node bench/run.mjs --warmup-probe [--seconds N] [--clients undici,anilink] [--concurrency 1,32,256]
        node bench/run.mjs --startup`;
 
@@ -156,6 +189,8 @@ function parseCli(argv) {
     clients: undefined,
     workloads: ALL_WORKLOADS,
     concurrencies: [1, 32, 256],
+    http: true,
+    https: true,
     memory: true,
     idle: true,
     planOnly: false,
@@ -182,6 +217,8 @@ function parseCli(argv) {
     else if (flag === '--startup') options.startup = true;
     else if (flag === '--plan') options.planOnly = true;
     else if (flag === '--no-memory') options.memory = false;
+    else if (flag === '--no-http') options.http = false;
+    else if (flag === '--no-https') options.https = false;
     else if (flag === '--no-idle') options.idle = false;
     else if (flag === '--rounds') {
       options.rounds = number(flag, argv[++i], 1);
@@ -211,9 +248,17 @@ function parseCli(argv) {
 
 const log = (line) => process.stderr.write(`${line}\n`);
 
-/** Builds (or refreshes: cargo does nothing when they are current) the Rust binaries and the napi floor. */
-function buildBinaries() {
-  for (const project of RUST_PROJECTS) {
+/**
+ * Builds (or refreshes: cargo does nothing when they are current) the Rust binaries and the
+ * napi floor that the chosen clients need; the server always.
+ */
+function buildBinaries(clients) {
+  const needed = {
+    server: true,
+    'reqwest-floor': clients.includes(NETWORK_FLOOR),
+    'napi-floor': clients.includes(SAME_WORK_FLOOR) || clients.includes(ONE_THREAD_FLOOR),
+  };
+  for (const project of RUST_PROJECTS.filter((name) => needed[name])) {
     const manifest = join(BENCH_DIR, project, 'Cargo.toml');
     const build = spawnSync(
       'cargo',
@@ -235,40 +280,61 @@ function buildBinaries() {
  */
 function planRun(options) {
   const { profile } = options;
-  const throughput = options.workloads.flatMap((workload) =>
+  const chosen = (kinds) => kinds.filter((kind) => options.clients.includes(kind));
+  const throughput = (options.http ? options.workloads : []).flatMap((workload) =>
     options.concurrencies.map((concurrency) => ({
+      scenario: 'throughput',
       workload,
       concurrency,
-      kinds: WORKLOAD_KINDS[workload].filter(
+      kinds: chosen(WORKLOAD_KINDS[workload]).filter(
         (kind) =>
-          options.clients.includes(kind) &&
           (kind !== NETWORK_FLOOR || concurrency === NETWORK_FLOOR_CONCURRENCY) &&
           (kind !== ONE_THREAD_FLOOR || ONE_THREAD_FLOOR_CONCURRENCIES.includes(concurrency)),
       ),
     })),
   );
+  const https = (options.https ? options.workloads : []).flatMap((workload) =>
+    options.concurrencies.map((concurrency) => ({
+      scenario: 'https',
+      workload,
+      concurrency,
+      kinds: chosen(HTTPS_KINDS),
+    })),
+  );
+  const handshakes = options.https
+    ? HANDSHAKE_SCENARIOS.map((scenario) => ({
+        scenario,
+        workload: 'media',
+        concurrency: HANDSHAKE_CONCURRENCY,
+        kinds: chosen(scenario === TCP_ONLY_SCENARIO ? [OURS] : FRESH_KINDS),
+      }))
+    : [];
   const perRunSec = options.warmupSeconds + options.seconds + RUN_OVERHEAD_SEC;
-  const runs = throughput.reduce((sum, { kinds }) => sum + kinds.length, 0) * options.rounds;
+  const runs =
+    [...throughput, ...https, ...handshakes].reduce((sum, { kinds }) => sum + kinds.length, 0) * options.rounds;
   const memoryKinds = options.memory
     ? options.clients.filter(
-        (kind) => kind !== SAME_WORK_FLOOR && kind !== ONE_THREAD_FLOOR && !profile.memorySkips.includes(kind),
+        (kind) =>
+          ![SAME_WORK_FLOOR, ONE_THREAD_FLOOR, OURS_AT_DEFAULTS].includes(kind) && !profile.memorySkips.includes(kind),
       )
     : [];
   const memorySec = profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + MEMORY_RUN_SEC[kind], 0);
   const idleKinds = options.idle ? IDLE_KINDS.filter((kind) => options.clients.includes(kind)) : [];
   const idleSec = idleKinds.length > 0 ? IDLE_SETTLE_MAX_SECONDS + IDLE_SECONDS + 3 : 0;
-  const ceilingSec = profile.ceilingSeconds + 1 + RUN_OVERHEAD_SEC;
+  const ceilingSec = options.clients.includes(NETWORK_FLOOR) ? profile.ceilingSeconds + 1 + RUN_OVERHEAD_SEC : 0;
   return {
     throughput,
+    https,
+    handshakes,
     memoryKinds,
     idleKinds,
     etaSec: ceilingSec + runs * perRunSec + memorySec + idleSec + 5,
     describe() {
       const lines = [
         `plan: ${options.rounds} round(s); every run ${options.warmupSeconds} s warm-up + ${options.seconds} s timed, in a fresh process`,
-        ...throughput.map(
-          ({ workload, concurrency, kinds }) =>
-            `  ${workload}, ${concurrency} in flight: ${kinds.join(', ') || '(no client)'}`,
+        ...[...throughput, ...https, ...handshakes].map(
+          ({ scenario, workload, concurrency, kinds }) =>
+            `  ${scenario === 'throughput' ? '' : `${scenario}, `}${workload}, ${concurrency} in flight: ${kinds.join(', ') || '(no client)'}`,
         ),
         `  memory (${fmtInt(MEMORY_IN_FLIGHT)} in flight): ${memoryKinds.join(', ') || 'skipped'}`,
         `  idle (${IDLE_SETTLE_SECONDS}–${IDLE_SETTLE_MAX_SECONDS} s settling + ${IDLE_SECONDS} s counted, side by side): ${idleKinds.join(', ') || 'skipped'}`,
@@ -344,8 +410,48 @@ async function captureAnilinkRequests(workloads) {
 }
 
 /**
+ * A certificate authority and a certificate for 127.0.0.1 it issued, made with `openssl` into a
+ * temporary directory for this run: what the HTTPS server presents and the clients trust
+ * (through NODE_EXTRA_CA_CERTS, which AniLink, undici and Node all read).
+ */
+function makeTestCa() {
+  const dir = mkdtempSync(join(os.tmpdir(), 'anilink-bench-ca-'));
+  const curve = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2'];
+  const openssl = (args) => {
+    const run = spawnSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    if (run.status !== 0) throw new Error(`openssl ${args[0]} failed: ${run.error?.message ?? run.stderr}`);
+  };
+  openssl(['req', '-x509', ...curve, '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', '/CN=AniLink bench CA']);
+  openssl([
+    'req',
+    '-x509',
+    ...curve,
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.pem',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-addext',
+    'basicConstraints=CA:FALSE',
+  ]);
+  return {
+    caFile: join(dir, 'ca.pem'),
+    serverArgs: ['--tls-cert', join(dir, 'server.pem'), '--tls-key', join(dir, 'server.key')],
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
  * Starts bench-server with stdin as its control channel (closing stdin stops it, so it dies
- * with this process), and returns its URL and a way to read its counters.
+ * with this process), and returns its URL and a way to read its counters. With TLS arguments
+ * its URL is an https one.
  */
 async function startServer(extraArgs = []) {
   const child = spawn(SERVER_BIN, ['--control-stdin', ...extraArgs], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -364,9 +470,10 @@ async function startServer(extraArgs = []) {
 
   const listening = /^listening (\d+)$/.exec(await nextLine());
   if (!listening) throw new Error('bench-server did not announce its port');
+  const scheme = extraArgs.includes('--tls-cert') ? 'https' : 'http';
   return {
-    url: `http://127.0.0.1:${listening[1]}/`,
-    /** @returns {Promise<{connections: number, requests: number, cpuUs: number, peakRssBytes: number}>} */
+    url: `${scheme}://127.0.0.1:${listening[1]}/`,
+    /** @returns {Promise<{connections: number, requests: number, cpuUs: number, peakRssBytes: number, tlsHandshakes: number, tlsResumed: number}>} */
     async stats() {
       const answer = nextLine();
       child.stdin.write('stats\n');
@@ -408,11 +515,13 @@ function runChild(command, args) {
 /**
  * One client run in a fresh process, with the server's own cost over the same period.
  * `amount` and `warmup` are run-client's: a request count (`"10000"`) or seconds (`"10s"`).
- * @returns {Promise<object>} the client's report plus `connectionsOpened`, `serverCpuUsPerReq`
- *   and `serverLoad`; or `{ unavailable }` / `{ error }`
+ * `fresh`: a new connection for every request.
+ * @returns {Promise<object>} the client's report plus `connectionsOpened`, `serverCpuUsPerReq`,
+ *   `serverLoad` and, over TLS, `resumedShare` (of the handshakes the server completed); or
+ *   `{ unavailable }` / `{ error }`
  */
-async function measure(server, { kind, workload, concurrency, amount, warmup }) {
-  const phases = [String(concurrency), amount, warmup];
+async function measure(server, { kind, workload, concurrency, amount, warmup, fresh = false }) {
+  const phases = [String(concurrency), amount, warmup, ...(fresh ? ['fresh'] : [])];
   const [command, args] =
     kind === NETWORK_FLOOR
       ? [NETWORK_FLOOR_BIN, [new URL(WORKLOADS[workload].path, server.url).href, ...phases]]
@@ -432,9 +541,11 @@ async function measure(server, { kind, workload, concurrency, amount, warmup }) 
   if (code !== 0 || !report) return { error: (stderr.trim() || `exit code ${code}`).split('\n').slice(-5).join('\n') };
   const served = after.requests - before.requests;
   const serverCpuUsPerReq = served > 0 ? (after.cpuUs - before.cpuUs) / served : null;
+  const handshakes = after.tlsHandshakes - before.tlsHandshakes;
   return {
     ...report,
     connectionsOpened: after.connections - before.connections,
+    resumedShare: handshakes > 0 ? (after.tlsResumed - before.tlsResumed) / handshakes : null,
     serverCpuUsPerReq,
     // The share of one core the server needed to keep up with this client's rate.
     serverLoad: serverCpuUsPerReq === null ? null : (serverCpuUsPerReq * report.reqPerSec) / 1e6,
@@ -497,10 +608,11 @@ function spread(values) {
  */
 async function runRounds({ server, scenario, workload, concurrency, kinds, rounds, amount, warmup, unavailable }) {
   const runs = [];
+  const fresh = HANDSHAKE_SCENARIOS.includes(scenario);
   for (let round = 0; round < rounds; round += 1) {
     for (const kind of roundOrder(kinds, round)) {
       if (unavailable[kind]) continue;
-      const result = await measure(server, { kind, workload, concurrency, amount, warmup });
+      const result = await measure(server, { kind, workload, concurrency, amount, warmup, fresh });
       if (result.unavailable) {
         unavailable[kind] = result.unavailable;
         log(`  ${kind}: unavailable, skipped for the rest of the run: ${result.unavailable}`);
@@ -706,16 +818,66 @@ function summarize(runs) {
     const { scenario, workload, concurrency, kind, connectionLimit } = group[0];
     const values = {};
     const ratioToBaseline = {};
-    for (const metric of [...METRICS, 'connectionsOpened', 'serverCpuUsPerReq', 'serverLoad', 'stealShare'])
+    for (const metric of [
+      ...METRICS,
+      'connectionsOpened',
+      'resumedShare',
+      'serverCpuUsPerReq',
+      'serverLoad',
+      'stealShare',
+    ])
       values[metric] = spread(group.map((run) => run[metric]).filter((v) => typeof v === 'number'));
     for (const metric of METRICS) ratioToBaseline[metric] = ratioSpread(runs, group[0], kind, BASELINE, metric);
     return { scenario, workload, concurrency, kind, connectionLimit, rounds: group.length, values, ratioToBaseline };
   });
 }
 
+/**
+ * The connections a run at default bounds opened beyond min(in flight, maxSockets), worst run
+ * first (warm-up included: every run is a fresh process).
+ */
+function excessConnections(runs) {
+  return runs
+    .filter((run) => run.kind === OURS_AT_DEFAULTS && !run.error && typeof run.connectionsOpened === 'number')
+    .map((run) => ({
+      run,
+      excess: run.connectionsOpened - Math.min(run.concurrency, DEFAULT_MAX_SOCKETS),
+    }))
+    .sort((a, b) => b.excess - a.excess);
+}
+
+/**
+ * AniLink's resumed TLS handshake over its full one, per round: the CPU of a call on a new
+ * connection over HTTPS (resumed, or full) less that of one over plain HTTP, as a spread.
+ */
+function handshakeRatioSpread(runs) {
+  const cpuOf = (scenario, round) =>
+    runs.find((run) => run.scenario === scenario && run.kind === OURS && run.round === round && !run.error)
+      ?.cpuUsPerReq;
+  const ratios = [];
+  for (const tcp of runs.filter((run) => run.scenario === TCP_ONLY_SCENARIO && run.kind === OURS && !run.error)) {
+    const resumed = cpuOf('new-connection', tcp.round);
+    const full = cpuOf('full-handshake', tcp.round);
+    if (resumed !== undefined && full > tcp.cpuUsPerReq)
+      ratios.push((resumed - tcp.cpuUsPerReq) / (full - tcp.cpuUsPerReq));
+  }
+  return spread(ratios);
+}
+
 function evaluateTargets(targets, runs, unavailable) {
   return targets.map((target) => {
     const bound = target.atLeast ?? target.atMost;
+    if (target.scenario === 'connections') {
+      const [worst] = excessConnections(runs);
+      return {
+        ...target,
+        description: `connections opened at default bounds ≤ min(in flight, ${DEFAULT_MAX_SOCKETS}) + ${bound}, every run (HTTP and HTTPS)`,
+        measured: worst
+          ? `+${worst.excess} at worst (${worst.run.scenario === 'https' ? 'HTTPS ' : ''}${worst.run.workload}, ${worst.run.concurrency} in flight: ${worst.run.connectionsOpened})`
+          : '–',
+        status: worst ? (worst.excess <= bound ? 'yes' : 'no') : 'not measured',
+      };
+    }
     if (target.scenario === 'idle') {
       const ours = runs.find((run) => run.scenario === 'idle' && run.kind === OURS && !run.error);
       const theirs = runs.find((run) => run.scenario === 'idle' && run.kind === BASELINE && !run.error);
@@ -728,18 +890,36 @@ function evaluateTargets(targets, runs, unavailable) {
         status: ours ? (ours.wakeUpsPerSec <= bound ? 'yes' : 'no') : 'not measured',
       };
     }
-    const ratio = ratioSpread(runs, target, OURS, target.versus, target.metric);
-    const where =
-      target.scenario === 'memory'
-        ? `with ${fmtInt(target.concurrency)} in flight`
-        : `${target.workload}, ${target.concurrency} in flight`;
-    const description = `${METRIC_LABELS[target.metric]} ${target.atLeast ? '≥' : '≤'} ${bound} × ${target.versus}, ${where}`;
+    const ratio =
+      target.scenario === 'handshake'
+        ? handshakeRatioSpread(runs)
+        : ratioSpread(runs, target, OURS, target.versus, target.metric);
+    const description = describeRatioTarget(target, bound);
+    // The median, or with `everyRound` the worst round.
+    const judged = ratio && (target.everyRound ? (target.atLeast ? ratio.min : ratio.max) : ratio.median);
     let status;
-    if (ratio !== null) status = (target.atLeast ? ratio.median >= bound : ratio.median <= bound) ? 'yes' : 'no';
+    if (ratio !== null) status = (target.atLeast ? judged >= bound : judged <= bound) ? 'yes' : 'no';
     else
       status = `not measured${unavailable[OURS] ? ' (anilink unavailable)' : unavailable[target.versus] ? ` (${target.versus} unavailable)` : ''}`;
     return { ...target, description, ratio, measured: fmtRatioSpread(ratio), status };
   });
+}
+
+function describeRatioTarget(target, bound) {
+  const relation = `${target.atLeast ? '≥' : '≤'} ${bound} ×`;
+  const inFlight = `${target.concurrency} in flight`;
+  switch (target.scenario) {
+    case 'memory':
+      return `${METRIC_LABELS[target.metric]} ${relation} ${target.versus}, with ${fmtInt(target.concurrency)} in flight`;
+    case 'https':
+      return `HTTPS: ${METRIC_LABELS[target.metric]} ${relation} ${target.versus}, ${target.workload}, ${inFlight}`;
+    case 'new-connection':
+      return `HTTPS, a new connection per call: ${METRIC_LABELS[target.metric]} ${relation} ${target.versus}`;
+    case 'handshake':
+      return `a resumed TLS handshake's CPU ${relation} a full one's (a call on a new connection over HTTPS, less one over HTTP)`;
+    default:
+      return `${METRIC_LABELS[target.metric]} ${relation} ${target.versus}, ${target.workload}, ${inFlight}${target.everyRound ? ', every round' : ''}`;
+  }
 }
 
 const METRIC_LABELS = {
@@ -789,12 +969,12 @@ function machineInfo() {
 const machineLine = (machine) =>
   `${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}; Node ${machine.node}, undici ${machine.undici}, axios ${machine.axios}.`;
 
-function renderWorkload(out, result, workload) {
-  const rows = result.summary.filter((row) => row.scenario === 'throughput' && row.workload === workload);
+function renderWorkload(out, result, workload, scenario) {
+  const rows = result.summary.filter((row) => row.scenario === scenario && row.workload === workload);
   if (rows.length === 0) return;
   const captured = result.captured[workload];
   const spec = result.workloads[workload];
-  out.push(`#### Workload \`${workload}\``, '');
+  out.push(`#### Workload \`${workload}\`${scenario === 'https' ? ' over HTTPS' : ''}`, '');
   out.push(
     `${workload === 'media' ? 'AniLink calls `query.media({ id: 1 })`' : 'AniLink calls `anilist.custom(query, { id: 1 })` with a five-field query'}` +
       `${captured?.requestBytes ? ` (a ${fmtInt(captured.requestBytes)}-byte request, which the napi floor replays)` : ''}; ` +
@@ -849,7 +1029,7 @@ function renderWorkload(out, result, workload) {
 function renderMarkdown(result) {
   const { machine, options, ceiling, summary, targets, unavailable, failures } = result;
   const out = [];
-  // Headings start at level 3: the report is pasted as is under the README's "## Performance".
+  // Headings start at level 3: the report is pasted as is into bench/RESULTS.md.
   out.push(`### Latest run (${result.generatedAt})`, '');
   out.push(
     `${machineLine(machine)} ${options.rounds} round(s)${options.quick ? ' (--quick)' : ''}; every run in a fresh process: ` +
@@ -858,7 +1038,8 @@ function renderMarkdown(result) {
     '',
   );
   out.push('#### Server ceiling', '');
-  if (ceiling.error) out.push(`Probe failed: ${ceiling.error}`, '');
+  if (ceiling.skipped) out.push(`Not measured: ${ceiling.skipped}.`, '');
+  else if (ceiling.error) out.push(`Probe failed: ${ceiling.error}`, '');
   else {
     out.push(
       `bench-server (one thread) against the reqwest client with ${ceiling.concurrency} in flight: **${fmtInt(ceiling.reqPerSec)} req/s**, ` +
@@ -873,10 +1054,45 @@ function renderMarkdown(result) {
     "Floors: **napi-floor** is the same-work floor (AniLink's own request bytes over hyper 1 and the same runtime, one threadsafe-function call per response, JSON.parse and the check in JavaScript): " +
       "the least an addon with a worker thread must do. **napi-inline** does the same work on the JavaScript thread alone (libuv watches the runtime's reactor; answers are direct calls; Linux only, at 1 and 32 in flight): " +
       'what napi-floor costs above it is the hand-off between the JavaScript thread and the worker. **reqwest** is the network-only reference (HTTP in Rust, the 730-byte query, no JSON, no V8). ' +
-      'Connections: anilink and undici are capped at one socket per request in flight, the others keep uncapped pools, which open at most as many; "conns" is what the server accepted per run, warm-up included.',
+      'Connections: anilink and undici are capped at one socket per request in flight, the others keep uncapped pools, which open at most as many; ' +
+      `**anilink-defaults** is AniLink at its default pool bounds (maxSockets ${DEFAULT_MAX_SOCKETS}, maxFreeSockets 5), as users run it. "conns" is what the server accepted per run, warm-up included.`,
     '',
   );
-  for (const workload of options.workloads) renderWorkload(out, result, workload);
+  for (const workload of options.workloads) renderWorkload(out, result, workload, 'throughput');
+  if (summary.some((row) => row.scenario === 'https')) {
+    out.push(
+      '### HTTPS',
+      '',
+      'The same server over TLS (rustls; a certificate from a CA made for the run, trusted through NODE_EXTRA_CA_CERTS), kept-alive connections. ' +
+        `**anilink-defaults** is AniLink at its default pool bounds (maxSockets ${DEFAULT_MAX_SOCKETS}, maxFreeSockets 5), as users run it; its "conns" column is the connections it opened, which issue 37 bounds by min(in flight, ${DEFAULT_MAX_SOCKETS}) + ${CHURN_ALLOWANCE}.`,
+      '',
+    );
+    for (const workload of options.workloads) renderWorkload(out, result, workload, 'https');
+  }
+  const handshakeRows = summary.filter((row) => HANDSHAKE_SCENARIOS.includes(row.scenario));
+  if (handshakeRows.length > 0) {
+    out.push(
+      `#### A new connection per call (HTTPS, \`media\`, ${HANDSHAKE_CONCURRENCY} in flight)`,
+      '',
+      'Every call opens a connection and the TLS handshake with it (AniLink with `maxFreeSockets: 0`, undici with `reset: true`). ' +
+        '"resumed" is the share of the handshakes the server saw resume a session: the server of `new-connection` keeps sessions and sends TLS 1.3 tickets as real ones do, the one of `full-handshake` refuses resumption. ' +
+        '`new-connection-http` is the same call over plain HTTP: what a new connection costs without TLS.',
+      '',
+      markdownTable(
+        ['scenario', 'client', 'req/s', 'p50 µs', 'CPU µs/req', 'resumed', 'conns'],
+        handshakeRows.map(({ scenario, kind, values: v }) => [
+          scenario,
+          clientLabel(kind),
+          fmtSpread(v.reqPerSec),
+          fmtSpread(v.p50Us),
+          fmtSpread(v.cpuUsPerReq, fmtTenth),
+          v.resumedShare ? fmtPercent(v.resumedShare.median) : '–',
+          v.connectionsOpened ? fmtInt(v.connectionsOpened.median) : '–',
+        ]),
+      ),
+      '',
+    );
+  }
   const memoryRows = summary.filter((row) => row.scenario === 'memory');
   if (memoryRows.length > 0) {
     out.push(
@@ -940,7 +1156,7 @@ function renderMarkdown(result) {
       '',
     );
   }
-  out.push('#### Targets (issue 17, AniLink at defaults, same run)', '');
+  out.push('#### Targets (issues 17 and 37, same run)', '');
   out.push(
     markdownTable(
       ['target', 'measured median [min–max]', 'met'],
@@ -974,7 +1190,7 @@ async function main() {
   if (!options.probe) log(plan.describe());
   if (options.planOnly) return;
   log('building the benchmark binaries (cargo build --release, bench/target)…');
-  buildBinaries();
+  buildBinaries(options.clients);
   if (options.probe) return warmupProbe(options);
 
   const replaysAnilink = options.clients.includes(SAME_WORK_FLOOR) || options.clients.includes(ONE_THREAD_FLOOR);
@@ -987,26 +1203,14 @@ async function main() {
   const amount = `${options.seconds}s`;
   const warmup = `${options.warmupSeconds}s`;
   const server = await startServer();
-  let ceiling;
-  try {
-    log(`server ceiling: reqwest client, 64 in flight, ${profile.ceilingSeconds} s…`);
-    ceiling = await measure(server, {
-      kind: NETWORK_FLOOR,
-      workload: 'media',
-      concurrency: 64,
-      amount: `${profile.ceilingSeconds}s`,
-      warmup: '1s',
-    });
-    if (!ceiling.error)
-      log(
-        `  ${fmtInt(ceiling.reqPerSec)} req/s; server ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU/req, one core ≈ ${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s`,
-      );
-    for (const { workload, concurrency, kinds } of plan.throughput) {
-      log(`throughput, ${workload}, ${concurrency} in flight: ${options.rounds} round(s)…`);
+  const onPlainServer = plan.handshakes.filter((part) => part.scenario === TCP_ONLY_SCENARIO);
+  const runAll = async (onServer, parts) => {
+    for (const { scenario, workload, concurrency, kinds } of parts) {
+      log(`${scenario}, ${workload}, ${concurrency} in flight: ${options.rounds} round(s)…`);
       runs.push(
         ...(await runRounds({
-          server,
-          scenario: 'throughput',
+          server: onServer,
+          scenario,
           workload,
           concurrency,
           kinds,
@@ -1017,6 +1221,24 @@ async function main() {
         })),
       );
     }
+  };
+  let ceiling = { skipped: `the ${NETWORK_FLOOR} client, which probes it, was not chosen` };
+  try {
+    if (options.clients.includes(NETWORK_FLOOR)) {
+      log(`server ceiling: reqwest client, 64 in flight, ${profile.ceilingSeconds} s…`);
+      ceiling = await measure(server, {
+        kind: NETWORK_FLOOR,
+        workload: 'media',
+        concurrency: 64,
+        amount: `${profile.ceilingSeconds}s`,
+        warmup: '1s',
+      });
+      if (!ceiling.error)
+        log(
+          `  ${fmtInt(ceiling.reqPerSec)} req/s; server ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU/req, one core ≈ ${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s`,
+        );
+    }
+    await runAll(server, [...plan.throughput, ...onPlainServer]);
     if (plan.idleKinds.length > 0) {
       // Wake-ups do not depend on CPU load, so the idle clients are measured side by side.
       log(
@@ -1033,6 +1255,35 @@ async function main() {
     }
   } finally {
     await server.stop();
+  }
+
+  if (plan.https.length + plan.handshakes.length > 0) {
+    const ca = makeTestCa();
+    // Inherited by every client process from here on.
+    process.env.NODE_EXTRA_CA_CERTS = ca.caFile;
+    try {
+      const resuming = await startServer(ca.serverArgs);
+      try {
+        await runAll(resuming, [
+          ...plan.https,
+          ...plan.handshakes.filter((part) => part.scenario === 'new-connection'),
+        ]);
+      } finally {
+        await resuming.stop();
+      }
+      const fullOnly = await startServer([...ca.serverArgs, '--tls-no-resumption']);
+      try {
+        await runAll(
+          fullOnly,
+          plan.handshakes.filter((part) => part.scenario === 'full-handshake'),
+        );
+      } finally {
+        await fullOnly.stop();
+      }
+    } finally {
+      delete process.env.NODE_EXTRA_CA_CERTS;
+      ca.remove();
+    }
   }
 
   if (plan.memoryKinds.length > 0) {
@@ -1078,6 +1329,8 @@ async function main() {
       clients: options.clients,
       workloads: options.workloads,
       concurrencies: options.concurrencies,
+      http: options.http,
+      https: options.https,
     },
     workloads: Object.fromEntries(
       options.workloads.map((workload) => [

@@ -232,7 +232,7 @@ mod linux {
                     uv_unref(handle.0);
                 }
             }
-            executor::install_local(background);
+            executor::install_local(background, spawn_on_this_thread);
             timers::watch_this_thread();
             Ok(driver)
         }
@@ -241,6 +241,13 @@ mod linux {
         pub fn start(&'static self, call: Call) {
             self.incoming.borrow_mut().push(call);
             self.pass(false);
+        }
+
+        /// Add a background task (no JavaScript waits on it): polled in the current pass when
+        /// there is one, else in one scheduled now.
+        fn spawn(&self, task: Call) {
+            self.incoming.borrow_mut().push(task);
+            self.wakeup.wake_by_ref();
         }
 
         /// Poll every woken future until none is left (first turning the reactor once,
@@ -352,6 +359,11 @@ mod linux {
         if let Some(Ok(Some(driver))) = DRIVER.with(|cell| cell.get().cloned()) {
             run(driver);
         }
+    }
+
+    /// The transport's [`executor::spawn`] on this thread.
+    fn spawn_on_this_thread(task: Call) {
+        with_driver(|driver| driver.spawn(task));
     }
 
     unsafe extern "C" fn on_reactor_readable(_: *mut c_void, _status: c_int, _: c_int) {

@@ -1,9 +1,11 @@
 // One measured client run, in its own process so that CPU time and peak RSS belong to that
 // client alone:
 //
-//   node bench/clients/run-client.mjs <kind> <url> <workload> <concurrency> <amount> <warmup>
+//   node bench/clients/run-client.mjs <kind> <url> <workload> <concurrency> <amount> <warmup> [fresh]
 //
-// Kinds: anilink, undici, fetch, axios, napi-floor, napi-inline (bench/clients/kinds/<kind>.mjs); workloads:
+// Kinds: anilink, anilink-defaults, undici, fetch, axios, napi-floor, napi-inline
+// (bench/clients/kinds/<kind>.mjs); `fresh` (anilink and undici): every request on a new
+// connection, the handshake's cost. Workloads:
 // media, custom (workload.mjs). `amount` and `warmup` are a number of requests (`8000`) or
 // of seconds (`10s`): after the untimed warm-up, the timed phase keeps `concurrency` requests
 // in flight, a new one starting as soon as one finishes, until the count is reached or the
@@ -17,7 +19,9 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { WORKLOADS } from './workload.mjs';
 
-export const KINDS = ['anilink', 'undici', 'fetch', 'axios', 'napi-floor', 'napi-inline'];
+export const KINDS = ['anilink', 'anilink-defaults', 'undici', 'fetch', 'axios', 'napi-floor', 'napi-inline'];
+/** The kinds that can open a new connection for every request. */
+export const FRESH_KINDS = ['anilink', 'undici'];
 export const EXIT_UNAVAILABLE = 3;
 
 const WINDOW_MS = 1_000;
@@ -75,11 +79,17 @@ async function runPhase(send, concurrency, amount) {
 }
 
 function parseArgs(argv) {
-  const usage = `usage: run-client.mjs <${KINDS.join('|')}> <url> <${Object.keys(WORKLOADS).join('|')}> <concurrency> <amount> <warmup>  (amount, warmup: requests such as 8000, or seconds such as 10s)`;
-  const [kind, url, workloadName, concurrencyText, amountText, warmupText, ...rest] = argv;
-  if (!KINDS.includes(kind) || !url || !WORKLOADS[workloadName] || warmupText === undefined || rest.length > 0) {
-    throw new Error(usage);
-  }
+  const usage = `usage: run-client.mjs <${KINDS.join('|')}> <url> <${Object.keys(WORKLOADS).join('|')}> <concurrency> <amount> <warmup> [fresh]  (amount, warmup: requests such as 8000, or seconds such as 10s; fresh: ${FRESH_KINDS.join(' and ')} only)`;
+  const [kind, url, workloadName, concurrencyText, amountText, warmupText, freshText, ...rest] = argv;
+  const fresh = freshText === 'fresh';
+  const valid =
+    KINDS.includes(kind) &&
+    url &&
+    WORKLOADS[workloadName] &&
+    warmupText !== undefined &&
+    (freshText === undefined || (fresh && FRESH_KINDS.includes(kind))) &&
+    rest.length === 0;
+  if (!valid) throw new Error(usage);
   const concurrency = Number(concurrencyText);
   const amount = parseAmount(amountText);
   const warmup = parseAmount(warmupText);
@@ -88,16 +98,17 @@ function parseArgs(argv) {
       `concurrency must be an integer ≥ 1, amount at least 1 request or more than 0s, warmup ≥ 0; got ${argv.slice(3).join(' ')}\n${usage}`,
     );
   }
-  return { kind, url, workload: WORKLOADS[workloadName], concurrency, amount, warmup, amountText, warmupText };
+  return { kind, url, workload: WORKLOADS[workloadName], concurrency, amount, warmup, amountText, warmupText, fresh };
 }
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   const { kind, workload, concurrency, amount, warmup } = options;
+  const connections = options.fresh ? 'fresh' : 'capped';
   let client;
   try {
     const { createClient } = await import(`./kinds/${kind}.mjs`);
-    client = await createClient({ url: new URL(workload.path, options.url).href, concurrency, workload });
+    client = await createClient({ url: new URL(workload.path, options.url).href, concurrency, workload, connections });
   } catch (error) {
     if (error.code !== 'CLIENT_UNAVAILABLE') throw error;
     process.stdout.write(`${JSON.stringify({ kind, unavailable: error.message })}\n`);

@@ -1,11 +1,20 @@
 // AniLink itself, with default resilience (pacing on, retries on) and a configured circuit
-// breaker, given the same connection allowance as undici: `concurrency` sockets, all of them
-// allowed to stay idle between requests (the default keeps only 5 idle, which would close and
-// reopen connections between requests and measure that instead of the transport). The
-// `media` workload calls the catalog's query.media, `custom` the small query of workload.mjs.
+// breaker. Its sockets (`connections`): `capped` gives it undici's allowance, `concurrency`
+// sockets all allowed to stay idle between requests; `defaults` leaves the pool at its default
+// bounds (20 sockets, 5 kept idle over time), as users run it; `fresh` keeps none idle, so
+// every call opens a connection (over HTTPS, a handshake). The `media` workload calls the
+// catalog's query.media, `custom` the small query of workload.mjs.
 import { CUSTOM_QUERY, checkedMedia } from '../workload.mjs';
 
-export async function createClient({ url, concurrency, workload }) {
+const DEFAULT_MAX_SOCKETS = 20;
+
+const POOL_BOUNDS = {
+  capped: (concurrency) => ({ maxSockets: concurrency, maxFreeSockets: concurrency }),
+  defaults: () => ({}),
+  fresh: (concurrency) => ({ maxSockets: concurrency, maxFreeSockets: 0 }),
+};
+
+export async function createClient({ url, concurrency, workload, connections = 'capped' }) {
   let AniLink;
   try {
     ({ AniLink } = await import('anilink-api-wrapper'));
@@ -20,8 +29,7 @@ export async function createClient({ url, concurrency, workload }) {
     anilist: {
       baseUrl: url,
       circuitBreaker: { threshold: 5, cooldownMs: 30_000 },
-      maxSockets: concurrency,
-      maxFreeSockets: concurrency,
+      ...POOL_BOUNDS[connections](concurrency),
     },
   });
   const variables = { id: 1 };
@@ -30,7 +38,7 @@ export async function createClient({ url, concurrency, workload }) {
       ? () => client.anilist.custom(CUSTOM_QUERY, variables)
       : () => client.anilist.query.media(variables);
   return {
-    connectionLimit: concurrency,
+    connectionLimit: connections === 'defaults' ? Math.min(concurrency, DEFAULT_MAX_SOCKETS) : concurrency,
     async send() {
       return checkedMedia(await call());
     },

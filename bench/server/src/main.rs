@@ -8,6 +8,7 @@
 //!
 //! ```text
 //! bench-server [--port N] [--threads N] [--hold-ms N] [--release-at N] [--control-stdin]
+//!              [--tls-cert PEM --tls-key PEM [--tls-no-resumption]]
 //! ```
 //!
 //! * `--threads 1` (default) runs on a single-threaded runtime: on a 2-core machine the other
@@ -19,16 +20,21 @@
 //!   moment: with a fixed delay alone, a client that opens connections slowly has its first
 //!   answers back before its last requests go out, and is measured with fewer in flight.
 //! * `--control-stdin` makes stdin a control channel: the line `stats` is answered on stdout
-//!   with `stats {json}` (connections accepted, requests served, CPU time, peak RSS), and the
-//!   end of stdin stops the server, so it never outlives the process that started it.
+//!   with `stats {json}` (connections accepted, requests served, CPU time, peak RSS, TLS
+//!   handshakes completed and how many of them resumed a session), and the end of stdin stops
+//!   the server, so it never outlives the process that started it.
+//! * `--tls-cert` and `--tls-key` (PEM files: the certificate chain, and its key) serve HTTPS
+//!   with rustls. The server keeps sessions and sends TLS 1.3 tickets, as real ones do, so a
+//!   client may resume; `--tls-no-resumption` refuses that, every handshake is a full one.
 //!
 //! Prints `listening <port>` once the socket is bound.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -42,6 +48,8 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::Notify;
+use tokio_rustls::rustls;
+use tokio_rustls::TlsAcceptor;
 
 /// The fixed response body, shared with the clients' fixtures.
 static MEDIA_BODY: &str = include_str!("../../workload/media-response.json");
@@ -60,11 +68,12 @@ const RATE_LIMIT_WINDOW_SECS: u64 = 60;
 const LISTEN_BACKLOG: u32 = 16_384;
 
 const PROGRAM: &str = "bench-server";
-const USAGE: &str =
-    "bench-server [--port N] [--threads N] [--hold-ms N] [--release-at N] [--control-stdin]";
+const USAGE: &str = "bench-server [--port N] [--threads N] [--hold-ms N] [--release-at N] [--control-stdin] [--tls-cert PEM --tls-key PEM [--tls-no-resumption]]";
 
 static CONNECTIONS_ACCEPTED: AtomicU64 = AtomicU64::new(0);
 static REQUESTS_SERVED: AtomicU64 = AtomicU64::new(0);
+static TLS_HANDSHAKES: AtomicU64 = AtomicU64::new(0);
+static TLS_RESUMED: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Debug, PartialEq)]
 struct Options {
@@ -73,6 +82,14 @@ struct Options {
     hold: Option<Duration>,
     release_at: Option<usize>,
     control_stdin: bool,
+    tls: Option<TlsFiles>,
+}
+
+#[derive(Debug, PartialEq)]
+struct TlsFiles {
+    cert: PathBuf,
+    key: PathBuf,
+    resumption: bool,
 }
 
 fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
@@ -82,9 +99,23 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, Stri
         hold: None,
         release_at: None,
         control_stdin: false,
+        tls: None,
     };
+    let (mut cert, mut key, mut resumption) = (None, None, true);
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
+        if let "--tls-cert" | "--tls-key" = flag.as_str() {
+            let path = args
+                .next()
+                .map(PathBuf::from)
+                .ok_or_else(|| format!("{flag} needs a file"))?;
+            *(if flag == "--tls-cert" {
+                &mut cert
+            } else {
+                &mut key
+            }) = Some(path);
+            continue;
+        }
         let mut value = |name: &str| {
             args.next()
                 .ok_or_else(|| format!("{name} needs a value"))
@@ -114,12 +145,22 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, Stri
                 }
             },
             "--control-stdin" => options.control_stdin = true,
+            "--tls-no-resumption" => resumption = false,
             other => return Err(format!("unknown option {other}")),
         }
     }
     if options.release_at.is_some() && options.hold.is_none() {
         return Err("--release-at needs --hold-ms (the longest a response may wait)".into());
     }
+    options.tls = match (cert, key) {
+        (Some(cert), Some(key)) => Some(TlsFiles {
+            cert,
+            key,
+            resumption,
+        }),
+        (None, None) if resumption => None,
+        _ => return Err("TLS needs --tls-cert and --tls-key together".into()),
+    };
     Ok(options)
 }
 
@@ -135,6 +176,7 @@ fn main() -> ExitCode {
 }
 
 async fn serve(options: Options) -> io::Result<()> {
+    let tls = options.tls.as_ref().map(tls_acceptor).transpose()?;
     let listener = bind(options.port)?;
     println!("listening {}", listener.local_addr()?.port());
     if options.control_stdin {
@@ -160,14 +202,53 @@ async fn serve(options: Options) -> io::Result<()> {
             eprintln!("{PROGRAM}: TCP_NODELAY failed: {error}");
         }
         CONNECTIONS_ACCEPTED.fetch_add(1, Ordering::Relaxed);
+        let tls = tls.clone();
         tokio::spawn(async move {
             let service = service_fn(move |request| respond(request, hold));
             // A client closing or resetting its connection is normal at the end of a run.
+            let Some(tls) = tls else {
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+                return;
+            };
+            let Ok(stream) = tls.accept(stream).await else {
+                return;
+            };
+            TLS_HANDSHAKES.fetch_add(1, Ordering::Relaxed);
+            if stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
+                TLS_RESUMED.fetch_add(1, Ordering::Relaxed);
+            }
             let _ = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
     }
+}
+
+/// The rustls server for `files`: sessions kept and TLS 1.3 tickets sent (rustls' defaults)
+/// unless resumption is off.
+fn tls_acceptor(files: &TlsFiles) -> io::Result<TlsAcceptor> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let invalid = |what: &str, error: &dyn std::fmt::Display| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("{what}: {error}"))
+    };
+    let certs = CertificateDer::pem_file_iter(&files.cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| invalid("--tls-cert", &e))?;
+    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| invalid("--tls-key", &e))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .and_then(|builder| builder.with_no_client_auth().with_single_cert(certs, key))
+    .map_err(|e| invalid("TLS configuration", &e))?;
+    if !files.resumption {
+        config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+        config.send_tls13_tickets = 0;
+    }
+    Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
 fn bind(port: u16) -> io::Result<TcpListener> {
@@ -277,9 +358,11 @@ fn stats_json() -> String {
         Err(_) => ("null".into(), "null".into()),
     };
     format!(
-        r#"{{"connections":{},"requests":{},"cpuUs":{cpu_us},"peakRssBytes":{peak_rss_bytes}}}"#,
+        r#"{{"connections":{},"requests":{},"cpuUs":{cpu_us},"peakRssBytes":{peak_rss_bytes},"tlsHandshakes":{},"tlsResumed":{}}}"#,
         CONNECTIONS_ACCEPTED.load(Ordering::Relaxed),
         REQUESTS_SERVED.load(Ordering::Relaxed),
+        TLS_HANDSHAKES.load(Ordering::Relaxed),
+        TLS_RESUMED.load(Ordering::Relaxed),
     )
 }
 
@@ -300,7 +383,8 @@ mod tests {
                 threads: 1,
                 hold: None,
                 release_at: None,
-                control_stdin: false
+                control_stdin: false,
+                tls: None
             })
         );
     }
@@ -317,6 +401,11 @@ mod tests {
             "--release-at",
             "10000",
             "--control-stdin",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+            "--tls-no-resumption",
         ]);
         assert_eq!(
             options,
@@ -325,7 +414,12 @@ mod tests {
                 threads: 2,
                 hold: Some(Duration::from_secs(1)),
                 release_at: Some(10_000),
-                control_stdin: true
+                control_stdin: true,
+                tls: Some(TlsFiles {
+                    cert: "c.pem".into(),
+                    key: "k.pem".into(),
+                    resumption: false
+                })
             })
         );
     }
@@ -339,6 +433,9 @@ mod tests {
         assert!(parse(&["--verbose"]).is_err());
         assert!(parse(&["--hold-ms", "1000", "--release-at", "0"]).is_err());
         assert!(parse(&["--release-at", "10"]).is_err());
+        assert!(parse(&["--tls-cert", "c.pem"]).is_err());
+        assert!(parse(&["--tls-key"]).is_err());
+        assert!(parse(&["--tls-no-resumption"]).is_err());
     }
 
     #[tokio::test(start_paused = true)]

@@ -2,18 +2,29 @@
 //!
 //! A [`Pool`] holds, per origin, at most `max_sockets` connections in use at once (a hard cap:
 //! a request waits for a permit before it may take or open a connection) and keeps at most
-//! `max_free_sockets` of them idle, reused last-in first-out so the warmest connection serves
-//! next and the coldest ones age out. The [`PoolRegistry`] shares one default pool among all
-//! requests that set no bounds and use no proxy, and caches dedicated pools per bound pair and
-//! proxy configuration, least recently used first out. Connections come from [`connector`]. Every request holds its own reference to its pool, so evicting or destroying a
-//! pool never fails a request in flight: it finishes, and its connection is then closed
-//! instead of kept.
+//! `max_free_sockets` of them idle over time, reused last-in first-out so the warmest connection
+//! serves next and the coldest ones age out. A connection is never closed when it is given back
+//! (unless `max_free_sockets` is 0): answers that arrive together free many connections before
+//! JavaScript starts the calls that follow, which need them all (issue 37). Those above
+//! `max_free_sockets` are closed once they stayed idle for [`SURPLUS_GRACE`]. Idle connections
+//! are watched, and one the server closes or resets is dropped at once ([`Keeper`]).
+//!
+//! The [`PoolRegistry`] shares one default pool among all requests that set no bounds and use
+//! no proxy, and caches dedicated pools per bound pair and proxy configuration, least recently
+//! used first out. Connections come from [`connector`]. Every request holds its own reference
+//! to its pool, so evicting or destroying a pool never fails a request in flight: it finishes,
+//! and its connection is then closed instead of kept.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::{Instant, Sleep};
 
 use crate::connector;
 use crate::error::TransportError;
@@ -22,9 +33,15 @@ use crate::http1::Connection;
 use crate::options::settings::PoolBounds;
 use crate::proxy::{ProxyRules, ProxyServer};
 use crate::request::Origin;
+use crate::timers::{self, Watched};
 
 /// Dedicated pools kept in the cache; the least recently used one beyond this is parked.
 pub const MAX_CACHED_POOLS: usize = 8;
+
+/// How long a connection above `max_free_sockets` may stay idle before it is closed: ample time
+/// for JavaScript to start the calls that follow a batch of answers (a worker thread's answers
+/// reach it through a hop, on a loaded loop), short enough that the bound holds over time.
+pub const SURPLUS_GRACE: Duration = Duration::from_secs(1);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding one of these locks cannot leave the data inconsistent (every
@@ -45,11 +62,28 @@ pub struct Pool {
 
 struct OriginPool {
     permits: Arc<Semaphore>,
-    /// Idle connections with the [`executor::home`] whose reactor watches each socket: a call
-    /// takes only one of its own thread's, so it never waits on another thread's event loop.
-    idle: Mutex<Vec<(u32, Connection)>>,
+    bounds: PoolBounds,
+    idle: Mutex<Idle>,
     /// Requests waiting for a permit: a connection given back while one waits goes to it.
     waiting: AtomicUsize,
+}
+
+/// An origin's idle connections and the keepers watching them.
+#[derive(Default)]
+struct Idle {
+    /// Oldest first: a call takes the newest of its own home, the trim closes the oldest.
+    connections: Vec<IdleConnection>,
+    /// The homes whose [`Keeper`] runs, each with the waker that tells it a connection was added
+    /// (None until it is first polled, and while it is being polled).
+    keepers: Vec<(u32, Option<Waker>)>,
+}
+
+struct IdleConnection {
+    /// The [`executor::home`] whose reactor watches the socket: a call takes only one of its own
+    /// thread's, so it never waits on another thread's event loop.
+    home: u32,
+    since: Instant,
+    connection: Connection,
 }
 
 /// A connection lent to one request, with the permit that counts it against `max_sockets`.
@@ -79,16 +113,206 @@ impl Lease {
         if pool.released.load(Ordering::Acquire) || !connection.reusable() {
             return;
         }
-        let mut idle = lock(&origin_pool.idle);
-        // A connection a waiting request will take is not idle: hand it over rather than close
-        // it and make that request dial a new one (as Node's agents do).
-        let keep = (pool.bounds.max_free_sockets as usize)
-            .max(origin_pool.waiting.load(Ordering::Acquire));
-        if idle.len() < keep {
-            idle.push((home, connection));
+        origin_pool.keep(home, connection);
+        // The permit is released after this, so a waiter always finds the connection kept.
+    }
+}
+
+impl OriginPool {
+    fn new(bounds: PoolBounds) -> Self {
+        Self {
+            permits: Arc::new(Semaphore::new(bounds.max_sockets as usize)),
+            bounds,
+            idle: Mutex::default(),
+            waiting: AtomicUsize::new(0),
         }
-        // Otherwise the connection drops here, closing its socket. The permit is
-        // released after this, so a waiter always finds the connection pushed above.
+    }
+
+    /// Keep a connection given back idle, and have its home's [`Keeper`] watch it.
+    fn keep(self: &Arc<Self>, home: u32, connection: Connection) {
+        let mut idle = lock(&self.idle);
+        // A connection a waiting request will take is not idle: hand it over rather than close
+        // it and make that request dial a new one (as Node's agents do). `max_free_sockets: 0`
+        // keeps no other, as with Node; otherwise up to `max_sockets`, all that can run at once.
+        let waiting = self.waiting.load(Ordering::Acquire);
+        let room = match self.bounds.max_free_sockets {
+            0 => waiting,
+            _ => waiting.max(self.bounds.max_sockets as usize),
+        };
+        if idle.connections.len() >= room {
+            return; // the connection drops here, closing its socket
+        }
+        idle.connections.push(IdleConnection {
+            home,
+            since: Instant::now(),
+            connection,
+        });
+        let keeper = idle.keepers.iter_mut().find(|(of, _)| *of == home);
+        if let Some((_, waker)) = keeper {
+            let waker = waker.take();
+            drop(idle);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            return;
+        }
+        idle.keepers.push((home, None));
+        drop(idle);
+        let keeper = Keeper {
+            origin_pool: Arc::downgrade(self),
+            home,
+            trim: None,
+        };
+        if !executor::spawn(Box::pin(keeper)) {
+            // Nowhere to watch it from (no runtime: never the case for a call): keep nothing.
+            let mut idle = lock(&self.idle);
+            idle.keepers.retain(|(of, _)| *of != home);
+            idle.connections.retain(|kept| kept.home != home);
+        }
+    }
+
+    /// The warmest idle connection of `home`.
+    fn take_idle(&self, home: u32) -> Option<Connection> {
+        let mut idle = lock(&self.idle);
+        let at = idle
+            .connections
+            .iter()
+            .rposition(|kept| kept.home == home)?;
+        Some(idle.connections.remove(at).connection)
+    }
+
+    /// One look of `home`'s [`Keeper`]: drop the connections the server closed, close those
+    /// above `max_free_sockets` that stayed idle for [`SURPLUS_GRACE`] (oldest first), and say
+    /// whether any is left to watch and when the next one ages out.
+    fn tend(&self, home: u32, cx: &mut Context<'_>) -> Tended {
+        let mut closed = Vec::new();
+        let tended = {
+            let mut idle = lock(&self.idle);
+            let Idle {
+                connections,
+                keepers,
+            } = &mut *idle;
+            let mut at = 0;
+            while at < connections.len() {
+                let kept = &mut connections[at];
+                if kept.home == home && kept.connection.poll_unusable(cx) {
+                    closed.push(connections.remove(at));
+                } else {
+                    at += 1;
+                }
+            }
+            let max_free = self.bounds.max_free_sockets as usize;
+            let now = Instant::now();
+            let oldest_of_home = |connections: &[IdleConnection]| {
+                connections.iter().position(|kept| kept.home == home)
+            };
+            while connections.len() > max_free {
+                match oldest_of_home(connections) {
+                    Some(at) if connections[at].since + SURPLUS_GRACE <= now => {
+                        closed.push(connections.remove(at));
+                    }
+                    _ => break,
+                }
+            }
+            match oldest_of_home(connections) {
+                None => {
+                    keepers.retain(|(of, _)| *of != home);
+                    Tended::Done
+                }
+                Some(oldest) => {
+                    if let Some((_, waker)) = keepers.iter_mut().find(|(of, _)| *of == home) {
+                        *waker = Some(cx.waker().clone());
+                    }
+                    Tended::Watching {
+                        trim_at: (connections.len() > max_free)
+                            .then(|| connections[oldest].since + SURPLUS_GRACE),
+                    }
+                }
+            }
+        };
+        // Closed outside the lock: closing a socket is a system call.
+        drop(closed);
+        tended
+    }
+
+    /// Close every idle connection and stop the keepers (teardown).
+    fn close_idle(&self) {
+        let Idle {
+            connections,
+            keepers,
+        } = std::mem::take(&mut *lock(&self.idle));
+        drop(connections);
+        wake_keepers(keepers);
+    }
+}
+
+impl Drop for OriginPool {
+    fn drop(&mut self) {
+        // Keepers hold the pool weakly: woken, they find it gone and end.
+        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
+        wake_keepers(idle.keepers);
+    }
+}
+
+fn wake_keepers(keepers: Vec<(u32, Option<Waker>)>) {
+    for waker in keepers.into_iter().filter_map(|(_, waker)| waker) {
+        waker.wake();
+    }
+}
+
+/// What a [`Keeper`] found.
+enum Tended {
+    /// Its home keeps no idle connection here any more.
+    Done,
+    /// It watches some; `trim_at`: when the oldest of them is due to be closed as surplus.
+    Watching { trim_at: Option<Instant> },
+}
+
+/// Watches the idle connections one home keeps for an origin, on that home's own loop (where
+/// their sockets are registered): a connection the server closes or resets is dropped, its
+/// descriptor closed, as soon as the reactor reports it (Node's agents drop theirs on the
+/// socket's `close`), rather than held until the host is used again. It runs while the home has
+/// idle connections there and sleeps between events: an idle process gets no wake-up from it
+/// (decisions D12), only one timer when a surplus is to be closed.
+struct Keeper {
+    origin_pool: Weak<OriginPool>,
+    home: u32,
+    /// Armed while the origin keeps more than `max_free_sockets` idle, for the instant given.
+    trim: Option<(Instant, Pin<Box<Watched<Sleep>>>)>,
+}
+
+impl Future for Keeper {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let Some(origin_pool) = this.origin_pool.upgrade() else {
+            return Poll::Ready(());
+        };
+        loop {
+            let trim_at = match origin_pool.tend(this.home, cx) {
+                Tended::Done => return Poll::Ready(()),
+                Tended::Watching { trim_at: None } => {
+                    this.trim = None;
+                    return Poll::Pending;
+                }
+                Tended::Watching {
+                    trim_at: Some(trim_at),
+                } => trim_at,
+            };
+            let timer = match &mut this.trim {
+                Some((armed, timer)) if *armed == trim_at => timer,
+                unarmed => {
+                    &mut unarmed
+                        .insert((trim_at, Box::pin(timers::sleep_until(trim_at))))
+                        .1
+                }
+            };
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            this.trim = None; // due: the next look closes it
+        }
     }
 }
 
@@ -112,11 +336,7 @@ impl Pool {
         if let Some(existing) = origins.get(origin) {
             return existing.clone();
         }
-        let created = Arc::new(OriginPool {
-            permits: Arc::new(Semaphore::new(self.bounds.max_sockets as usize)),
-            idle: Mutex::new(Vec::new()),
-            waiting: AtomicUsize::new(0),
-        });
+        let created = Arc::new(OriginPool::new(self.bounds));
         origins.insert(origin.clone(), created.clone());
         created
     }
@@ -155,13 +375,6 @@ impl Pool {
     }
 }
 
-/// The warmest idle connection of `home`.
-fn take_idle(idle: &Mutex<Vec<(u32, Connection)>>, home: u32) -> Option<Connection> {
-    let mut idle = lock(idle);
-    let at = idle.iter().rposition(|(driven_by, _)| *driven_by == home)?;
-    Some(idle.remove(at).1)
-}
-
 /// A claimed place under `max_sockets`, not yet a connection.
 pub struct Slot {
     origin_pool: Arc<OriginPool>,
@@ -182,7 +395,7 @@ impl Slot {
         let home = executor::home();
         if !fresh {
             loop {
-                let popped = take_idle(&origin_pool.idle, home);
+                let popped = origin_pool.take_idle(home);
                 let Some(mut connection) = popped else { break };
                 // One the server closed while it was idle is dropped, not tried.
                 if connection.is_open() {
@@ -220,7 +433,7 @@ impl Pool {
         self.released.store(true, Ordering::Release);
         let origins: Vec<Arc<OriginPool>> = lock(&self.origins).values().cloned().collect();
         for origin_pool in origins {
-            lock(&origin_pool.idle).clear();
+            origin_pool.close_idle();
         }
     }
 }
@@ -308,6 +521,9 @@ impl PoolRegistry {
         }
     }
 }
+
+#[cfg(test)]
+mod idle_tests;
 
 #[cfg(test)]
 mod tests {

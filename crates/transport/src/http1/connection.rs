@@ -153,6 +153,27 @@ impl Connection {
                 .is_pending()
     }
 
+    /// Watch an idle connection: true once it can serve no request (the server closed or reset
+    /// it, or sent something unasked); until then `cx` is woken when its socket turns readable.
+    /// Costs nothing while the socket stays quiet: the reactor watches it.
+    pub fn poll_unusable(&mut self, cx: &mut Context<'_>) -> bool {
+        // A readiness left over from the last response is cleared by the look that finds the
+        // socket empty; a few rounds bound a stream that keeps reporting ready yet yields nothing.
+        for _ in 0..4 {
+            let readable = match &self.stream {
+                Stream::Plain(tcp) => tcp.poll_read_ready(cx),
+                Stream::Tls(tls) => tls.get_ref().0.poll_read_ready(cx),
+            };
+            if readable.is_pending() {
+                return false;
+            }
+            if !self.is_open() {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Write a request (its `head`, then its `body` chunks, vectored) and read the head of
     /// its response. `to_head_request`: the request was `HEAD`, so no body follows.
     ///
