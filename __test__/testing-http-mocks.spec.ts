@@ -1,7 +1,8 @@
 // The `http-mock` diagnostic (lib/http-mock-detection.cjs): an AniLink call made while an
 // HTTP-mocking library intercepts Node's http/https or fetch says, once, that the mock cannot
 // see AniLink's requests. Each case runs in its own Node process (the mocks patch globals and
-// the notice is once per process), with the real nock, msw and undici where they exist.
+// the notice is once per process), with the real nock (15 and 14), msw (2 and 3),
+// @mswjs/interceptors and undici.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -29,10 +30,27 @@ function parsedWarnings(report: ChildReport) {
   );
 }
 
+it('costs nothing at import: node:http is first loaded by a call', async () => {
+  const loadedHttp = 'process.moduleLoadList.filter((m) => /^NativeModule (_?https?|_http_client)$/.test(m))';
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '-e',
+      `require('anilink-api-wrapper');
+       import('anilink-api-wrapper').then(() => console.log(JSON.stringify(${loadedHttp})));`,
+    ],
+    { cwd: packageRoot, timeout: 15_000 },
+  );
+  expect(JSON.parse(stdout)).toEqual([]);
+});
+
 describe.concurrent('an AniLink call while an HTTP mock is active', () => {
   it.each([
-    ['nock', /@mswjs\/interceptors, as used by msw and nock 14\+/],
-    ['msw', /@mswjs\/interceptors, as used by msw and nock 14\+/],
+    ['nock', /@mswjs\/interceptors, as used by msw 3 and nock 15/],
+    ['nock14', /@mswjs\/interceptors, as used by msw 2 and nock 14/],
+    ['msw', /@mswjs\/interceptors, as used by msw 2 and nock 14/],
+    ['msw3', /@mswjs\/interceptors, as used by msw 3 and nock 15/],
+    ['interceptors', /@mswjs\/interceptors, as used by msw 3 and nock 15/],
     ['undici-mock-agent', /undici's MockAgent is the global dispatcher of fetch/],
     ['client-request-replaced', /http\.ClientRequest is replaced, as nock 13 and earlier do/],
   ])('with %s: warns once, and the request still reaches the real upstream', async (scenario, names) => {
@@ -48,7 +66,7 @@ describe.concurrent('an AniLink call while an HTTP mock is active', () => {
     expect(warnings[0].message).toContain('anilink-api-wrapper/testing');
   });
 
-  it.each(['msw', 'client-request-replaced'])(
+  it.each(['nock', 'msw', 'msw3', 'interceptors', 'undici-mock-agent', 'client-request-replaced'])(
     'with %s activated after a first call: warns on the next call',
     async (scenario) => {
       const report = await runScenario(scenario, 'late');

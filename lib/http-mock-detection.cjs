@@ -3,38 +3,71 @@
 // AniLink's requests leave through native sockets, so such mocks never see them: the first call
 // made while one is active gets a `http-mock` diagnostic, once per process (per module instance).
 //
-// Detected: @mswjs/interceptors (msw 2's setupServer, nock 14+), which registers each applied
-// interceptor on globalThis under Symbol.for keys; a replaced http.ClientRequest (nock 13 and
-// earlier, and other patchers of it), seen against Node's own class in _http_client; undici's
-// MockAgent installed as the global dispatcher of fetch. Not detectable: axios-mock-adapter and
-// other mocks that replace one library's adapter, not Node's http or fetch.
+// Detected:
+// - @mswjs/interceptors 0.44 and later (msw 3, nock 15, and the library used directly): each
+//   applied interceptor sits in a registry on globalThis with readyState "ACTIVE";
+// - earlier @mswjs/interceptors (msw 2, nock 14): each applied interceptor under a Symbol.for
+//   key on globalThis;
+// - a replaced http.ClientRequest (nock 13 and earlier, and other patchers of it), seen against
+//   Node's own class in _http_client (Node only: Bun and Deno have no such module);
+// - undici's MockAgent installed as the global dispatcher of fetch.
+// Not detectable: axios-mock-adapter and other mocks that replace one library's adapter, not
+// Node's http or fetch.
+//
+// Nothing is loaded at import: node:http (about 5 ms) is loaded by the first call.
 
-const http = require('node:http');
-const { ClientRequest: NODE_CLIENT_REQUEST } = require('node:_http_client');
 const { reportDiagnostic } = require('./diagnostics.cjs');
 
+const INTERCEPTORS_REGISTRY = '__MSW_INTERCEPTORS_REGISTRY';
 const CLIENT_REQUEST_INTERCEPTOR = Symbol.for('client-request-interceptor');
 const FETCH_INTERCEPTOR = Symbol.for('fetch-interceptor');
-const UNDICI_GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+// undici 7 and later set the second; Node's own fetch and earlier undici read the first.
+const UNDICI_GLOBAL_DISPATCHERS = [Symbol.for('undici.globalDispatcher.2'), Symbol.for('undici.globalDispatcher.1')];
 
-let reported = false;
-/** What the last full check saw; while both are unchanged, no mock can have been activated since. */
-let checked = false;
-let seenClientRequest;
-let seenFetch;
+/** node:http, and Node's own ClientRequest where the runtime exposes it; loaded at the first call. */
+let http;
+let nodeClientRequest;
+
+function loadHttp() {
+  http = require('node:http');
+  try {
+    nodeClientRequest = require('node:_http_client').ClientRequest;
+  } catch {
+    nodeClientRequest = http.ClientRequest;
+  }
+}
+
+function activeInterceptors() {
+  const registry = globalThis[INTERCEPTORS_REGISTRY];
+  if (!(registry instanceof Map)) return false;
+  for (const interceptor of registry.values()) if (interceptor?.readyState === 'ACTIVE') return true;
+  return false;
+}
+
+function mockAgentInstalled() {
+  return UNDICI_GLOBAL_DISPATCHERS.some((key) => globalThis[key]?.constructor?.name === 'MockAgent');
+}
 
 /** What is intercepting HTTP in this process, or undefined. */
 function activeHttpMock() {
+  if (http === undefined) loadHttp();
+  if (activeInterceptors()) {
+    return '@mswjs/interceptors, as used by msw 3 and nock 15, patches sockets and fetch';
+  }
   if (globalThis[CLIENT_REQUEST_INTERCEPTOR] !== undefined || globalThis[FETCH_INTERCEPTOR] !== undefined) {
-    return '@mswjs/interceptors, as used by msw and nock 14+, patches http, https and fetch';
+    return '@mswjs/interceptors, as used by msw 2 and nock 14, patches http, https and fetch';
   }
-  if (http.ClientRequest !== NODE_CLIENT_REQUEST) return 'http.ClientRequest is replaced, as nock 13 and earlier do';
-  const dispatcher = globalThis[UNDICI_GLOBAL_DISPATCHER];
-  if (dispatcher !== undefined && dispatcher.constructor?.name === 'MockAgent') {
-    return "undici's MockAgent is the global dispatcher of fetch";
-  }
+  if (http.ClientRequest !== nodeClientRequest) return 'http.ClientRequest is replaced, as nock 13 and earlier do';
+  if (mockAgentInstalled()) return "undici's MockAgent is the global dispatcher of fetch";
   return undefined;
 }
+
+let reported = false;
+/** What the last full check saw; while all are unchanged, no mock can have been activated since. */
+let checked = false;
+let seenClientRequest;
+let seenFetch;
+let seenDispatchers = [];
 
 /**
  * Report an active HTTP mock through the call's diagnostics route, the first time a call sees one.
@@ -42,14 +75,21 @@ function activeHttpMock() {
  */
 function reportHttpMockOnce(call) {
   if (reported) return;
-  // Every interceptor named above replaces http.ClientRequest or fetch (MockAgent: only noticed
-  // when installed before the first call, or together with a change of those); two identity
-  // checks per call instead of the global lookups, which cost about 0.1 µs.
-  if (checked && http.ClientRequest === seenClientRequest && globalThis.fetch === seenFetch) return;
+  // Every interceptor named above replaces http.ClientRequest or fetch, and MockAgent replaces
+  // the global dispatcher: identity checks per call instead of the full look.
+  if (
+    checked &&
+    http.ClientRequest === seenClientRequest &&
+    globalThis.fetch === seenFetch &&
+    UNDICI_GLOBAL_DISPATCHERS.every((key, index) => globalThis[key] === seenDispatchers[index])
+  ) {
+    return;
+  }
+  const mock = activeHttpMock();
   checked = true;
   seenClientRequest = http.ClientRequest;
   seenFetch = globalThis.fetch;
-  const mock = activeHttpMock();
+  seenDispatchers = UNDICI_GLOBAL_DISPATCHERS.map((key) => globalThis[key]);
   if (mock === undefined) return;
   reported = true;
   const message =
@@ -63,4 +103,4 @@ function reportHttpMockOnce(call) {
   });
 }
 
-module.exports = { reportHttpMockOnce, activeHttpMock };
+module.exports = { reportHttpMockOnce };

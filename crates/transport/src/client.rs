@@ -19,9 +19,20 @@ use crate::host_state::HostSnapshot;
 use crate::host_store::{HostStore, SharingMode};
 use crate::options::{PartialOptions, ResolvedOptions};
 use crate::pool::{Pool, PoolRegistry};
-use crate::proxy::ProxyRules;
+use crate::proxy::{self, ProxyRules};
 use crate::random::{RandomSource, ThreadRandom};
 use crate::request::RequestSpec;
+use crate::trust::{self, Trust};
+
+/// Every environment variable a slot's transport reads (proxies, trust), by exact name.
+pub fn environment_variables() -> Vec<String> {
+    let proxies = proxy::ENVIRONMENT_VARIABLES
+        .iter()
+        .flat_map(|name| [name.to_string(), name.to_ascii_lowercase()]);
+    proxies
+        .chain(trust::ENVIRONMENT_VARIABLES.map(String::from))
+        .collect()
+}
 
 pub struct ProviderClient {
     slot: PartialOptions,
@@ -32,16 +43,25 @@ pub struct ProviderClient {
     coalescer: Coalescer<LeaderOutcome>,
     /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`… as they were when the slot was built.
     environment_proxy: Arc<ProxyRules>,
+    /// What its TLS connections trust, from the environment when the slot was built.
+    trust: Arc<Trust>,
     clock: Box<dyn Clock>,
     rng: Box<dyn RandomSource>,
 }
 
 impl ProviderClient {
-    /// `provider` names the slot's shared state in Redis keys (`anilist`, `mal`).
-    pub fn new(slot: PartialOptions, provider: &str) -> Self {
+    /// `provider` names the slot's shared state in Redis keys (`anilist`, `mal`);
+    /// `environment(name)` gives the environment variables of [`environment_variables`] as the
+    /// program sees them now (the binding reads them in JavaScript, decisions D38).
+    pub fn new(
+        slot: PartialOptions,
+        provider: &str,
+        environment: impl Fn(&str) -> Option<String>,
+    ) -> Self {
         Self::with_time(
             slot,
             provider,
+            environment,
             Box::new(SystemClock),
             Box::new(ThreadRandom),
         )
@@ -50,6 +70,7 @@ impl ProviderClient {
     pub fn with_time(
         slot: PartialOptions,
         provider: &str,
+        environment: impl Fn(&str) -> Option<String>,
         clock: Box<dyn Clock>,
         rng: Box<dyn RandomSource>,
     ) -> Self {
@@ -60,7 +81,8 @@ impl ProviderClient {
             write: Arc::new(slot.resolve(true)),
             slot,
             coalescer: Coalescer::default(),
-            environment_proxy: Arc::new(ProxyRules::from_env()),
+            environment_proxy: Arc::new(ProxyRules::from_lookup(&environment)),
+            trust: Arc::new(Trust::from_lookup(&environment)),
             clock,
             rng,
         }
@@ -83,7 +105,12 @@ impl ProviderClient {
     /// `destroyCachedAgents()` after that cannot move the call to another pool.
     pub fn pool(&self, options: &ResolvedOptions) -> Arc<Pool> {
         let proxy = options.proxy.as_ref().unwrap_or(&self.environment_proxy);
-        PoolRegistry::global().pool(options.pool_bounds, proxy)
+        PoolRegistry::global().pool(options.pool_bounds, proxy, &self.trust)
+    }
+
+    /// Whether this slot's TLS connections skip certificate verification (decisions D37).
+    pub fn skips_certificate_verification(&self) -> bool {
+        self.trust.skips_verification()
     }
 
     pub async fn execute(

@@ -95,6 +95,9 @@ impl ProxyServer {
     }
 }
 
+/// The environment variables proxies are read from, each also in lower case.
+pub const ENVIRONMENT_VARIABLES: [&str; 4] = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"];
+
 /// The proxy choice of one slot: none, one proxy for everything, or per-scheme proxies with
 /// exceptions (the environment).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -115,15 +118,11 @@ impl ProxyRules {
         }
     }
 
-    /// The process environment, now.
-    pub fn from_env() -> Self {
-        Self::from_lookup(|name| std::env::var(name).ok())
-    }
-
     /// `lookup(name)` gives an environment variable. Lower case wins over upper case, a
     /// scheme's own variable over `ALL_PROXY`; empty values count as unset. A proxy URL that
     /// cannot be parsed is ignored, so an unrelated bad variable cannot break a client.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let [http, https, all, no_proxy] = ENVIRONMENT_VARIABLES;
         let get = |name: &str| {
             [name.to_ascii_lowercase(), name.to_string()]
                 .iter()
@@ -131,14 +130,14 @@ impl ProxyRules {
         };
         let proxy = |name: &str| {
             get(name)
-                .or_else(|| get("ALL_PROXY"))
+                .or_else(|| get(all))
                 .and_then(|url| ProxyServer::parse(&url).ok())
                 .map(Arc::new)
         };
         Self {
-            http: proxy("HTTP_PROXY"),
-            https: proxy("HTTPS_PROXY"),
-            no_proxy: NoProxy::parse(&get("NO_PROXY").unwrap_or_default()),
+            http: proxy(http),
+            https: proxy(https),
+            no_proxy: NoProxy::parse(&get(no_proxy).unwrap_or_default()),
         }
     }
 
