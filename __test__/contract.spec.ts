@@ -153,9 +153,9 @@ describe('the provider is an enum', () => {
   });
 
   it('an external client takes no credentials and has no catalog', () => {
-    expect(() => native.NativeClient.create('external', { accessToken: 'secret-value' }, NO_ENVIRONMENT, () => {})).toThrow(
-      /Unknown option key "accessToken" for an external client/,
-    );
+    expect(() =>
+      native.NativeClient.create('external', { accessToken: 'secret-value' }, NO_ENVIRONMENT, () => {}),
+    ).toThrow(/Unknown option key "accessToken" for an external client/);
     const external = native.NativeClient.create('external', {}, NO_ENVIRONMENT, () => {});
     expect(() =>
       native.startOperation(external.id, 'query.media', '{"id":1}', undefined, undefined, undefined, 1, 0),

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import { makeTestCertificates } from '../__test__/support/test-certificates.mjs';
 import { startRedisServer } from '../demo/redis-server.mjs';
 import { registryBun, registryDeno } from './registry-node.mjs';
 
@@ -77,6 +78,8 @@ const EXPECTED = {
   testing: { scripted: { ok: 7 }, assertDone: 'passed' },
   simulator: { ok: 21, requests: 1 },
   sharedState: { first: 'API_ERROR', second: 'CIRCUIT_OPEN_ERROR', requests: 1, mode: 'redis' },
+  proxy: { ok: 9, proxied: 1 },
+  tls: { outcomes: ['NETWORK_ERROR', 10, 10, 10, 'NETWORK_ERROR'], warnings: 1 },
   ownServer: { ok: 8 },
 };
 
@@ -99,7 +102,7 @@ function consumerFolder() {
   return folder;
 }
 
-function run(name, command, folder, redis) {
+function run(name, command, folder, redis, certificates) {
   const [binary, ...args] = command;
   const started = Date.now();
   return new Promise((resolve) => {
@@ -109,6 +112,7 @@ function run(name, command, folder, redis) {
         ...process.env,
         CONFORMANCE_REDIS_URL: redis.url,
         CONFORMANCE_KEY_PREFIX: `conformance-${name}`,
+        CONFORMANCE_TLS_DIR: dirname(certificates.caFile),
         NO_COLOR: '1',
       },
     });
@@ -152,12 +156,14 @@ const commands = names.map((name) => {
   return RUNTIMES[name]();
 });
 const folder = consumerFolder();
+const certificates = makeTestCertificates();
 const redis = await startRedisServer();
 let results;
 try {
-  results = await Promise.all(names.map((name, i) => run(name, commands[i], folder, redis)));
+  results = await Promise.all(names.map((name, i) => run(name, commands[i], folder, redis, certificates)));
 } finally {
   await redis.stop();
+  certificates.remove();
   rmSync(folder, { recursive: true, force: true });
 }
 let failed = 0;

@@ -4,10 +4,14 @@
 // difference allowed is the `runtime` line. It never calls process.exit: the runner checks that
 // the process ends by itself once its servers are closed.
 //
-// Launch environment: CONFORMANCE_REDIS_URL (a redis-server the runner started) and
-// CONFORMANCE_KEY_PREFIX (this run's own keys in it).
+// Launch environment: CONFORMANCE_REDIS_URL (a redis-server the runner started),
+// CONFORMANCE_KEY_PREFIX (this run's own keys in it), CONFORMANCE_TLS_DIR (a CA nobody trusts,
+// `ca.pem`, and the 127.0.0.1 certificate it issued, `server.pem` / `server.key`).
 
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import { join } from 'node:path';
 import {
   AniLink,
   AniLinkApiError,
@@ -165,6 +169,87 @@ results.sharedState = {
   second: (await settle(second.anilist.custom(MEDIA))).code,
   requests: requests(),
   mode: second.getTransportState().anilist.sharedState,
+};
+
+// Variables set inside the program are what the clients built after see (D38): every one the
+// package reads is cleared first, then set around the clients that should see it.
+for (const name of [
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'ALL_PROXY',
+  'NO_PROXY',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'NODE_TLS_REJECT_UNAUTHORIZED',
+]) {
+  delete process.env[name];
+  delete process.env[name.toLowerCase()];
+}
+const listen = async (server) => {
+  const sockets = new Set();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise((listening) => server.listen(0, '127.0.0.1', listening));
+  return {
+    port: server.address().port,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+};
+
+// HTTP_PROXY: plain HTTP goes to the proxy, which answers itself here.
+let proxied = 0;
+const proxy = await listen(
+  http.createServer((request, response) => {
+    proxied++;
+    request.resume();
+    request.on('end', () => response.end(JSON.stringify(media(9))));
+  }),
+);
+process.env.HTTP_PROXY = `http://127.0.0.1:${proxy.port}`;
+const viaProxy = new AniLink({ anilist: { baseUrl: 'http://anilist.test', retry: false } });
+delete process.env.HTTP_PROXY;
+results.proxy = { ...(await settle(viaProxy.anilist.custom(MEDIA))), proxied };
+proxy.close();
+
+// TLS against a server whose CA nobody trusts: refused, trusted through NODE_EXTRA_CA_CERTS,
+// and unverified under NODE_TLS_REJECT_UNAUTHORIZED=0 with one process warning (D37).
+const tlsDir = process.env.CONFORMANCE_TLS_DIR;
+const warnings = [];
+process.on('warning', (warning) => warnings.push(warning.message));
+const tlsServer = https.createServer(
+  { key: readFileSync(join(tlsDir, 'server.key')), cert: readFileSync(join(tlsDir, 'server.pem')) },
+  (request, response) => {
+    request.resume();
+    request.on('end', () => response.end(JSON.stringify(media(10))));
+  },
+);
+tlsServer.on('tlsClientError', () => {});
+const tls = await listen(tlsServer);
+const tlsClient = () => new AniLink({ anilist: { baseUrl: `https://127.0.0.1:${tls.port}`, retry: false } });
+const untrusted = tlsClient();
+process.env.NODE_EXTRA_CA_CERTS = join(tlsDir, 'ca.pem');
+const extraCa = tlsClient();
+delete process.env.NODE_EXTRA_CA_CERTS;
+process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+const [unverified, alsoUnverified] = [tlsClient(), tlsClient()];
+process.env.NODE_TLS_REJECT_UNAUTHORIZED = '1';
+const verifiedAgain = tlsClient();
+delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+const tlsOutcomes = [];
+for (const client of [untrusted, extraCa, unverified, alsoUnverified, verifiedAgain]) {
+  const outcome = await settle(client.anilist.custom(MEDIA));
+  tlsOutcomes.push(outcome.ok ?? outcome.code);
+}
+tls.close();
+results.tls = {
+  outcomes: tlsOutcomes,
+  warnings: warnings.filter((message) => message.includes('NODE_TLS_REJECT_UNAUTHORIZED')).length,
 };
 
 // A plain node:http server of the program's own, closed before the end like everything else.
