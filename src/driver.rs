@@ -450,3 +450,19 @@ mod linux {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_thread_values() {
+        for javascript in [None, Some(""), Some("auto")] {
+            assert_eq!(wants_javascript_thread(javascript), Ok(true));
+        }
+        assert_eq!(wants_javascript_thread(Some("worker")), Ok(false));
+        let refused = wants_javascript_thread(Some("Worker")).unwrap_err();
+        assert!(refused.contains("must be \"auto\""), "{refused}");
+        assert!(refused.contains("6 characters"), "{refused}");
+    }
+}

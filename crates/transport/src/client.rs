@@ -147,3 +147,28 @@ impl ProviderClient {
         self.clock.now_ms()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    #[test]
+    fn a_slot_reads_only_variables_it_names() {
+        let asked = RefCell::new(Vec::new());
+        ProviderClient::new(Default::default(), "test", |name| {
+            asked.borrow_mut().push(name.to_string());
+            None
+        });
+        let named = environment_variables();
+        let asked = asked.into_inner();
+        assert!(asked
+            .iter()
+            .any(|name| name == "NODE_TLS_REJECT_UNAUTHORIZED"));
+        assert!(asked.iter().any(|name| name == "https_proxy"));
+        for name in asked {
+            assert!(named.contains(&name), "{name} is read but not named");
+        }
+    }
+}
