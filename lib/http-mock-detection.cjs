@@ -21,8 +21,9 @@ const { reportDiagnostic } = require('./diagnostics.cjs');
 const INTERCEPTORS_REGISTRY = '__MSW_INTERCEPTORS_REGISTRY';
 const CLIENT_REQUEST_INTERCEPTOR = Symbol.for('client-request-interceptor');
 const FETCH_INTERCEPTOR = Symbol.for('fetch-interceptor');
-// undici 7 and later set the second; Node's own fetch and earlier undici read the first.
-const UNDICI_GLOBAL_DISPATCHERS = [Symbol.for('undici.globalDispatcher.2'), Symbol.for('undici.globalDispatcher.1')];
+// undici 7 and later set the first; Node's own fetch and earlier undici read the second.
+const NEW_DISPATCHER = Symbol.for('undici.globalDispatcher.2');
+const OLD_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
 /** node:http, and Node's own ClientRequest where the runtime exposes it; loaded at the first call. */
 let http;
@@ -45,7 +46,7 @@ function activeInterceptors() {
 }
 
 function mockAgentInstalled() {
-  return UNDICI_GLOBAL_DISPATCHERS.some((key) => globalThis[key]?.constructor?.name === 'MockAgent');
+  return [NEW_DISPATCHER, OLD_DISPATCHER].some((key) => globalThis[key]?.constructor?.name === 'MockAgent');
 }
 
 /** What is intercepting HTTP in this process, or undefined. */
@@ -67,7 +68,8 @@ let reported = false;
 let checked = false;
 let seenClientRequest;
 let seenFetch;
-let seenDispatchers = [];
+let seenNewDispatcher;
+let seenOldDispatcher;
 
 /**
  * Report an active HTTP mock through the call's diagnostics route, the first time a call sees one.
@@ -81,7 +83,8 @@ function reportHttpMockOnce(call) {
     checked &&
     http.ClientRequest === seenClientRequest &&
     globalThis.fetch === seenFetch &&
-    UNDICI_GLOBAL_DISPATCHERS.every((key, index) => globalThis[key] === seenDispatchers[index])
+    globalThis[NEW_DISPATCHER] === seenNewDispatcher &&
+    globalThis[OLD_DISPATCHER] === seenOldDispatcher
   ) {
     return;
   }
@@ -89,7 +92,8 @@ function reportHttpMockOnce(call) {
   checked = true;
   seenClientRequest = http.ClientRequest;
   seenFetch = globalThis.fetch;
-  seenDispatchers = UNDICI_GLOBAL_DISPATCHERS.map((key) => globalThis[key]);
+  seenNewDispatcher = globalThis[NEW_DISPATCHER];
+  seenOldDispatcher = globalThis[OLD_DISPATCHER];
   if (mock === undefined) return;
   reported = true;
   const message =

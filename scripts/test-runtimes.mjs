@@ -2,10 +2,11 @@
 // The runtime conformance suite (issue 40): __test__/runtimes/conformance.mjs, unchanged, runs
 // under Node (this one), Bun (newest 1.x) and Deno (newest 2.x), the two fetched from the npm
 // registry (scripts/registry-node.mjs), each from a consumer folder that depends on this
-// package, against the addon built in the package root. Every runtime must print the expected
-// results and exit 0 by itself within the time limit. Prints one line per runtime.
+// package, against the addon built in the package root. `node@<major>` adds a Node major from
+// the registry too. Every runtime must print the expected results and exit 0 by itself within
+// the time limit. Prints one line per runtime.
 //
-//   node scripts/test-runtimes.mjs [node|bun|deno ...]
+//   node scripts/test-runtimes.mjs [node|node@<major>|bun|deno ...]   (default: node bun deno)
 
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { makeTestCertificates } from '../__test__/support/test-certificates.mjs';
 import { startRedisServer } from '../demo/redis-server.mjs';
-import { registryBun, registryDeno } from './registry-node.mjs';
+import { registryBun, registryDeno, registryNode } from './registry-node.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const EXIT_LIMIT_MS = 30_000;
@@ -111,7 +112,7 @@ function run(name, command, folder, redis, certificates) {
       env: {
         ...process.env,
         CONFORMANCE_REDIS_URL: redis.url,
-        CONFORMANCE_KEY_PREFIX: `conformance-${name}`,
+        CONFORMANCE_KEY_PREFIX: `conformance-${name.replace('@', '-')}`,
         CONFORMANCE_TLS_DIR: dirname(certificates.caFile),
         NO_COLOR: '1',
       },
@@ -152,7 +153,10 @@ function verdict(result) {
 const wanted = process.argv.slice(2);
 const names = wanted.length ? wanted : Object.keys(RUNTIMES);
 const commands = names.map((name) => {
-  if (!RUNTIMES[name]) throw new Error(`unknown runtime ${name}; known: ${Object.keys(RUNTIMES).join(', ')}`);
+  const major = name.match(/^node@(\d+)$/)?.[1];
+  if (major) return [registryNode(major)];
+  if (!RUNTIMES[name])
+    throw new Error(`unknown runtime ${name}; known: ${Object.keys(RUNTIMES).join(', ')}, node@<major>`);
   return RUNTIMES[name]();
 });
 const folder = consumerFolder();
