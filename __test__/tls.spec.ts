@@ -3,6 +3,7 @@
 // the server certificate are generated for this run (openssl) into a temporary directory.
 // Trust is read from process.env when a slot is built (D38), set inside each child program;
 // NODE_TLS_REJECT_UNAUTHORIZED=0 turns verification off with Node's warning (D37).
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resultOf, runModule } from './support/child';
 import { callInChild } from './support/network-child';
@@ -45,6 +46,11 @@ describe('certificate trust', () => {
 
   it('SSL_CERT_FILE set in the program replaces the system store for the slots built after it', async () => {
     const run = await callInChild({ SSL_CERT_FILE: certificates.caFile }, tls.url);
+    expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }]);
+  });
+
+  it('SSL_CERT_DIR is a list of folders, as PATH is', async () => {
+    const run = await callInChild({ SSL_CERT_DIR: `/nonexistent:${dirname(certificates.caFile)}` }, tls.url);
     expect(run.outcomes).toEqual([{ ok: true, value: { id: 1 } }]);
   });
 });

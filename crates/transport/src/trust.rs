@@ -30,7 +30,8 @@ const REJECT_UNAUTHORIZED: &str = "NODE_TLS_REJECT_UNAUTHORIZED";
 pub struct Trust {
     extra_ca_certs: Option<PathBuf>,
     cert_file: Option<PathBuf>,
-    cert_dir: Option<PathBuf>,
+    /// `SSL_CERT_DIR`: folders separated as in `PATH`.
+    cert_dirs: Vec<PathBuf>,
     skip_verification: bool,
 }
 
@@ -41,7 +42,9 @@ impl Trust {
         Self {
             extra_ca_certs: path(EXTRA_CA_CERTS),
             cert_file: path(CERT_FILE),
-            cert_dir: path(CERT_DIR),
+            cert_dirs: lookup(CERT_DIR)
+                .map(|dirs| std::env::split_paths(&dirs).collect())
+                .unwrap_or_default(),
             // Only "0" turns verification off, as in Node.
             skip_verification: lookup(REJECT_UNAUTHORIZED).as_deref() == Some("0"),
         }
@@ -92,15 +95,19 @@ impl Trust {
         let mut roots = RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
         };
-        let system = if self.cert_file.is_some() || self.cert_dir.is_some() {
-            rustls_native_certs::load_certs_from_paths(
-                self.cert_file.as_deref(),
-                self.cert_dir.as_deref(),
-            )
+        // With neither variable set, rustls-native-certs looks them up in the C environment
+        // itself: unset in `process.env` means unset there too, except in a program that
+        // deleted one under Bun (whose `process.env` does not reach the C environment).
+        if self.cert_file.is_none() && self.cert_dirs.is_empty() {
+            roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
         } else {
-            rustls_native_certs::load_native_certs()
-        };
-        roots.add_parsable_certificates(system.certs);
+            let file = rustls_native_certs::load_certs_from_paths(self.cert_file.as_deref(), None);
+            roots.add_parsable_certificates(file.certs);
+            for dir in self.cert_dirs.iter().filter(|d| !d.as_os_str().is_empty()) {
+                let certs = rustls_native_certs::load_certs_from_paths(None, Some(dir)).certs;
+                roots.add_parsable_certificates(certs);
+            }
+        }
         if let Some(path) = &self.extra_ca_certs {
             roots.add_parsable_certificates(pem_certificates(path));
         }
