@@ -8,8 +8,7 @@
 //   applied interceptor sits in a registry on globalThis with readyState "ACTIVE";
 // - earlier @mswjs/interceptors (msw 2, nock 14): each applied interceptor under a Symbol.for
 //   key on globalThis;
-// - a replaced http.ClientRequest (nock 13 and earlier, and other patchers of it), seen against
-//   Node's own class in _http_client (Node only: Bun and Deno have no such module);
+// - a replaced http.ClientRequest (nock 13 and earlier, and other patchers of it);
 // - undici's MockAgent installed as the global dispatcher of fetch.
 // Not detectable: axios-mock-adapter and other mocks that replace one library's adapter, not
 // Node's http or fetch.
@@ -25,17 +24,16 @@ const FETCH_INTERCEPTOR = Symbol.for('fetch-interceptor');
 const NEW_DISPATCHER = Symbol.for('undici.globalDispatcher.2');
 const OLD_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
-/** node:http, and Node's own ClientRequest where the runtime exposes it; loaded at the first call. */
+/** node:http, loaded by the first call. */
 let http;
-let nodeClientRequest;
 
-function loadHttp() {
-  http = require('node:http');
-  try {
-    nodeClientRequest = require('node:_http_client').ClientRequest;
-  } catch {
-    nodeClientRequest = http.ClientRequest;
-  }
+/**
+ * Whether http.ClientRequest is not the runtime's own class: that one's prototype comes
+ * straight from OutgoingMessage's (in Node, Bun and Deno alike), a replacement's does not
+ * (nock 13 subclasses it, others wrap it).
+ */
+function clientRequestReplaced() {
+  return Object.getPrototypeOf(http.ClientRequest.prototype) !== http.OutgoingMessage.prototype;
 }
 
 function activeInterceptors() {
@@ -51,14 +49,14 @@ function mockAgentInstalled() {
 
 /** What is intercepting HTTP in this process, or undefined. */
 function activeHttpMock() {
-  if (http === undefined) loadHttp();
+  http ??= require('node:http');
   if (activeInterceptors()) {
     return '@mswjs/interceptors, as used by msw 3 and nock 15, patches sockets and fetch';
   }
   if (globalThis[CLIENT_REQUEST_INTERCEPTOR] !== undefined || globalThis[FETCH_INTERCEPTOR] !== undefined) {
     return '@mswjs/interceptors, as used by msw 2 and nock 14, patches http, https and fetch';
   }
-  if (http.ClientRequest !== nodeClientRequest) return 'http.ClientRequest is replaced, as nock 13 and earlier do';
+  if (clientRequestReplaced()) return 'http.ClientRequest is replaced, as nock 13 and earlier do';
   if (mockAgentInstalled()) return "undici's MockAgent is the global dispatcher of fetch";
   return undefined;
 }

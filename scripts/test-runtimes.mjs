@@ -82,6 +82,7 @@ const EXPECTED = {
   proxy: { ok: 9, proxied: 1 },
   tls: { outcomes: ['NETWORK_ERROR', 10, 10, 10, 'NETWORK_ERROR'], warnings: 1 },
   ownServer: { ok: 8 },
+  httpMock: { ok: 11, diagnostics: [['httpMockDetection', 'http-mock']] },
 };
 
 /**

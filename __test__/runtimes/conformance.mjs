@@ -262,6 +262,24 @@ results.ownServer = await settle(
   new AniLink({ anilist: { baseUrl: `http://127.0.0.1:${server.address().port}` } }).anilist.custom(MEDIA),
 );
 server.close();
+
+// The http-mock diagnostic, for http.ClientRequest replaced as nock 13 does (the @mswjs and
+// undici signals are plain globals): reported once, to onHookError.
+const OriginalClientRequest = http.ClientRequest;
+function OverriddenClientRequest(...args) {
+  return Reflect.construct(OriginalClientRequest, args, OverriddenClientRequest);
+}
+Object.setPrototypeOf(OverriddenClientRequest.prototype, OriginalClientRequest.prototype);
+http.ClientRequest = OverriddenClientRequest;
+const diagnostics = [];
+upstream.reset();
+upstream.anilist.replyAlways('Media', media(11));
+const observed = upstream.client({
+  onHookError: (hookName, error) => diagnostics.push([hookName, error.diagnostic?.kind]),
+});
+results.httpMock = { ...(await settle(observed.anilist.custom(MEDIA))), diagnostics };
+await settle(observed.anilist.custom(MEDIA));
+http.ClientRequest = OriginalClientRequest;
 await upstream.close();
 destroyCachedAgents();
 
