@@ -13,7 +13,8 @@
 // Not detectable: axios-mock-adapter and other mocks that replace one library's adapter, not
 // Node's http or fetch.
 //
-// Nothing is loaded at import: node:http (about 5 ms) is loaded by the first call.
+// Nothing is loaded at import, and node:http only once something else in the process has
+// loaded it.
 
 const { reportDiagnostic } = require('./diagnostics.cjs');
 
@@ -24,8 +25,27 @@ const FETCH_INTERCEPTOR = Symbol.for('fetch-interceptor');
 const NEW_DISPATCHER = Symbol.for('undici.globalDispatcher.2');
 const OLD_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
-/** node:http, loaded by the first call. */
+/** node:http, once this process has loaded it. */
 let http;
+
+/**
+ * node:http if the process has loaded it, else undefined: nobody can have patched a module
+ * nobody loaded, and loading it costs milliseconds (issue 40). Node lists the built-ins it has
+ * loaded; Bun and Deno keep that list empty, so there it is loaded (cheaply).
+ */
+function httpIfLoaded() {
+  if (http === undefined) {
+    const loaded = process.moduleLoadList;
+    const listed = Array.isArray(loaded) && loaded.length > 0;
+    if (!listed || loaded.includes('NativeModule http')) http = require('node:http');
+  }
+  return http;
+}
+
+/** What a later load or patch of node:http changes: its ClientRequest, or Node's count of loaded built-ins. */
+function httpState() {
+  return http === undefined ? process.moduleLoadList.length : http.ClientRequest;
+}
 
 /**
  * Whether http.ClientRequest is not the runtime's own class: that one's prototype comes
@@ -33,7 +53,10 @@ let http;
  * (nock 13 subclasses it, others wrap it).
  */
 function clientRequestReplaced() {
-  return Object.getPrototypeOf(http.ClientRequest.prototype) !== http.OutgoingMessage.prototype;
+  const loaded = httpIfLoaded();
+  return (
+    loaded !== undefined && Object.getPrototypeOf(loaded.ClientRequest.prototype) !== loaded.OutgoingMessage.prototype
+  );
 }
 
 function activeInterceptors() {
@@ -49,7 +72,6 @@ function mockAgentInstalled() {
 
 /** What is intercepting HTTP in this process, or undefined. */
 function activeHttpMock() {
-  http ??= require('node:http');
   if (activeInterceptors()) {
     return '@mswjs/interceptors, as used by msw 3 and nock 15, patches sockets and fetch';
   }
@@ -64,7 +86,7 @@ function activeHttpMock() {
 let reported = false;
 /** What the last full check saw; while all are unchanged, no mock can have been activated since. */
 let checked = false;
-let seenClientRequest;
+let seenHttp;
 let seenFetch;
 let seenNewDispatcher;
 let seenOldDispatcher;
@@ -75,20 +97,21 @@ let seenOldDispatcher;
  */
 function reportHttpMockOnce(call) {
   if (reported) return;
-  // Every interceptor named above replaces http.ClientRequest or fetch, and MockAgent replaces
-  // the global dispatcher: identity checks per call instead of the full look.
+  // Every mock named above replaces http.ClientRequest, fetch or a global dispatcher, or is
+  // marked active in the interceptors' registry: cheap looks per call, the full one on a change.
   if (
     checked &&
-    http.ClientRequest === seenClientRequest &&
+    httpState() === seenHttp &&
     globalThis.fetch === seenFetch &&
     globalThis[NEW_DISPATCHER] === seenNewDispatcher &&
-    globalThis[OLD_DISPATCHER] === seenOldDispatcher
+    globalThis[OLD_DISPATCHER] === seenOldDispatcher &&
+    !activeInterceptors()
   ) {
     return;
   }
   const mock = activeHttpMock();
   checked = true;
-  seenClientRequest = http.ClientRequest;
+  seenHttp = httpState();
   seenFetch = globalThis.fetch;
   seenNewDispatcher = globalThis[NEW_DISPATCHER];
   seenOldDispatcher = globalThis[OLD_DISPATCHER];
