@@ -5,7 +5,7 @@
 // the tarball, so no install script of theirs runs.
 
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareVersions } from './elf-version-needs.mjs';
@@ -15,14 +15,29 @@ const cache = join(root, 'node_modules', '.cache', 'registry-node');
 
 /** Path of `binary` (a path inside the package) from the newest `packageName@range`. */
 export function registryBinary(packageName, range, binary) {
-  const version = execFileSync('npm', ['view', `${packageName}@${range}`, 'version', '--json'], {
-    encoding: 'utf8',
-  });
+  const folder = (version) => join(cache, `${packageName.replace('/', '+')}@${version}`);
+  let versions;
+  try {
+    versions = JSON.parse(
+      execFileSync('npm', ['view', `${packageName}@${range}`, 'version', '--json'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+  } catch (error) {
+    // Offline: the newest copy already unpacked for this range, if any.
+    const prefix = `${packageName.replace('/', '+')}@`;
+    versions = (existsSync(cache) ? readdirSync(cache) : [])
+      .filter((name) => name.startsWith(prefix) && name.slice(prefix.length).split('.')[0] === String(range))
+      .map((name) => name.slice(prefix.length))
+      .filter((version) => existsSync(join(folder(version), binary)));
+    if (versions.length === 0) throw error;
+  }
   // npm lists the matching versions in publication order, not by version.
   const [newest] = []
-    .concat(JSON.parse(version))
+    .concat(versions)
     .sort((a, b) => compareVersions(b.split('.').map(Number), a.split('.').map(Number)));
-  const dest = join(cache, `${packageName.replace('/', '+')}@${newest}`);
+  const dest = folder(newest);
   const path = join(dest, binary);
   if (existsSync(path)) return path;
 
