@@ -90,8 +90,11 @@ describe('failure messages are written once, in Rust', () => {
   });
 });
 
+/** A slot built with no environment variables set, on Node (decisions D38). */
+const NO_ENVIRONMENT = { variables: {}, libuv: true };
+
 describe('one path for failures before dispatch', () => {
-  const client = () => native.NativeClient.create('anilist', { baseUrl: server.url }, () => {});
+  const client = () => native.NativeClient.create('anilist', { baseUrl: server.url }, NO_ENVIRONMENT, () => {});
 
   it('invalid variables are thrown as their error description, nothing is sent', () => {
     // Arguments arrive as JSON text written by the facade (lib/json-text.cjs).
@@ -142,18 +145,18 @@ describe('hook presence is decided natively, from the resolved options', () => {
 describe('the provider is an enum', () => {
   it('accepts anilist, mal and external, and refuses any other name (the old hidden "token" included)', () => {
     for (const provider of ['anilist', 'mal', 'external']) {
-      expect(native.NativeClient.create(provider, {}, () => {})).toBeInstanceOf(native.NativeClient);
+      expect(native.NativeClient.create(provider, {}, NO_ENVIRONMENT, () => {})).toBeInstanceOf(native.NativeClient);
     }
     for (const provider of ['token', 'AniList', '']) {
-      expect(() => native.NativeClient.create(provider, {}, () => {})).toThrow();
+      expect(() => native.NativeClient.create(provider, {}, NO_ENVIRONMENT, () => {})).toThrow();
     }
   });
 
   it('an external client takes no credentials and has no catalog', () => {
-    expect(() => native.NativeClient.create('external', { accessToken: 'secret-value' }, () => {})).toThrow(
-      /Unknown option key "accessToken" for an external client/,
-    );
-    const external = native.NativeClient.create('external', {}, () => {});
+    expect(() =>
+      native.NativeClient.create('external', { accessToken: 'secret-value' }, NO_ENVIRONMENT, () => {}),
+    ).toThrow(/Unknown option key "accessToken" for an external client/);
+    const external = native.NativeClient.create('external', {}, NO_ENVIRONMENT, () => {});
     expect(() =>
       native.startOperation(external.id, 'query.media', '{"id":1}', undefined, undefined, undefined, 1, 0),
     ).toThrow(/no catalog operations/);

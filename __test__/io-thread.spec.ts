@@ -11,7 +11,9 @@ const calls = `
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-const native = createRequire(process.cwd() + '/')('./lib/native.cjs');
+const { createNativeClient } = createRequire(process.cwd() + '/')('./lib/slot-environment.cjs');
+// Where the calls of a slot built now run.
+const ioThread = () => createNativeClient('anilist', {}, () => {}).ioThread();
 const { AniLink } = await import('anilink-api-wrapper');
 const server = http.createServer((request, response) => {
   let body = '';
@@ -47,17 +49,17 @@ const abortMs = Date.now() - abortStarted;
 const inWorker = await new Promise((done, failed) => {
   const worker = new Worker(
     "const { parentPort } = require('node:worker_threads');" +
-      "const native = require('./lib/native.cjs');" +
+      "const { createNativeClient } = require('./lib/slot-environment.cjs');" +
       "const { AniLink } = require('anilink-api-wrapper');" +
       "new AniLink('token', { retry: false }).anilist.custom('query { Media(id: 7) { id } }')" +
-      ".then((media) => parentPort.postMessage({ ioThread: native.ioThread(), id: media.id }));",
+      ".then((media) => parentPort.postMessage({ ioThread: createNativeClient('anilist', {}, () => {}).ioThread(), id: media.id }));",
     { eval: true, execArgv: [] },
   );
   worker.once('message', done);
   worker.once('error', failed);
 });
 server.close();
-console.log(JSON.stringify({ ioThread: native.ioThread(), id: media.id, timedOut, timeoutMs, aborted, abortMs, inWorker }));
+console.log(JSON.stringify({ ioThread: ioThread(), id: media.id, timedOut, timeoutMs, aborted, abortMs, inWorker }));
 `;
 
 async function run(env: NodeJS.ProcessEnv) {
@@ -92,6 +94,23 @@ describe('where calls run', () => {
     const result = await run({ ANILINK_IO_THREAD: 'worker' });
     expect(result).toMatchObject({ ioThread: 'worker', id: 7, timedOut: 'TIMEOUT_ERROR', aborted: 'ABORTED_ERROR' });
     expect(result.inWorker).toEqual({ ioThread: 'worker', id: 7 });
+  });
+
+  it.runIf(onLinux)('ANILINK_IO_THREAD set inside the program applies to the slots built after it (D38)', async () => {
+    const child = await runModule(
+      `import { createRequire } from 'node:module';
+       const { createNativeClient } = createRequire(process.cwd() + '/')('./lib/slot-environment.cjs');
+       const before = createNativeClient('anilist', {}, () => {});
+       process.env.ANILINK_IO_THREAD = 'worker';
+       const during = createNativeClient('anilist', {}, () => {});
+       delete process.env.ANILINK_IO_THREAD;
+       const after = createNativeClient('anilist', {}, () => {});
+       console.log(JSON.stringify([before.ioThread(), during.ioThread(), after.ioThread()]));`,
+      20_000,
+      { ...process.env, ANILINK_IO_THREAD: undefined },
+    );
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual(['javascript', 'worker', 'javascript']);
   });
 
   it('an invalid ANILINK_IO_THREAD fails every call with what it must be, sending nothing', async () => {

@@ -12,6 +12,7 @@ const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
 const { bindMapExternalIds } = require('./map-external-ids.cjs');
 const { CREDENTIAL_FIELDS } = require('./external.cjs');
+const { createNativeClient } = require('./slot-environment.cjs');
 const { getMalAccessToken } = require('./oauth.cjs');
 const { createStateOwner, bindStateOwner, snapshotTransportState } = require('./transport-state.cjs');
 
@@ -66,7 +67,7 @@ function slotsFromArguments(first, second) {
 
 function createNative(provider, options) {
   try {
-    return native.NativeClient.create(provider, options, deliver);
+    return createNativeClient(provider, options, deliver);
   } catch (error) {
     throw new TypeError(error instanceof Error ? error.message : String(error));
   }

@@ -6,6 +6,7 @@
 
 const native = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
+const { createNativeClient } = require('./slot-environment.cjs');
 
 /** Slot fields that authenticate a provider client (and observe its token refresh). */
 const CREDENTIAL_FIELDS = [
@@ -29,7 +30,7 @@ const PROVIDER_FIELDS = new Set([...CREDENTIAL_FIELDS, 'baseUrl']);
 function createExternalClient(options) {
   const transport = {};
   for (const [key, value] of Object.entries(options)) if (!PROVIDER_FIELDS.has(key)) transport[key] = value;
-  const nativeClient = native.NativeClient.create('external', transport, deliver);
+  const nativeClient = createNativeClient('external', transport, deliver);
   return { options: transport, native: nativeClient, nativeId: nativeClient.id };
 }
 

@@ -16,7 +16,8 @@
 //! JavaScript outside a pass (an abort) schedules a pass through a libuv async handle. The
 //! three handles are unreferenced: the outbox keeps the loop alive while calls are pending (D12).
 //!
-//! Worker threads of Node, other platforms, and `ANILINK_IO_THREAD=worker` keep the worker.
+//! Worker threads of Node, other platforms, runtimes without libuv (Bun, Deno: the facade tells
+//! the slot, decisions D38) and slots built under `ANILINK_IO_THREAD=worker` keep the worker.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -26,26 +27,24 @@ use crate::outbox;
 /// A call's whole future, as the binding starts it.
 pub type Call = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// What `ANILINK_IO_THREAD` may say.
-const IO_THREAD_VARIABLE: &str = "ANILINK_IO_THREAD";
+/// The variable that chooses where calls run.
+pub const IO_THREAD_VARIABLE: &str = "ANILINK_IO_THREAD";
 
-/// Whether this process wants calls on the JavaScript thread where they can run there.
-fn wants_javascript_thread() -> std::result::Result<bool, String> {
-    match std::env::var(IO_THREAD_VARIABLE) {
-        Err(_) => Ok(true),
-        Ok(value) => match value.as_str() {
-            "" | "auto" => Ok(true),
-            "worker" => Ok(false),
-            _ => Err(format!(
-                "{IO_THREAD_VARIABLE} must be \"auto\" (the JavaScript thread where possible) or \"worker\" (a tokio worker thread); received {} characters that are neither. Unset it or set one of the two.",
-                value.chars().count()
-            )),
-        },
+/// Whether a slot wants its calls on the JavaScript thread where they can run there, from the
+/// value of `ANILINK_IO_THREAD` when it was built (decisions D38).
+pub fn wants_javascript_thread(value: Option<&str>) -> std::result::Result<bool, String> {
+    match value {
+        None | Some("" | "auto") => Ok(true),
+        Some("worker") => Ok(false),
+        Some(other) => Err(format!(
+            "{IO_THREAD_VARIABLE} must be \"auto\" (the JavaScript thread where possible) or \"worker\" (a tokio worker thread); received {} characters that are neither. Unset it or set one of the two.",
+            other.chars().count()
+        )),
     }
 }
 
 #[cfg(target_os = "linux")]
-pub use linux::of_this_thread;
+pub use linux::{of_this_thread, Driver};
 
 /// Calls of this platform always run on the worker.
 #[cfg(not(target_os = "linux"))]
@@ -59,8 +58,8 @@ impl Driver {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn of_this_thread(_: &napi::Env) -> Result<Option<&'static Driver>, String> {
-    wants_javascript_thread().map(|_| None)
+pub fn of_this_thread(_: &napi::Env) -> Option<&'static Driver> {
+    None
 }
 
 #[cfg(target_os = "linux")]
@@ -80,7 +79,7 @@ mod linux {
     use anilink_transport::executor;
     use anilink_transport::timers;
 
-    use super::{outbox, wants_javascript_thread, Call};
+    use super::{outbox, Call};
 
     // libuv, as the node binary exports it.
     extern "C" {
@@ -134,24 +133,18 @@ mod linux {
     }
 
     thread_local! {
-        /// This thread's driver, decided at its first call: None where calls go to the worker.
-        static DRIVER: OnceCell<std::result::Result<Option<&'static Driver>, String>> =
-            const { OnceCell::new() };
+        /// This thread's driver, built at its first call that wants one: None where it cannot
+        /// be (a Node worker thread, no usable reactor descriptor).
+        static DRIVER: OnceCell<Option<&'static Driver>> = const { OnceCell::new() };
         /// Whether a pass runs on this thread: a wake-up inside one is seen by its next look.
         static IN_PASS: Cell<bool> = const { Cell::new(false) };
     }
 
-    /// The driver of the JavaScript thread of `env`, built at the first call: None where calls
-    /// run on the worker (a Node worker thread, no usable reactor descriptor, or
-    /// `ANILINK_IO_THREAD=worker`); an error when that variable says something else.
-    pub fn of_this_thread(env: &Env) -> std::result::Result<Option<&'static Driver>, String> {
-        DRIVER.with(|cell| {
-            cell.get_or_init(|| {
-                wants_javascript_thread()
-                    .map(|wanted| wanted.then(|| Driver::new(env).ok()).flatten())
-            })
-            .clone()
-        })
+    /// The driver of the JavaScript thread of `env`, built at the first call that asks: None
+    /// where calls run on the worker (a Node worker thread, no usable reactor descriptor).
+    /// Only asked for on a runtime with libuv (Node): Bun's and Deno's stubs of it abort.
+    pub fn of_this_thread(env: &Env) -> Option<&'static Driver> {
+        DRIVER.with(|cell| *cell.get_or_init(|| Driver::new(env).ok()))
     }
 
     /// Set by the waker of every driven future. Woken inside a pass, the pass looks again;
@@ -356,7 +349,7 @@ mod linux {
     }
 
     fn with_driver(run: impl FnOnce(&'static Driver)) {
-        if let Some(Ok(Some(driver))) = DRIVER.with(|cell| cell.get().cloned()) {
+        if let Some(Some(driver)) = DRIVER.with(|cell| cell.get().copied()) {
             run(driver);
         }
     }
@@ -467,5 +460,21 @@ mod linux {
         } else {
             Err(napi::Error::from_reason("napi_async_init failed"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_thread_values() {
+        for javascript in [None, Some(""), Some("auto")] {
+            assert_eq!(wants_javascript_thread(javascript), Ok(true));
+        }
+        assert_eq!(wants_javascript_thread(Some("worker")), Ok(false));
+        let refused = wants_javascript_thread(Some("Worker")).unwrap_err();
+        assert!(refused.contains("must be \"auto\""), "{refused}");
+        assert!(refused.contains("6 characters"), "{refused}");
     }
 }

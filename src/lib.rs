@@ -21,7 +21,6 @@ mod sink;
 
 use std::sync::OnceLock;
 
-use napi::Env;
 use napi_derive::napi;
 
 static BACKGROUND: OnceLock<tokio::runtime::Handle> = OnceLock::new();
@@ -44,18 +43,6 @@ fn init() {
         BACKGROUND.set(runtime.handle().clone()).ok();
         napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
     }
-}
-
-/// Where this thread's calls run: `"javascript"` (driven by its own event loop) or `"worker"`
-/// (a tokio worker thread); see [`driver`]. Throws when `ANILINK_IO_THREAD` is invalid.
-#[napi(catch_unwind)]
-pub fn io_thread(env: Env) -> napi::Result<&'static str> {
-    Ok(
-        match driver::of_this_thread(&env).map_err(native_client::invalid_arg)? {
-            Some(_) => "javascript",
-            None => "worker",
-        },
-    )
 }
 
 /// Release every keep-alive connection pool the transport holds (cached, parked and default),

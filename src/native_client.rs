@@ -68,6 +68,30 @@ impl Provider {
     }
 }
 
+/// What the facade read of the process for one slot when it was built (decisions D38).
+#[napi(object)]
+pub struct SlotEnvironment {
+    /// The variables of [`environment_variables`] that are set, by name.
+    pub variables: std::collections::HashMap<String, String>,
+    /// Whether the runtime has libuv (Node does; Bun and Deno only stub it): without it, calls
+    /// always run on the worker.
+    pub libuv: bool,
+}
+
+/// Every environment variable a slot reads, by exact name: the facade reads these from
+/// `process.env` when it builds a slot (decisions D38).
+#[napi(catch_unwind)]
+pub fn environment_variables() -> Vec<String> {
+    let endpoints = [Provider::AniList, Provider::Mal]
+        .into_iter()
+        .filter_map(Provider::default_base_url)
+        .map(|(_, name)| name.to_string());
+    endpoints
+        .chain([driver::IO_THREAD_VARIABLE.to_string()])
+        .chain(anilink_transport::client::environment_variables())
+        .collect()
+}
+
 enum Endpoint {
     AniList(Box<AniListEndpoint>),
     Mal(MalEndpoint),
@@ -84,6 +108,9 @@ struct Inner {
 /// (measured: the entry went from 13,098 to 10,217 instructions per call).
 struct CallTarget {
     inner: Arc<Inner>,
+    /// Whether its calls run on the JavaScript thread where they can, decided when the slot
+    /// was built; an invalid `ANILINK_IO_THREAD` fails each call (nothing is sent).
+    javascript_thread: std::result::Result<bool, String>,
     /// Read and replaced on the JavaScript thread only (calls build their request from it
     /// before dispatch), so a token refresh swaps it without a lock.
     endpoint: RefCell<Endpoint>,
@@ -159,13 +186,15 @@ impl NativeClient {
     /// Throws (InvalidArg) with a message naming the option and the rule for anything invalid;
     /// the facade rethrows it as TypeError.
     ///
-    /// `on_batch(text)` receives this client's messages, `[[callId, kind, payload?], …]` (the
-    /// kinds are in `contract().kinds`), on the JavaScript thread.
+    /// `environment` is what the facade read of the process when the slot was built (decisions
+    /// D38). `on_batch(text)` receives this client's messages, `[[callId, kind, payload?], …]`
+    /// (the kinds are in `contract().kinds`), on the JavaScript thread.
     #[napi(factory, catch_unwind)]
     pub fn create(
         env: Env,
         provider: Provider,
         slot: Object<'_>,
+        environment: SlotEnvironment,
         on_batch: Function<'_, String, ()>,
     ) -> Result<Self> {
         let mut options = PartialOptions::default();
@@ -220,11 +249,11 @@ impl NativeClient {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.clone())
         };
-        let environment = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let variable = |name: &str| environment.variables.get(name).cloned();
         let base_url = match provider.default_base_url() {
-            Some((default, variable)) => {
+            Some((default, name)) => {
                 let url = field("baseUrl")
-                    .or_else(|| environment(variable))
+                    .or_else(|| variable(name).filter(|v| !v.trim().is_empty()))
                     .unwrap_or_else(|| default.into());
                 whatwg_base_url(&env, &url, provider.name())?
             }
@@ -233,10 +262,15 @@ impl NativeClient {
         let client_id = field("clientId");
         let token = provider.token_field().and_then(field);
         let endpoint = build_endpoint(provider, &base_url, token.as_deref(), client_id.as_deref())?;
+        let javascript_thread =
+            driver::wants_javascript_thread(variable(driver::IO_THREAD_VARIABLE).as_deref())
+                .map(|wanted| wanted && environment.libuv);
         let target = Rc::new(CallTarget {
             inner: Arc::new(Inner {
-                client: ProviderClient::new(options, provider.name()).map_err(invalid_arg)?,
+                client: ProviderClient::new(options, provider.name(), variable)
+                    .map_err(invalid_arg)?,
             }),
+            javascript_thread,
             endpoint: RefCell::new(endpoint),
             outbox: Outbox::new(on_batch)?,
         });
@@ -245,6 +279,24 @@ impl NativeClient {
             target,
             base_url,
             client_id,
+        })
+    }
+
+    /// Whether this slot's TLS connections skip certificate verification
+    /// (`NODE_TLS_REJECT_UNAUTHORIZED=0` when it was built, decisions D37): the facade warns.
+    #[napi(getter)]
+    pub fn skips_certificate_verification(&self) -> bool {
+        self.target.inner.client.skips_certificate_verification()
+    }
+
+    /// Where this slot's calls run on this thread: `"javascript"` (driven by its own event
+    /// loop) or `"worker"` (a tokio worker thread); see [`driver`]. Throws when
+    /// `ANILINK_IO_THREAD` was invalid.
+    #[napi(catch_unwind)]
+    pub fn io_thread(&self, env: Env) -> Result<&'static str> {
+        Ok(match self.target.driver(&env)? {
+            Some(_) => "javascript",
+            None => "worker",
         })
     }
 
@@ -435,6 +487,15 @@ struct CacheCounters {
 }
 
 impl CallTarget {
+    /// The driver its calls run on, None for the worker.
+    fn driver(&self, env: &Env) -> Result<Option<&'static driver::Driver>> {
+        match &self.javascript_thread {
+            Ok(true) => Ok(driver::of_this_thread(env)),
+            Ok(false) => Ok(None),
+            Err(message) => Err(invalid_arg(message.clone())),
+        }
+    }
+
     /// Start a catalog operation: AniList (`"query.media"`, variables, fields) or MAL
     /// (`"anime.get"`, params, fields), the arguments and fields as JSON text with the problems
     /// the facade found reading them. Its result arrives through the outbox; a failure before
@@ -551,7 +612,7 @@ impl CallTarget {
             Some(object) => Some(request_options(env, &object)?),
             None => None,
         };
-        let driver = driver::of_this_thread(env).map_err(invalid_arg)?;
+        let driver = self.driver(env)?;
         let options = self
             .inner
             .client

@@ -1,8 +1,8 @@
 /**
  * AniList calls from a fresh Node process, for behaviour that depends on the environment a
- * client reads: the proxy variables (read when a slot is built) and `NODE_EXTRA_CA_CERTS`
- * (read at the first TLS connection). The child drops every such variable it inherited, sets
- * `env`, then builds its clients.
+ * client reads when a slot is built (decisions D38): the proxy variables and what TLS trusts.
+ * The child drops every such variable it inherited, sets `env` inside the program, then builds
+ * its clients.
  */
 import { resultOf, runModule } from './child';
 
@@ -33,7 +33,7 @@ export async function callInChild(
 ): Promise<NetworkChildRun> {
   const source = `
     for (const key of Object.keys(process.env)) {
-      if (/^(https?_proxy|all_proxy|no_proxy|node_extra_ca_certs)$/i.test(key)) delete process.env[key];
+      if (/^(https?_proxy|all_proxy|no_proxy|node_extra_ca_certs|ssl_cert_file|ssl_cert_dir|node_tls_reject_unauthorized)$/i.test(key)) delete process.env[key];
     }
     Object.assign(process.env, ${JSON.stringify(env)});
     const { AniLink } = await import('anilink-api-wrapper');

@@ -1,14 +1,10 @@
 /**
  * TLS for the certificate and proxy tests: a throwaway certificate authority and a server
- * certificate for 127.0.0.1 it issued, generated with the `openssl` command into a temporary
- * directory (removed by `remove()`; nothing is committed), and an HTTPS server using them.
+ * certificate for 127.0.0.1 it issued (test-certificates.mjs), and an HTTPS server using them.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { makeTestCertificates as makeCertificates } from './test-certificates.mjs';
 
 export interface TestCertificates {
   /** PEM file of the test CA: what `NODE_EXTRA_CA_CERTS` names. */
@@ -19,55 +15,7 @@ export interface TestCertificates {
 }
 
 export function makeTestCertificates(): TestCertificates {
-  const dir = mkdtempSync(join(tmpdir(), 'anilink-test-ca-'));
-  const file = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=AniLink test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  );
-  openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
-  writeFileSync(
-    file('server.ext'),
-    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
-  );
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'server.ext',
-    '-out',
-    'server.pem',
-  );
-  return {
-    caFile: file('ca.pem'),
-    key: readFileSync(file('server.key')),
-    cert: readFileSync(file('server.pem')),
-    remove: () => rmSync(dir, { recursive: true, force: true }),
-  };
+  return makeCertificates() as TestCertificates;
 }
 
 export interface TlsServer {

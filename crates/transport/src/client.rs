@@ -19,9 +19,20 @@ use crate::host_state::HostSnapshot;
 use crate::host_store::{HostStore, SharingMode};
 use crate::options::{PartialOptions, ResolvedOptions};
 use crate::pool::{Pool, PoolRegistry};
-use crate::proxy::ProxyRules;
+use crate::proxy::{self, ProxyRules};
 use crate::random::{RandomSource, ThreadRandom};
 use crate::request::RequestSpec;
+use crate::trust::{self, Trust};
+
+/// Every environment variable a slot's transport reads (proxies, trust), by exact name.
+pub fn environment_variables() -> Vec<String> {
+    let proxies = proxy::ENVIRONMENT_VARIABLES
+        .iter()
+        .flat_map(|name| [name.to_string(), name.to_ascii_lowercase()]);
+    proxies
+        .chain(trust::ENVIRONMENT_VARIABLES.map(String::from))
+        .collect()
+}
 
 pub struct ProviderClient {
     slot: PartialOptions,
@@ -32,18 +43,27 @@ pub struct ProviderClient {
     coalescer: Coalescer<LeaderOutcome>,
     /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`… as they were when the slot was built.
     environment_proxy: Arc<ProxyRules>,
+    /// What its TLS connections trust, from the environment when the slot was built.
+    trust: Arc<Trust>,
     clock: Box<dyn Clock>,
     rng: Box<dyn RandomSource>,
 }
 
 impl ProviderClient {
-    /// `provider` names the slot's shared state in Redis keys (`anilist`, `mal`). Fails when
+    /// `provider` names the slot's shared state in Redis keys (`anilist`, `mal`);
+    /// `environment(name)` gives the environment variables of [`environment_variables`] as the
+    /// program sees them now (the binding reads them in JavaScript, decisions D38). Fails when
     /// the environment names a proxy that is not a URL and the slot has no `proxy` of its own
     /// to replace it (the message names the variable, never its value).
-    pub fn new(slot: PartialOptions, provider: &str) -> Result<Self, String> {
+    pub fn new(
+        slot: PartialOptions,
+        provider: &str,
+        environment: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, String> {
         Self::with_time(
             slot,
             provider,
+            environment,
             Box::new(SystemClock),
             Box::new(ThreadRandom),
         )
@@ -52,11 +72,12 @@ impl ProviderClient {
     pub fn with_time(
         slot: PartialOptions,
         provider: &str,
+        environment: impl Fn(&str) -> Option<String>,
         clock: Box<dyn Clock>,
         rng: Box<dyn RandomSource>,
     ) -> Result<Self, String> {
         let read = slot.resolve(false);
-        let environment_proxy = match ProxyRules::from_env() {
+        let environment_proxy = match ProxyRules::from_lookup(&environment) {
             Ok(rules) => rules,
             // Never used: the slot's own proxy (or `false`) replaces the environment.
             Err(_) if read.proxy.is_some() => ProxyRules::default(),
@@ -69,6 +90,7 @@ impl ProviderClient {
             slot,
             coalescer: Coalescer::default(),
             environment_proxy: Arc::new(environment_proxy),
+            trust: Arc::new(Trust::from_lookup(&environment)),
             clock,
             rng,
         })
@@ -91,7 +113,12 @@ impl ProviderClient {
     /// `destroyCachedAgents()` after that cannot move the call to another pool.
     pub fn pool(&self, options: &ResolvedOptions) -> Arc<Pool> {
         let proxy = options.proxy.as_ref().unwrap_or(&self.environment_proxy);
-        PoolRegistry::global().pool(options.pool_bounds, proxy)
+        PoolRegistry::global().pool(options.pool_bounds, proxy, &self.trust)
+    }
+
+    /// Whether this slot's TLS connections skip certificate verification (decisions D37).
+    pub fn skips_certificate_verification(&self) -> bool {
+        self.trust.skips_verification()
     }
 
     pub async fn execute(
@@ -126,5 +153,31 @@ impl ProviderClient {
 
     pub fn now_ms(&self) -> u64 {
         self.clock.now_ms()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    #[test]
+    fn a_slot_reads_only_variables_it_names() {
+        let asked = RefCell::new(Vec::new());
+        ProviderClient::new(Default::default(), "test", |name| {
+            asked.borrow_mut().push(name.to_string());
+            None
+        })
+        .unwrap();
+        let named = environment_variables();
+        let asked = asked.into_inner();
+        assert!(asked
+            .iter()
+            .any(|name| name == "NODE_TLS_REJECT_UNAUTHORIZED"));
+        assert!(asked.iter().any(|name| name == "https_proxy"));
+        for name in asked {
+            assert!(named.contains(&name), "{name} is read but not named");
+        }
     }
 }

@@ -15,6 +15,7 @@ use crate::http1::response_head::{self, ResponseHead};
 use crate::http1::{Connection, Stream};
 use crate::proxy::ProxyServer;
 use crate::request::Origin;
+use crate::trust::Trust;
 
 /// The most a proxy may send before the head that answers `CONNECT` is complete.
 const MAX_TUNNEL_RESPONSE: usize = 16 * 1024;
@@ -23,6 +24,7 @@ const MAX_TUNNEL_RESPONSE: usize = 16 * 1024;
 pub async fn connect(
     origin: &Origin,
     proxy: Option<&Arc<ProxyServer>>,
+    trust: &Trust,
 ) -> Result<Connection, TransportError> {
     let Some(proxy) = proxy else {
         let tcp = dial(&origin.host, origin.port).await.map_err(|e| {
@@ -31,7 +33,7 @@ pub async fn connect(
                 origin.host, origin.port
             ))
         })?;
-        return secure(origin, tcp).await;
+        return secure(origin, tcp, trust).await;
     };
     let mut tcp = dial(&proxy.host, proxy.port).await.map_err(|e| {
         TransportError::network(format!("connect to proxy {} failed: {e}", proxy.display()))
@@ -39,7 +41,7 @@ pub async fn connect(
     if origin.https {
         tunnel(&mut tcp, origin, proxy).await?;
     }
-    secure(origin, tcp).await
+    secure(origin, tcp, trust).await
 }
 
 async fn dial(host: &str, port: u16) -> std::io::Result<TcpStream> {
@@ -50,7 +52,11 @@ async fn dial(host: &str, port: u16) -> std::io::Result<TcpStream> {
     Ok(tcp)
 }
 
-async fn secure(origin: &Origin, tcp: TcpStream) -> Result<Connection, TransportError> {
+async fn secure(
+    origin: &Origin,
+    tcp: TcpStream,
+    trust: &Trust,
+) -> Result<Connection, TransportError> {
     if !origin.https {
         return Ok(Connection::new(Stream::Plain(tcp)));
     }
@@ -62,7 +68,7 @@ async fn secure(origin: &Origin, tcp: TcpStream) -> Result<Connection, Transport
     let name = rustls::pki_types::ServerName::try_from(bare_host).map_err(|e| {
         TransportError::network(format!("invalid TLS server name {}: {e}", origin.host))
     })?;
-    let tls = tokio_rustls::TlsConnector::from(crate::trust::client_config())
+    let tls = tokio_rustls::TlsConnector::from(trust.client_config())
         .connect(name, tcp)
         .await
         .map_err(|e| TransportError::network(describe_tls_failure(&origin.host, &e)))?;

@@ -233,7 +233,7 @@ mod tests {
     fn an_exchange_waiting_for_its_response_stays_small() {
         use crate::error::Protocol;
         use crate::request::ResultShape;
-        let client = crate::ProviderClient::new(Default::default(), "test").unwrap();
+        let client = crate::ProviderClient::new(Default::default(), "test", |_| None).unwrap();
         let spec = RequestSpec::new(
             http::Method::POST,
             "https://anilist.test/",

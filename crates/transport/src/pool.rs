@@ -34,6 +34,7 @@ use crate::options::settings::PoolBounds;
 use crate::proxy::{ProxyRules, ProxyServer};
 use crate::request::Origin;
 use crate::timers::{self, Watched};
+use crate::trust::Trust;
 
 /// Dedicated pools kept in the cache; the least recently used one beyond this is parked.
 pub const MAX_CACHED_POOLS: usize = 8;
@@ -55,6 +56,8 @@ pub struct Pool {
     key_bounds: Option<PoolBounds>,
     /// Which proxy each origin's connections go through.
     proxy: Arc<ProxyRules>,
+    /// What its TLS connections trust: a connection is only reused under the same trust.
+    trust: Arc<Trust>,
     origins: Mutex<HashMap<Origin, Arc<OriginPool>>>,
     /// Set by teardown: idle connections are closed and returned ones are not kept.
     released: AtomicBool,
@@ -317,18 +320,19 @@ impl Future for Keeper {
 }
 
 impl Pool {
-    fn new(key_bounds: Option<PoolBounds>, proxy: Arc<ProxyRules>) -> Arc<Self> {
+    fn new(key_bounds: Option<PoolBounds>, proxy: Arc<ProxyRules>, trust: Arc<Trust>) -> Arc<Self> {
         Arc::new(Self {
             bounds: key_bounds.unwrap_or(PoolBounds::DEFAULT),
             key_bounds,
             proxy,
+            trust,
             origins: Mutex::new(HashMap::new()),
             released: AtomicBool::new(false),
         })
     }
 
-    fn has_key(&self, bounds: Option<PoolBounds>, proxy: &ProxyRules) -> bool {
-        self.key_bounds == bounds && *self.proxy == *proxy
+    fn has_key(&self, bounds: Option<PoolBounds>, proxy: &ProxyRules, trust: &Trust) -> bool {
+        self.key_bounds == bounds && *self.proxy == *proxy && *self.trust == *trust
     }
 
     fn origin_pool(&self, origin: &Origin) -> Arc<OriginPool> {
@@ -413,7 +417,7 @@ impl Slot {
         }
         // Boxed: opening a connection (TCP, tunnel, TLS) is the largest state of a call, and a
         // call that reuses a connection should not carry room for it while it waits.
-        let connection = Box::pin(connector::connect(origin, proxy.as_ref())).await?;
+        let connection = Box::pin(connector::connect(origin, proxy.as_ref(), &pool.trust)).await?;
         Ok(Lease {
             connection,
             home,
@@ -475,22 +479,31 @@ impl PoolRegistry {
         REGISTRY.get_or_init(PoolRegistry::default)
     }
 
-    /// The pool for these bounds and proxy rules, created lazily: the default pool for no
-    /// bounds and no proxy.
-    pub fn pool(&self, bounds: Option<PoolBounds>, proxy: &Arc<ProxyRules>) -> Arc<Pool> {
+    /// The pool for these bounds, proxy rules and trust, created lazily: the default pool for
+    /// no bounds, no proxy and the default trust.
+    pub fn pool(
+        &self,
+        bounds: Option<PoolBounds>,
+        proxy: &Arc<ProxyRules>,
+        trust: &Arc<Trust>,
+    ) -> Arc<Pool> {
         let mut state = lock(&self.state);
-        if bounds.is_none() && proxy.is_direct() {
+        if bounds.is_none() && proxy.is_direct() && **trust == Trust::default() {
             return state
                 .default
-                .get_or_insert_with(|| Pool::new(None, proxy.clone()))
+                .get_or_insert_with(|| Pool::new(None, proxy.clone(), trust.clone()))
                 .clone();
         }
-        if let Some(index) = state.cached.iter().position(|p| p.has_key(bounds, proxy)) {
+        if let Some(index) = state
+            .cached
+            .iter()
+            .position(|p| p.has_key(bounds, proxy, trust))
+        {
             let pool = state.cached.remove(index);
             state.cached.push(pool.clone());
             return pool;
         }
-        let pool = Pool::new(bounds, proxy.clone());
+        let pool = Pool::new(bounds, proxy.clone(), trust.clone());
         state.cached.push(pool.clone());
         if state.cached.len() > MAX_CACHED_POOLS {
             let evicted = state.cached.remove(0);
@@ -568,37 +581,56 @@ mod tests {
     #[test]
     fn pools_are_keyed_on_the_proxy_too() {
         let registry = PoolRegistry::default();
-        let default = registry.pool(None, &direct());
-        let proxied = registry.pool(None, &through("http://p:1"));
+        let default = registry.pool(None, &direct(), &Arc::default());
+        let proxied = registry.pool(None, &through("http://p:1"), &Arc::default());
         assert!(
             !Arc::ptr_eq(&default, &proxied),
             "a proxied slot never shares the direct pool"
         );
         assert_eq!(proxied.bounds, PoolBounds::DEFAULT);
         assert!(
-            Arc::ptr_eq(&proxied, &registry.pool(None, &through("http://p:1"))),
+            Arc::ptr_eq(
+                &proxied,
+                &registry.pool(None, &through("http://p:1"), &Arc::default())
+            ),
             "equal rules share a pool"
         );
         assert!(!Arc::ptr_eq(
             &proxied,
-            &registry.pool(None, &through("http://p:2"))
+            &registry.pool(None, &through("http://p:2"), &Arc::default())
         ));
         assert!(!Arc::ptr_eq(
             &proxied,
-            &registry.pool(bounds(3), &through("http://p:1"))
+            &registry.pool(bounds(3), &through("http://p:1"), &Arc::default())
+        ));
+    }
+
+    #[test]
+    fn a_slot_that_skips_verification_never_shares_a_verified_pool() {
+        let registry = PoolRegistry::default();
+        let verified = registry.pool(None, &direct(), &Arc::default());
+        let unverified = Arc::new(Trust::from_lookup(|name| {
+            (name == "NODE_TLS_REJECT_UNAUTHORIZED").then(|| "0".to_string())
+        }));
+        let skipping = registry.pool(None, &direct(), &unverified);
+        assert!(!Arc::ptr_eq(&verified, &skipping));
+        assert!(Arc::ptr_eq(
+            &skipping,
+            &registry.pool(None, &direct(), &unverified)
         ));
     }
 
     #[test]
     fn identical_bounds_share_a_pool_and_the_default_is_separate() {
         let registry = PoolRegistry::default();
-        let a = registry.pool(bounds(4), &direct());
-        let b = registry.pool(bounds(4), &direct());
+        let a = registry.pool(bounds(4), &direct(), &Arc::default());
+        let b = registry.pool(bounds(4), &direct(), &Arc::default());
         assert!(Arc::ptr_eq(&a, &b));
-        let default = registry.pool(None, &direct());
+        let default = registry.pool(None, &direct(), &Arc::default());
         assert!(!Arc::ptr_eq(&a, &default));
         assert_eq!(default.bounds, PoolBounds::DEFAULT);
-        let explicit_default_bounds = registry.pool(Some(PoolBounds::DEFAULT), &direct());
+        let explicit_default_bounds =
+            registry.pool(Some(PoolBounds::DEFAULT), &direct(), &Arc::default());
         assert!(
             !Arc::ptr_eq(&explicit_default_bounds, &default),
             "custom bounds always get a dedicated pool"
@@ -608,13 +640,13 @@ mod tests {
     #[test]
     fn the_ninth_configuration_parks_the_least_recently_used_pool() {
         let registry = PoolRegistry::default();
-        let in_flight = registry.pool(bounds(1), &direct());
-        let second = registry.pool(bounds(2), &direct());
+        let in_flight = registry.pool(bounds(1), &direct(), &Arc::default());
+        let second = registry.pool(bounds(2), &direct(), &Arc::default());
         for n in 3..=8 {
-            registry.pool(bounds(n), &direct());
+            registry.pool(bounds(n), &direct(), &Arc::default());
         }
-        registry.pool(bounds(2), &direct()); // refreshed: bounds(1) stays the least recently used
-        drop(registry.pool(bounds(9), &direct()));
+        registry.pool(bounds(2), &direct(), &Arc::default()); // refreshed: bounds(1) stays the least recently used
+        drop(registry.pool(bounds(9), &direct(), &Arc::default()));
         let stats = registry.stats();
         assert_eq!(stats.cached, MAX_CACHED_POOLS);
         assert_eq!(
@@ -622,11 +654,17 @@ mod tests {
             "the evicted pool lives on while a request holds it"
         );
         assert!(
-            Arc::ptr_eq(&second, &registry.pool(bounds(2), &direct())),
+            Arc::ptr_eq(
+                &second,
+                &registry.pool(bounds(2), &direct(), &Arc::default())
+            ),
             "a recently used pool stays cached"
         );
         assert!(
-            !Arc::ptr_eq(&in_flight, &registry.pool(bounds(1), &direct())),
+            !Arc::ptr_eq(
+                &in_flight,
+                &registry.pool(bounds(1), &direct(), &Arc::default())
+            ),
             "the evicted configuration gets a new pool"
         );
         drop(in_flight);
@@ -640,8 +678,8 @@ mod tests {
     #[test]
     fn destroy_releases_everything_and_is_safe_twice() {
         let registry = PoolRegistry::default();
-        let held = registry.pool(None, &direct());
-        registry.pool(bounds(3), &direct());
+        let held = registry.pool(None, &direct(), &Arc::default());
+        registry.pool(bounds(3), &direct(), &Arc::default());
         registry.destroy_all();
         registry.destroy_all();
         let stats = registry.stats();
@@ -653,7 +691,7 @@ mod tests {
             held.released.load(Ordering::Acquire),
             "a held pool is marked so it keeps no connection"
         );
-        let rebuilt = registry.pool(None, &direct());
+        let rebuilt = registry.pool(None, &direct(), &Arc::default());
         assert!(
             !Arc::ptr_eq(&held, &rebuilt),
             "the default pool is rebuilt lazily"

@@ -97,6 +97,9 @@ impl ProxyServer {
     }
 }
 
+/// The environment variables proxies are read from, each also in lower case.
+pub const ENVIRONMENT_VARIABLES: [&str; 4] = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"];
+
 /// The proxy choice of one slot: none, one proxy for everything, or per-scheme proxies with
 /// exceptions (the environment).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -117,16 +120,13 @@ impl ProxyRules {
         }
     }
 
-    /// The process environment, now.
-    pub fn from_env() -> Result<Self, String> {
-        Self::from_lookup(|name| std::env::var(name).ok())
-    }
-
-    /// `lookup(name)` gives an environment variable. Lower case wins over upper case, a
-    /// scheme's own variable over `ALL_PROXY`; empty values count as unset. A proxy of another
-    /// scheme (`https://`, `socks5://`) is ignored, as the README says; a value without a
-    /// scheme or that is not a URL fails, naming the variable but not its value (D40).
+    /// `lookup(name)` gives an environment variable (the binding reads them in JavaScript,
+    /// D38). Lower case wins over upper case, a scheme's own variable over `ALL_PROXY`; empty
+    /// values count as unset. A proxy of another scheme (`https://`, `socks5://`) is ignored,
+    /// as the README says; a value without a scheme or that is not a URL fails, naming the
+    /// variable but not its value (D40).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let [http, https, all, no_proxy] = ENVIRONMENT_VARIABLES;
         let get = |name: &str| {
             [name.to_ascii_lowercase(), name.to_string()]
                 .into_iter()
@@ -137,7 +137,7 @@ impl ProxyRules {
                 })
         };
         let proxy = |name: &str| -> Result<Option<Arc<ProxyServer>>, String> {
-            let Some((key, url)) = get(name).or_else(|| get("ALL_PROXY")) else {
+            let Some((key, url)) = get(name).or_else(|| get(all)) else {
                 return Ok(None);
             };
             let scheme = url.trim().split_once("://").map(|(scheme, _)| scheme);
@@ -151,9 +151,9 @@ impl ProxyRules {
                 })
         };
         Ok(Self {
-            http: proxy("HTTP_PROXY")?,
-            https: proxy("HTTPS_PROXY")?,
-            no_proxy: NoProxy::parse(&get("NO_PROXY").map(|(_, v)| v).unwrap_or_default()),
+            http: proxy(http)?,
+            https: proxy(https)?,
+            no_proxy: NoProxy::parse(&get(no_proxy).map(|(_, v)| v).unwrap_or_default()),
         })
     }
 

@@ -1,53 +1,118 @@
 //! What TLS trusts, as Node does plus the system store: the bundled Mozilla roots (the ones
-//! Node ships), the operating system's trust store, and the PEM file named by
-//! `NODE_EXTRA_CA_CERTS`. Read once per process, when the first TLS connection is made (Node
-//! reads `NODE_EXTRA_CA_CERTS` once at startup too). An unreadable file or certificate is
-//! skipped: Node has already warned about the same file when it started.
+//! Node ships), the operating system's trust store (or the PEM file and folders named by
+//! `SSL_CERT_FILE` / `SSL_CERT_DIR` instead of it), and the PEM file named by
+//! `NODE_EXTRA_CA_CERTS`; and whether certificates are verified at all
+//! (`NODE_TLS_REJECT_UNAUTHORIZED=0` turns that off, decisions D37). The binding hands the
+//! variables over when a slot is built (D38); each distinct setting's configuration is built
+//! once per process. An unreadable file or certificate is skipped: Node has already warned
+//! about the same file when it started.
 
-use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
-use rustls::RootCertStore;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-/// The TLS client configuration every connection shares.
-pub fn client_config() -> Arc<rustls::ClientConfig> {
-    static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let roots = root_store(
-                std::env::var_os("NODE_EXTRA_CA_CERTS")
-                    .as_deref()
-                    .map(Path::new),
-            );
-            let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()
-            .map(|builder| builder.with_root_certificates(roots).with_no_client_auth())
-            .unwrap_or_else(|_| {
-                // The ring provider always supports the default versions; this branch only
-                // exists so that no panic can ever cross into JavaScript.
-                rustls::ClientConfig::builder()
-                    .with_root_certificates(RootCertStore::empty())
-                    .with_no_client_auth()
-            });
-            config.alpn_protocols = vec![b"http/1.1".to_vec()];
-            Arc::new(config)
-        })
-        .clone()
+/// The environment variables trust is read from.
+pub const ENVIRONMENT_VARIABLES: [&str; 4] =
+    [EXTRA_CA_CERTS, CERT_FILE, CERT_DIR, REJECT_UNAUTHORIZED];
+const EXTRA_CA_CERTS: &str = "NODE_EXTRA_CA_CERTS";
+const CERT_FILE: &str = "SSL_CERT_FILE";
+const CERT_DIR: &str = "SSL_CERT_DIR";
+const REJECT_UNAUTHORIZED: &str = "NODE_TLS_REJECT_UNAUTHORIZED";
+
+/// One slot's trust settings; the default is the system store with verification on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Trust {
+    extra_ca_certs: Option<PathBuf>,
+    cert_file: Option<PathBuf>,
+    /// `SSL_CERT_DIR`: folders separated as in `PATH`.
+    cert_dirs: Vec<PathBuf>,
+    skip_verification: bool,
 }
 
-fn root_store(extra: Option<&Path>) -> RootCertStore {
-    let mut roots = RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-    if let Some(path) = extra.filter(|p| !p.as_os_str().is_empty()) {
-        roots.add_parsable_certificates(pem_certificates(path));
+impl Trust {
+    /// `lookup(name)` gives an environment variable; empty values count as unset.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let path = |name: &str| lookup(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Self {
+            extra_ca_certs: path(EXTRA_CA_CERTS),
+            cert_file: path(CERT_FILE),
+            cert_dirs: lookup(CERT_DIR)
+                .map(|dirs| std::env::split_paths(&dirs).collect())
+                .unwrap_or_default(),
+            // Only "0" turns verification off, as in Node.
+            skip_verification: lookup(REJECT_UNAUTHORIZED).as_deref() == Some("0"),
+        }
     }
-    roots
+
+    /// Whether server certificates go unchecked (D37).
+    pub fn skips_verification(&self) -> bool {
+        self.skip_verification
+    }
+
+    /// The TLS client configuration of connections made with these settings.
+    pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
+        static CONFIGS: OnceLock<Mutex<HashMap<Trust, Arc<rustls::ClientConfig>>>> =
+            OnceLock::new();
+        let configs = CONFIGS.get_or_init(Default::default);
+        if let Some(config) = configs.lock().ok().and_then(|c| c.get(self).cloned()) {
+            return config;
+        }
+        let config = Arc::new(self.build());
+        if let Ok(mut configs) = configs.lock() {
+            configs.insert(self.clone(), config.clone());
+        }
+        config
+    }
+
+    fn build(&self) -> rustls::ClientConfig {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            // The ring provider always supports the default versions; the fallback only exists
+            // so that no panic can ever cross into JavaScript.
+            .unwrap_or_else(|_| rustls::ClientConfig::builder());
+        let mut config = if self.skip_verification {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+                .with_no_client_auth()
+        } else {
+            builder
+                .with_root_certificates(self.root_store())
+                .with_no_client_auth()
+        };
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config
+    }
+
+    fn root_store(&self) -> RootCertStore {
+        let mut roots = RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        // With neither variable set, rustls-native-certs looks them up in the C environment
+        // itself: unset in `process.env` means unset there too, except in a program that
+        // deleted one under Bun (whose `process.env` does not reach the C environment).
+        if self.cert_file.is_none() && self.cert_dirs.is_empty() {
+            roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+        } else {
+            let file = rustls_native_certs::load_certs_from_paths(self.cert_file.as_deref(), None);
+            roots.add_parsable_certificates(file.certs);
+            for dir in self.cert_dirs.iter().filter(|d| !d.as_os_str().is_empty()) {
+                let certs = rustls_native_certs::load_certs_from_paths(None, Some(dir)).certs;
+                roots.add_parsable_certificates(certs);
+            }
+        }
+        if let Some(path) = &self.extra_ca_certs {
+            roots.add_parsable_certificates(pem_certificates(path));
+        }
+        roots
+    }
 }
 
 /// Every certificate of a PEM file; other PEM sections and unparseable ones are skipped.
@@ -57,19 +122,99 @@ fn pem_certificates(path: &Path) -> Vec<CertificateDer<'static>> {
         .unwrap_or_default()
 }
 
+/// Accepts any certificate (`NODE_TLS_REJECT_UNAUTHORIZED=0`), but still checks that the
+/// server signed the handshake with the key of the certificate it sent.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn trust(pairs: &[(&str, &str)]) -> Trust {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Trust::from_lookup(|name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
+    }
+
     #[test]
     fn a_missing_extra_file_adds_nothing_and_the_bundled_roots_stay() {
         let bundled = webpki_roots::TLS_SERVER_ROOTS.len();
-        let without = root_store(None).len();
+        let without = Trust::default().root_store().len();
         assert!(without >= bundled);
-        assert_eq!(
-            root_store(Some(Path::new("/nonexistent/ca.pem"))).len(),
-            without
-        );
+        let with_missing = trust(&[(EXTRA_CA_CERTS, "/nonexistent/ca.pem")]);
+        assert_eq!(with_missing.root_store().len(), without);
         assert!(pem_certificates(Path::new("/nonexistent/ca.pem")).is_empty());
+    }
+
+    #[test]
+    fn only_zero_turns_verification_off() {
+        assert!(trust(&[(REJECT_UNAUTHORIZED, "0")]).skips_verification());
+        for value in ["1", "false", "", " 0", "no"] {
+            assert!(!trust(&[(REJECT_UNAUTHORIZED, value)]).skips_verification());
+        }
+        assert!(!Trust::default().skips_verification());
+    }
+
+    #[test]
+    fn each_setting_builds_its_configuration_once() {
+        let off = trust(&[(REJECT_UNAUTHORIZED, "0")]);
+        assert!(Arc::ptr_eq(&off.client_config(), &off.client_config()));
+        assert!(!Arc::ptr_eq(
+            &off.client_config(),
+            &Trust::default().client_config()
+        ));
     }
 }

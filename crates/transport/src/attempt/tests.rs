@@ -95,7 +95,7 @@ fn a_call_waiting_for_its_response_stays_small() {
     impl EventSink for Discard {
         async fn emit(&self, _event: crate::events::Event) {}
     }
-    let client = crate::ProviderClient::new(Default::default(), "test").unwrap();
+    let client = crate::ProviderClient::new(Default::default(), "test", |_| None).unwrap();
     let spec = RequestSpec::new(
         http::Method::POST,
         "https://anilist.test/",

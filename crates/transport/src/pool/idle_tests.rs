@@ -50,7 +50,11 @@ impl Server {
 }
 
 fn default_pool() -> Arc<Pool> {
-    Pool::new(Some(PoolBounds::DEFAULT), Arc::new(ProxyRules::default()))
+    Pool::new(
+        Some(PoolBounds::DEFAULT),
+        Arc::new(ProxyRules::default()),
+        Arc::default(),
+    )
 }
 
 async fn lease_all(pool: &Arc<Pool>, origin: &Origin, count: usize) -> Vec<Lease> {
@@ -149,6 +153,7 @@ async fn max_free_sockets_zero_keeps_no_connection_given_back() {
             max_free_sockets: 0,
         }),
         Arc::new(ProxyRules::default()),
+        Arc::default(),
     );
     for lease in lease_all(&pool, &server.origin, 2).await {
         lease.release();
