@@ -99,7 +99,8 @@ async function startBatchingServer(tls: boolean): Promise<BatchingServer> {
 /** A child script prelude: the package, and where its calls run. */
 const PRELUDE = `
 import { createRequire } from 'node:module';
-const native = createRequire(process.cwd() + '/')('./lib/native.cjs');
+const { createNativeClient } = createRequire(process.cwd() + '/')('./lib/slot-environment.cjs');
+const ioThread = () => createNativeClient('anilist', {}, () => {}).ioThread();
 const { AniLink } = await import('anilink-api-wrapper');
 const client = (baseUrl) => new AniLink({ anilist: { baseUrl, retry: false } });
 `;
@@ -128,7 +129,7 @@ describe('connections opened at default bounds when answers arrive together (iss
               await Promise.all(Array.from({ length: inFlight }, worker));
               completed.push(done);
             }
-            console.log('RESULT ' + JSON.stringify({ ioThread: native.ioThread(), completed }));
+            console.log('RESULT ' + JSON.stringify({ ioThread: ioThread(), completed }));
           `;
           const run = await runModule(source, 60_000, childEnv(ioThread));
           const result = resultOf<{ ioThread: string; completed: number[] }>(run);
@@ -248,7 +249,7 @@ describe('idle connections the server closes are dropped within a second (issue 
             const closedAt = Date.now();
             while (sockets() > before && Date.now() - closedAt < 5000) await new Promise((r) => setTimeout(r, 10));
             settledMs = Date.now() - closedAt;
-            console.log('RESULT ' + JSON.stringify({ ioThread: native.ioThread(), idle, left: sockets() - before, settledMs }));
+            console.log('RESULT ' + JSON.stringify({ ioThread: ioThread(), idle, left: sockets() - before, settledMs }));
             process.exit(0);
           });
           console.log('READY');
@@ -296,7 +297,7 @@ describe('TLS sessions (issue 37)', () => {
           const first = fresh();
           for (let i = 0; i < 4; i++) await first.anilist.query.media({ id: 1 });
           await fresh().anilist.query.media({ id: 1 });
-          console.log('RESULT ' + JSON.stringify({ ioThread: native.ioThread() }));
+          console.log('RESULT ' + JSON.stringify({ ioThread: ioThread() }));
         `;
         const run = await runModule(source, 20_000, childEnv(ioThread));
         expect(resultOf<{ ioThread: string }>(run).ioThread).toBe(ioThread);
