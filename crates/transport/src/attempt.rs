@@ -209,6 +209,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                 self.events
                     .emit_if(Hook::OnResponse, || Event::Response {
                         context: self.events.context(),
+                        status: None,
                         duration_ms: 0.0,
                         rate_limit: None,
                         cache_hit: Some(true),
@@ -268,6 +269,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                     response = redirect::send(exchange, self.spec, self.options) => response,
                 };
                 let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+                self.events.status = dispatched.as_ref().ok().map(|r| r.status);
                 let quota_headers = dispatched
                     .as_ref()
                     .ok()

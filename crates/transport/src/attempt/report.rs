@@ -1,4 +1,5 @@
-//! How the loop's steps become events: each is built only when its hook is configured, and
+//! How the loop's steps become events: each is built only when its hook is configured (or the
+//! call is observed), and
 //! handed to the sink in the order the steps run (transport.md 1.10). The reporter also keeps
 //! the counters the payloads carry (attempt, pacing and retry waits), which the loop advances.
 
@@ -37,6 +38,8 @@ pub(super) struct Reporter<'a, S: EventSink> {
     pub(super) paced_ms: u64,
     /// Backoff waits scheduled so far.
     pub(super) retry_wait_ms: u64,
+    /// The HTTP status of the current attempt's answer, when it has one.
+    pub(super) status: Option<u16>,
     /// A follower's leader (see [`Context::coalesced_with`]).
     coalesced_with: Option<Arc<str>>,
 }
@@ -59,6 +62,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
             attempt: 0,
             paced_ms: 0,
             retry_wait_ms: 0,
+            status: None,
             coalesced_with: None,
         }
     }
@@ -85,7 +89,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
     }
 
     pub(super) async fn emit_if(&self, hook: Hook, build: impl FnOnce() -> Event) {
-        if self.hooks.has(hook) {
+        if self.hooks.emits(hook) {
             self.sink.emit(build()).await;
         }
     }
@@ -159,6 +163,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
     ) {
         self.emit_if(Hook::OnResponse, || Event::Response {
             context: self.context(),
+            status: self.status,
             duration_ms,
             rate_limit,
             cache_hit,
