@@ -44,6 +44,8 @@ const ONE_THREAD_FLOOR = 'napi-inline';
 const ONE_THREAD_FLOOR_CONCURRENCIES = [1, 32];
 const ALL_KINDS = [...NODE_KINDS, NETWORK_FLOOR];
 const OURS = 'anilink';
+/** Run only when named in `--clients`: AniLink with a diagnostics_channel subscriber (what one costs). */
+const OPT_IN_KINDS = ['anilink-observed'];
 const BASELINE = 'undici';
 const METRICS = ['reqPerSec', 'p50Us', 'p99Us', 'cpuUsPerReq', 'peakRssBytes'];
 const ALL_WORKLOADS = Object.keys(WORKLOADS);
@@ -52,7 +54,10 @@ const ALL_WORKLOADS = Object.keys(WORKLOADS);
  * the reqwest reference only on `media`, the reference only at 32 in flight (they are there
  * for context; the targets compare with undici and the same-work floor, which run everywhere).
  */
-const WORKLOAD_KINDS = { media: ALL_KINDS, custom: [OURS, BASELINE, SAME_WORK_FLOOR, ONE_THREAD_FLOOR] };
+const WORKLOAD_KINDS = {
+  media: ALL_KINDS,
+  custom: [OURS, ...OPT_IN_KINDS, BASELINE, SAME_WORK_FLOOR, ONE_THREAD_FLOOR],
+};
 const NETWORK_FLOOR_CONCURRENCY = 32;
 
 /**
@@ -196,7 +201,8 @@ function parseCli(argv) {
   return {
     ...options,
     profile,
-    clients: options.clients ?? (options.probe ? [BASELINE, OURS] : ALL_KINDS),
+    clients:
+      options.clients ?? (options.probe ? [BASELINE, OURS] : ALL_KINDS.filter((kind) => !OPT_IN_KINDS.includes(kind))),
     rounds: options.rounds ?? profile.rounds,
     seconds,
     // A shortened phase shortens its warm-up too, unless the warm-up is given.
@@ -246,7 +252,11 @@ function planRun(options) {
   const runs = throughput.reduce((sum, { kinds }) => sum + kinds.length, 0) * options.rounds;
   const memoryKinds = options.memory
     ? options.clients.filter(
-        (kind) => kind !== SAME_WORK_FLOOR && kind !== ONE_THREAD_FLOOR && !profile.memorySkips.includes(kind),
+        (kind) =>
+          kind !== SAME_WORK_FLOOR &&
+          kind !== ONE_THREAD_FLOOR &&
+          !OPT_IN_KINDS.includes(kind) &&
+          !profile.memorySkips.includes(kind),
       )
     : [];
   const memorySec = profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + MEMORY_RUN_SEC[kind], 0);

@@ -3,7 +3,7 @@
 //
 //   node bench/clients/run-client.mjs <kind> <url> <workload> <concurrency> <amount> <warmup>
 //
-// Kinds: anilink, undici, fetch, axios, napi-floor, napi-inline (bench/clients/kinds/<kind>.mjs); workloads:
+// Kinds: anilink, anilink-observed, undici, fetch, axios, napi-floor, napi-inline (bench/clients/kinds/<kind>.mjs); workloads:
 // media, custom (workload.mjs). `amount` and `warmup` are a number of requests (`8000`) or
 // of seconds (`10s`): after the untimed warm-up, the timed phase keeps `concurrency` requests
 // in flight, a new one starting as soon as one finishes, until the count is reached or the
@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { WORKLOADS } from './workload.mjs';
 
-export const KINDS = ['anilink', 'undici', 'fetch', 'axios', 'napi-floor', 'napi-inline'];
+export const KINDS = ['anilink', 'anilink-observed', 'undici', 'fetch', 'axios', 'napi-floor', 'napi-inline'];
 export const EXIT_UNAVAILABLE = 3;
 
 const WINDOW_MS = 1_000;
