@@ -4,7 +4,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientFor, useTestServer } from './support/helpers';
-import { graphqlData, type TestServer } from './support/test-server';
+import { graphqlData, rateLimitHeaders, type TestServer } from './support/test-server';
 
 let server: TestServer;
 useTestServer((started) => {
@@ -18,7 +18,7 @@ type Published = { channel: string; message: Record<string, unknown> };
 /** Subscribe to every anilink channel; the returned list fills as messages are published. */
 function subscribeAll(): Published[] {
   const published: Published[] = [];
-  const names = ['anilink:attempt:start', 'anilink:attempt:end', 'anilink:breaker', 'anilink:admission'];
+  const names = ['anilink:attempt:start', 'anilink:attempt:end', 'anilink:breaker', 'anilink:admission'] as const;
   for (const name of names) {
     const listener = (message: unknown) => published.push({ channel: name, message: { ...(message as object) } });
     diagnosticsChannel.subscribe(name, listener);
@@ -128,5 +128,42 @@ describe('diagnostics channels', () => {
     expect(responses).toHaveLength(2);
     expect(hookFailures).toEqual([]);
     expect(published.filter(({ channel }) => channel === 'anilink:attempt:end')).toHaveLength(2);
+  });
+
+  it('publish a circuit opening, and the fast-fail that follows as an attempt without an answer', async () => {
+    server.enqueue({ status: 503, body: 'down' });
+    const aniLink = clientFor(server, { retry: false, circuitBreaker: { threshold: 1, cooldownMs: 60_000 } });
+    const published = subscribeAll();
+
+    await expect(aniLink.anilist.query.media({ id: 1 })).rejects.toThrow();
+    await expect(aniLink.anilist.query.media({ id: 2 })).rejects.toThrow();
+
+    const breaker = published.filter(({ channel }) => channel === 'anilink:breaker').map(({ message }) => message);
+    expect(breaker).toEqual([expect.objectContaining({ host: new URL(server.url).host, state: 'open', failures: 1 })]);
+    const ends = published.filter(({ channel }) => channel === 'anilink:attempt:end').map(({ message }) => message);
+    expect(ends.map(({ status, outcome, code }) => [status, outcome, code])).toEqual([
+      [503, 'failure', 'API_ERROR'],
+      [undefined, 'failure', 'CIRCUIT_OPEN_ERROR'],
+    ]);
+  });
+
+  it('publish a pacing wait on anilink:admission and add it to the call', async () => {
+    const resetInMs = 300;
+    server.enqueue(
+      { headers: rateLimitHeaders(90, 0, (Date.now() + resetInMs) / 1000), body: graphqlData('Media', { id: 1 }) },
+      { body: graphqlData('Media', { id: 1 }) },
+    );
+    const aniLink = clientFor(server);
+    await aniLink.anilist.query.media({ id: 1 });
+    const published = subscribeAll();
+
+    await aniLink.anilist.query.media({ id: 2 });
+
+    const waits = published.filter(({ channel }) => channel === 'anilink:admission').map(({ message }) => message);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toMatchObject({ attempt: 1, aborted: false });
+    expect(waits[0].waitMs).toBeGreaterThan(0);
+    const settled = published.find(({ channel }) => channel === 'call:asyncEnd')?.message;
+    expect(settled?.pacedMs).toBe(waits[0].waitMs);
   });
 });
