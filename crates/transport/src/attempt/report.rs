@@ -38,8 +38,6 @@ pub(super) struct Reporter<'a, S: EventSink> {
     pub(super) paced_ms: u64,
     /// Backoff waits scheduled so far.
     pub(super) retry_wait_ms: u64,
-    /// The HTTP status of the current attempt's answer, when it has one.
-    pub(super) status: Option<u16>,
     /// A follower's leader (see [`Context::coalesced_with`]).
     coalesced_with: Option<Arc<str>>,
 }
@@ -62,7 +60,6 @@ impl<'a, S: EventSink> Reporter<'a, S> {
             attempt: 0,
             paced_ms: 0,
             retry_wait_ms: 0,
-            status: None,
             coalesced_with: None,
         }
     }
@@ -156,6 +153,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
 
     pub(super) async fn report_response(
         &self,
+        status: Option<u16>,
         duration_ms: f64,
         rate_limit: Option<RateLimitInfo>,
         cache_hit: Option<bool>,
@@ -163,7 +161,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
     ) {
         self.emit_if(Hook::OnResponse, || Event::Response {
             context: self.context(),
-            status: self.status,
+            status,
             duration_ms,
             rate_limit,
             cache_hit,
