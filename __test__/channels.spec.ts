@@ -3,7 +3,7 @@
 // carries a secret.
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clientFor, useTestServer } from './support/helpers';
+import { aniListClient, clientFor, closedPort, useTestServer } from './support/helpers';
 import { graphqlData, rateLimitHeaders, type TestServer } from './support/test-server';
 
 let server: TestServer;
@@ -18,7 +18,13 @@ type Published = { channel: string; message: Record<string, unknown> };
 /** Subscribe to every anilink channel; the returned list fills as messages are published. */
 function subscribeAll(): Published[] {
   const published: Published[] = [];
-  const names = ['anilink:attempt:start', 'anilink:attempt:end', 'anilink:breaker', 'anilink:admission'] as const;
+  const names = [
+    'anilink:attempt:start',
+    'anilink:attempt:end',
+    'anilink:breaker',
+    'anilink:admission',
+    'anilink:shared-state',
+  ] as const;
   for (const name of names) {
     const listener = (message: unknown) => published.push({ channel: name, message: { ...(message as object) } });
     diagnosticsChannel.subscribe(name, listener);
@@ -165,5 +171,30 @@ describe('diagnostics channels', () => {
     expect(waits[0].waitMs).toBeGreaterThan(0);
     const settled = published.find(({ channel }) => channel === 'call:asyncEnd')?.message;
     expect(settled?.pacedMs).toBe(waits[0].waitMs);
+  });
+
+  it('publish a shared-state fallback with the Redis address and without its password', async () => {
+    const port = await closedPort();
+    server.enqueue({ body: graphqlData('Media', { id: 1 }) });
+    const aniLink = aniListClient(server, {
+      sharedState: { redis: `redis://user:hunter2@127.0.0.1:${port}`, timeoutMs: 1_000 },
+      diagnostics: 'silent',
+    });
+    const published = subscribeAll();
+
+    await aniLink.anilist.query.media({ id: 1 });
+
+    const switches = published
+      .filter(({ channel }) => channel === 'anilink:shared-state')
+      .map(({ message }) => message);
+    expect(switches).toEqual([
+      expect.objectContaining({
+        host: new URL(server.url).host,
+        redis: `127.0.0.1:${port}`,
+        state: 'fallback',
+        code: 'SHARED_STATE_UNAVAILABLE',
+      }),
+    ]);
+    expect(JSON.stringify(published.map(({ message }) => ({ ...message, call: undefined })))).not.toContain('hunter2');
   });
 });
