@@ -107,6 +107,7 @@ class CallObservation {
         if (status !== undefined) context.status = status;
         if (ctx.cacheHit === true) context.cached = true;
         if (this.openAttempt !== undefined) {
+          this.openAttempt.answered = true;
           this.openAttempt.status = status;
           this.openAttempt.durationMs = ctx.durationMs;
           this.openAttempt.cacheHit = ctx.cacheHit;
@@ -200,9 +201,14 @@ class CallObservation {
   }
 }
 
+/**
+ * An attempt that got neither an answer nor a failure was left for another: a coalesced
+ * follower whose leader went away without an outcome, and which starts over.
+ */
 function attemptOutcome(attempt) {
-  if (attempt.code === undefined) return attempt.cacheHit === true ? 'cached' : 'success';
-  return attempt.retryDelayMs !== undefined ? 'retry' : 'failure';
+  if (attempt.code !== undefined) return attempt.retryDelayMs !== undefined ? 'retry' : 'failure';
+  if (attempt.answered !== true) return 'abandoned';
+  return attempt.cacheHit === true ? 'cached' : 'success';
 }
 
 /** Publish the payload `build` makes, only if the channel has subscribers. */

@@ -54,7 +54,8 @@ export interface AttemptEndMessage extends CallEvent {
   status: number | undefined;
   /** The network attempt only; absent when it failed before an answer. */
   durationMs: number | undefined;
-  outcome: 'success' | 'cached' | 'retry' | 'failure';
+  /** `abandoned`: a coalesced follower whose leader went away without an outcome; it starts over. */
+  outcome: 'success' | 'cached' | 'retry' | 'failure' | 'abandoned';
   /** The error code of a failed attempt. */
   code?: string;
   willRetry: boolean;

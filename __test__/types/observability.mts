@@ -7,7 +7,7 @@ import type { Instrumentation } from '@opentelemetry/instrumentation';
 diagnosticsChannel.subscribe('anilink:attempt:end', (message) => {
   const attempt = message as AttemptEndMessage;
   const call: CallChannelContext = attempt.call;
-  const outcome: 'success' | 'cached' | 'retry' | 'failure' = attempt.outcome;
+  const outcome: 'success' | 'cached' | 'retry' | 'failure' | 'abandoned' = attempt.outcome;
   const delay: number | undefined = attempt.retryDelayMs;
   void [call.requestId, outcome, delay];
 });
