@@ -2,6 +2,7 @@
 export * from './types/anilink';
 export * from './types/errors';
 export * from './types/transport';
+export type * from './types/channels';
 export * from './types/response-cache';
 export * from './types/paginate';
 export * from './types/helpers';

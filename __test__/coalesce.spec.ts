@@ -4,6 +4,7 @@
 // `coalesced: true` with the leader's requestId. The upstream is a server of this file that holds
 // every request until the test answers it, so each test waits for all its callers to have joined
 // (their onRequestStart) before the answer, and never for a timer.
+import diagnosticsChannel from 'node:diagnostics_channel';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -241,6 +242,37 @@ describe('signals', () => {
     const again = starts.slice(3);
     expect(again.filter((ctx) => ctx.coalesced)).toHaveLength(1);
     expect(again.find((ctx) => ctx.coalesced)?.leaderRequestId).toBe(again.find((ctx) => !ctx.coalesced)?.requestId);
+  });
+});
+
+describe('diagnostics channels', () => {
+  it('a follower whose leader aborted ends that attempt as abandoned, then starts over', async () => {
+    const ends: { requestId: string; attempt: number; outcome: string }[] = [];
+    const onEnd = (message: unknown) => ends.push(message as (typeof ends)[number]);
+    diagnosticsChannel.subscribe('anilink:attempt:end', onEnd);
+    try {
+      const { aniLink, starts } = coalescingClient();
+      const controller = new AbortController();
+      const leader = aniLink.anilist.query.media({ id: 1 }, { signal: controller.signal });
+      await server.waitForRequests(1);
+      const follower = aniLink.anilist.query.media({ id: 1 });
+      await waitForStarts(starts, 2);
+      controller.abort();
+      await rejectionOf(leader);
+      await server.waitForRequests(2);
+      server.requests[1].answer(200, MEDIA);
+      await follower;
+
+      const followerId = starts[1].requestId;
+      expect(
+        ends.filter((end) => end.requestId === followerId).map(({ attempt, outcome }) => [attempt, outcome]),
+      ).toEqual([
+        [1, 'abandoned'],
+        [1, 'success'],
+      ]);
+    } finally {
+      diagnosticsChannel.unsubscribe('anilink:attempt:end', onEnd);
+    }
   });
 });
 

@@ -50,6 +50,8 @@ const ALL_KINDS = [...NODE_KINDS, NETWORK_FLOOR];
 const OURS = 'anilink';
 /** AniLink at its default pool bounds, beside the capped run (issue 37). */
 const OURS_AT_DEFAULTS = 'anilink-defaults';
+/** Run only when named in `--clients`: AniLink with a diagnostics_channel subscriber (what one costs). */
+const OPT_IN_KINDS = ['anilink-observed'];
 const BASELINE = 'undici';
 /** The default pool's `maxSockets`: what a run at default bounds needs at most. */
 const DEFAULT_MAX_SOCKETS = 20;
@@ -75,7 +77,7 @@ const ALL_WORKLOADS = Object.keys(WORKLOADS);
  */
 const WORKLOAD_KINDS = {
   media: ALL_KINDS,
-  custom: [OURS, OURS_AT_DEFAULTS, BASELINE, SAME_WORK_FLOOR, ONE_THREAD_FLOOR],
+  custom: [OURS, OURS_AT_DEFAULTS, ...OPT_IN_KINDS, BASELINE, SAME_WORK_FLOOR, ONE_THREAD_FLOOR],
 };
 const NETWORK_FLOOR_CONCURRENCY = 32;
 
@@ -238,7 +240,8 @@ function parseCli(argv) {
   return {
     ...options,
     profile,
-    clients: options.clients ?? (options.probe ? [BASELINE, OURS] : ALL_KINDS),
+    clients:
+      options.clients ?? (options.probe ? [BASELINE, OURS] : ALL_KINDS.filter((kind) => !OPT_IN_KINDS.includes(kind))),
     rounds: options.rounds ?? profile.rounds,
     seconds,
     // A shortened phase shortens its warm-up too, unless the warm-up is given.
@@ -315,7 +318,8 @@ function planRun(options) {
   const memoryKinds = options.memory
     ? options.clients.filter(
         (kind) =>
-          ![SAME_WORK_FLOOR, ONE_THREAD_FLOOR, OURS_AT_DEFAULTS].includes(kind) && !profile.memorySkips.includes(kind),
+          ![SAME_WORK_FLOOR, ONE_THREAD_FLOOR, OURS_AT_DEFAULTS, ...OPT_IN_KINDS].includes(kind) &&
+          !profile.memorySkips.includes(kind),
       )
     : [];
   const memorySec = profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + MEMORY_RUN_SEC[kind], 0);

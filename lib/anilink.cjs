@@ -82,9 +82,9 @@ function startOperation(client, key, input, callOptions, callId, flags) {
 }
 
 /** A call of a provider client, through its token refresher when it has one. */
-function clientCall(client, options, start) {
-  if (client.refresher === undefined) return runCall(client, options, start);
-  return client.refresher.run(() => runCall(client, options, start));
+function clientCall(client, options, start, operation) {
+  if (client.refresher === undefined) return runCall(client, options, start, operation);
+  return client.refresher.run(() => runCall(client, options, start, operation));
 }
 
 function createAniListApi(client) {
@@ -96,19 +96,27 @@ function createAniListApi(client) {
     const group = path[0] === 'mutation' ? mutation : path[1] === 'page' ? page : query;
     const key = operation.key;
     group[path[path.length - 1]] = (variables, options) =>
-      clientCall(client, options, (callOptions, callId, flags) =>
-        startOperation(client, key, variables, callOptions, callId, flags),
+      clientCall(
+        client,
+        options,
+        (callOptions, callId, flags) => startOperation(client, key, variables, callOptions, callId, flags),
+        key,
       );
   }
   Object.defineProperty(query, 'page', { value: page, enumerable: true, writable: false, configurable: false });
 
   const custom = (document, variables, options) =>
-    clientCall(client, options, (callOptions, callId, flags) => {
-      const text = documentText(document);
-      const writer = new JsonWriter();
-      const variablesText = writer.text(variables, 'variables');
-      native.startCustom(client.nativeId, text, variablesText, writer.problems, callOptions, callId, flags);
-    });
+    clientCall(
+      client,
+      options,
+      (callOptions, callId, flags) => {
+        const text = documentText(document);
+        const writer = new JsonWriter();
+        const variablesText = writer.text(variables, 'variables');
+        native.startCustom(client.nativeId, text, variablesText, writer.problems, callOptions, callId, flags);
+      },
+      'custom',
+    );
 
   /** A caller-written `Page` query, walked page by page (api.md §8). */
   const customPage = async (document, itemsKey, variables, options = {}) => {
@@ -174,8 +182,11 @@ function createMalApi(client) {
     const [group, name] = operation.key.split('.');
     const key = operation.key;
     const call = (params, options) =>
-      clientCall(client, options, (callOptions, callId, flags) =>
-        startOperation(client, key, params, callOptions, callId, flags),
+      clientCall(
+        client,
+        options,
+        (callOptions, callId, flags) => startOperation(client, key, params, callOptions, callId, flags),
+        key,
       );
     const legacy = operation.legacyArguments;
     let member = call;
@@ -206,7 +217,7 @@ function createMalApi(client) {
  */
 function createProviderClient(provider, options) {
   const nativeClient = createNative(provider, options);
-  const client = { options, native: nativeClient, nativeId: nativeClient.id };
+  const client = { provider, options, native: nativeClient, nativeId: nativeClient.id };
   client.refresher = createRefresher(provider, client);
   return client;
 }

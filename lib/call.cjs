@@ -13,6 +13,7 @@ const native = require('./native.cjs');
 const { fromDescription, unknownFailure } = require('./errors.cjs');
 const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
 const { reportHttpMockOnce } = require('./http-mock-detection.cjs');
+const { observeCall } = require('./channels.cjs');
 
 const { kinds: KIND, flags: FLAG } = native.contract();
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -42,8 +43,10 @@ function pick(clientOptions, requestOptions, key) {
 }
 
 class PendingCall {
-  constructor(client, requestOptions, signal) {
+  constructor(client, requestOptions, signal, observation) {
     this.client = client;
+    /** The call's diagnostics_channel observation, when someone listened as it started. */
+    this.observation = observation;
     this.requestOptions = requestOptions;
     this.signal = signal;
     this.exposeRaw = pick(client.options, requestOptions, 'exposeRawAxiosError') === true;
@@ -59,7 +62,11 @@ class PendingCall {
   }
 
   /** A hook event: the native side sends one only for a hook the call has (its resolved options decide). */
-  event({ hook: name, ctx, error }) {
+  event(message) {
+    this.observation?.event(message);
+    const { hook: name, ctx, error, unhooked } = message;
+    // An observed call gets every event; the native side says which ones a hook of it takes.
+    if (unhooked) return;
     const route = { onHookError: this.option('onHookError'), diagnostics: this.option('diagnostics') };
     // A native diagnostic (shared state fell back or rejoined): `ctx` is the record itself.
     if (name === 'diagnostic') {
@@ -84,7 +91,8 @@ class PendingCall {
     return fromDescription(description, this.exposeRaw);
   }
 
-  settled() {
+  settled(failureCode) {
+    this.observation?.settled(failureCode);
     if (this.onAbort !== undefined) this.signal.removeEventListener('abort', this.onAbort);
   }
 }
@@ -99,7 +107,7 @@ function deliver(batch) {
       continue;
     }
     pending.delete(callId);
-    call.settled();
+    call.settled(kind === KIND.failure ? payload.code : undefined);
     if (kind === KIND.value) call.resolve(payload);
     else if (kind === KIND.nothing) call.resolve(undefined);
     else settleOnThrow(call, callId, () => call.reject(call.failure(payload)));
@@ -126,9 +134,10 @@ function settleOnThrow(call, callId, handle) {
  * @param {object | undefined} requestOptions the caller's per-request options
  * @param {(options: object | undefined, callId: number, flags: number) => void} start
  *   starts the native call; throws an error description when it fails before I/O
+ * @param {string} operation the catalog key, `custom`, or what an external client does (for the channels)
  * @returns {Promise<unknown>}
  */
-function runCall(client, givenOptions, start) {
+function runCall(client, givenOptions, start, operation) {
   let requestOptions;
   try {
     requestOptions = readRequestOptions(client, givenOptions);
@@ -137,17 +146,29 @@ function runCall(client, givenOptions, start) {
   }
   const signal = pick(client.options, requestOptions, 'signal');
   const cancellable = signal instanceof AbortSignal;
-  const call = new PendingCall(client, requestOptions, signal);
+  const observation = observeCall(client.provider, operation);
+  const call = new PendingCall(client, requestOptions, signal, observation);
   reportHttpMockOnce(call);
   let flags = cancellable ? FLAG.cancellable : 0;
+  if (observation !== undefined) flags |= FLAG.observed;
   // Already aborted (D22): the call starts cancelled, runs its hooks and settles natively,
   // sending nothing (or as a pacing abort while its host has a pacing deadline).
   if (cancellable && signal.aborted) flags |= FLAG.alreadyAborted;
+  const startCall = () => dispatch(call, requestOptions, start, flags);
+  return observation === undefined ? startCall() : observation.trace(startCall);
+}
+
+/** Start the native call; its promise settles from the outbox (see deliver). */
+function dispatch(call, requestOptions, start, flags) {
+  const signal = call.signal;
+  const cancellable = flags & FLAG.cancellable;
   const callId = nextCallId();
   try {
     start(requestOptions, callId, flags);
   } catch (description) {
-    return Promise.reject(fromDescription(description, call.exposeRaw));
+    const failure = fromDescription(description, call.exposeRaw);
+    call.observation?.settled(failure.code);
+    return Promise.reject(failure);
   }
   return new Promise((resolve, reject) => {
     call.resolve = resolve;

@@ -31,7 +31,7 @@ function createExternalClient(options) {
   const transport = {};
   for (const [key, value] of Object.entries(options)) if (!PROVIDER_FIELDS.has(key)) transport[key] = value;
   const nativeClient = createNativeClient('external', transport, deliver);
-  return { options: transport, native: nativeClient, nativeId: nativeClient.id };
+  return { provider: 'external', options: transport, native: nativeClient, nativeId: nativeClient.id };
 }
 
 /**
@@ -40,8 +40,12 @@ function createExternalClient(options) {
  * @param {object | undefined} requestOptions per-call transport options
  */
 function postTo(client, url, contentType, body, requestOptions) {
-  return runCall(client, requestOptions, (callOptions, callId, flags) =>
-    native.startPost(client.nativeId, url, contentType, body, callOptions, callId, flags),
+  return runCall(
+    client,
+    requestOptions,
+    (callOptions, callId, flags) =>
+      native.startPost(client.nativeId, url, contentType, body, callOptions, callId, flags),
+    'post',
   );
 }
 

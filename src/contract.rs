@@ -14,6 +14,8 @@ use crate::outbox::Kind;
 pub const CANCELLABLE: u32 = 1;
 /// Call flag: its AbortSignal had fired before the call started (decisions D22).
 pub const ALREADY_ABORTED: u32 = 2;
+/// Call flag: a diagnostics channel has a subscriber, so the call sends every event, hooks or not.
+pub const OBSERVED: u32 = 4;
 
 /// The second element of an outbox message, `[callId, kind, payload?]`.
 #[napi(object)]
@@ -29,6 +31,7 @@ pub struct MessageKinds {
 pub struct CallFlags {
     pub cancellable: u32,
     pub already_aborted: u32,
+    pub observed: u32,
 }
 
 /// One entry of the public `AniLinkErrorCodes`: `API` → `"API_ERROR"`.
@@ -98,6 +101,7 @@ pub fn contract() -> Contract {
         flags: CallFlags {
             cancellable: CANCELLABLE,
             already_aborted: ALREADY_ABORTED,
+            observed: OBSERVED,
         },
         error_codes: ErrorCode::ALL
             .iter()

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use anilink_transport::events::{Context, Event, FailureReport};
+use anilink_transport::options::{Hook, HookSet};
 use anilink_transport::shared_state::Notice;
 
 use crate::failure::{ErrorDescription, RateLimit};
@@ -16,6 +17,13 @@ pub struct HookMessage<'a> {
     pub ctx: HookContext<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDescription<'a>>,
+    /// Observed calls only (diagnostics channels): the call has no such hook, so the facade
+    /// publishes the event and calls nothing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unhooked: bool,
+    /// Observed calls only: the HTTP status of the answer an `onResponse` event reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
 }
 
 /// What every hook's context carries.
@@ -119,6 +127,7 @@ impl<'a> HookMessage<'a> {
             Event::RequestStart(ctx) => ("onRequestStart", HookContext::RequestStart(common(ctx))),
             Event::Response {
                 context,
+                status: _,
                 duration_ms,
                 rate_limit,
                 cache_hit,
@@ -181,6 +190,16 @@ impl<'a> HookMessage<'a> {
             hook,
             ctx,
             error: None,
+            unhooked: false,
+            status: None,
+        }
+    }
+
+    /// What an observed call's message adds: whether a hook takes it, and the answer's status.
+    pub fn observe(&mut self, event: &Event, hooks: HookSet) {
+        self.unhooked = !is_hooked(hooks, self.hook);
+        if let Event::Response { status, .. } = event {
+            self.status = *status;
         }
     }
 
@@ -210,6 +229,8 @@ impl<'a> HookMessage<'a> {
             },
             ctx,
             error: Some(description),
+            unhooked: false,
+            status: None,
         }
     }
 
@@ -225,6 +246,14 @@ impl<'a> HookMessage<'a> {
             HookContext::Diagnostic { request_id, .. } => request_id,
         }
     }
+}
+
+/// Whether the call has the hook named `key` (a diagnostic is no hook's: always delivered).
+fn is_hooked(hooks: HookSet, key: &str) -> bool {
+    Hook::ALL
+        .iter()
+        .find(|hook| hook.key() == key)
+        .is_none_or(|hook| hooks.has(*hook))
 }
 
 /// The `SHARED_STATE_UNAVAILABLE` / `SHARED_STATE_REJOINED` record (README, "Transport state").
@@ -284,6 +313,7 @@ mod tests {
     fn a_response_lists_the_common_fields_then_its_own_and_leaves_absent_ones_out() {
         let event = Event::Response {
             context: context(),
+            status: Some(200),
             duration_ms: 1.5,
             rate_limit: None,
             cache_hit: Some(false),
@@ -293,6 +323,25 @@ mod tests {
         assert_eq!(
             json(&event),
             r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5,"cacheHit":false}}"#
+        );
+    }
+
+    #[test]
+    fn an_observed_call_marks_events_no_hook_takes_and_gives_the_status() {
+        let event = Event::Response {
+            context: context(),
+            status: Some(503),
+            duration_ms: 1.5,
+            rate_limit: None,
+            cache_hit: None,
+            cache_write: false,
+            paced_ms: None,
+        };
+        let mut message = HookMessage::of(&event);
+        message.observe(&event, HookSet(Hook::OnError as u32).observed());
+        assert_eq!(
+            serde_json::to_string(&message).expect("serializable"),
+            r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5},"unhooked":true,"status":503}"#
         );
     }
 

@@ -22,7 +22,7 @@ use anilink_transport::request::{host_of, RequestSpec};
 use anilink_transport::ProviderClient;
 
 use crate::calls;
-use crate::contract::{ALREADY_ABORTED, CANCELLABLE};
+use crate::contract::{ALREADY_ABORTED, CANCELLABLE, OBSERVED};
 use crate::convert::{enumerable_keys, kind_of, option_value};
 use crate::driver;
 use crate::failure::{throw, ErrorDescription};
@@ -613,22 +613,27 @@ impl CallTarget {
             None => None,
         };
         let driver = self.driver(env)?;
-        let options = self
+        let mut options = self
             .inner
             .client
             .options(request_options.as_ref(), spec.is_write);
+        if flags & OBSERVED != 0 {
+            let observed = options.hooks.observed();
+            std::sync::Arc::make_mut(&mut options).hooks = observed;
+        }
         let inner = self.inner.clone();
         let outbox = self.outbox.clone();
         let registration = calls::register(call_id, flags & CANCELLABLE != 0);
         if flags & ALREADY_ABORTED != 0 {
             registration.cancellation.cancel();
         }
-        // Only a call with hooks sends events: the resolved options are the one place that
-        // decides which hooks a call has. A slot sharing state also sends its diagnostics.
+        // Only a call with hooks, or observed, sends events: the resolved options are the one
+        // place that decides which hooks a call has. A slot sharing state also sends its diagnostics.
         let events =
             (!options.hooks.is_empty() || options.shared_state.is_some()).then(|| HookEvents {
                 outbox: outbox.clone(),
                 call_id,
+                hooks: options.hooks,
             });
         let pool = inner.client.pool(&options);
         outbox.call_started(env);

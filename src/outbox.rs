@@ -296,6 +296,8 @@ impl Payload<'_> {
                     hook: event.hook,
                     ctx: event.ctx.clone(),
                     error: Some(failure),
+                    unhooked: event.unhooked,
+                    status: event.status,
                 };
                 send(Kind::Event, &Payload::Event(&event))
             }

@@ -3,9 +3,9 @@
 //
 //   node bench/clients/run-client.mjs <kind> <url> <workload> <concurrency> <amount> <warmup> [fresh]
 //
-// Kinds: anilink, anilink-defaults, undici, fetch, axios, napi-floor, napi-inline
-// (bench/clients/kinds/<kind>.mjs); `fresh` (anilink and undici): every request on a new
-// connection, the handshake's cost. Workloads:
+// Kinds: anilink, anilink-defaults, anilink-observed, undici, fetch, axios, napi-floor,
+// napi-inline (bench/clients/kinds/<kind>.mjs); `fresh` (anilink and undici): every request
+// on a new connection, the handshake's cost. Workloads:
 // media, custom (workload.mjs). `amount` and `warmup` are a number of requests (`8000`) or
 // of seconds (`10s`): after the untimed warm-up, the timed phase keeps `concurrency` requests
 // in flight, a new one starting as soon as one finishes, until the count is reached or the
@@ -19,7 +19,16 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { WORKLOADS } from './workload.mjs';
 
-export const KINDS = ['anilink', 'anilink-defaults', 'undici', 'fetch', 'axios', 'napi-floor', 'napi-inline'];
+export const KINDS = [
+  'anilink',
+  'anilink-defaults',
+  'anilink-observed',
+  'undici',
+  'fetch',
+  'axios',
+  'napi-floor',
+  'napi-inline',
+];
 /** The kinds that can open a new connection for every request. */
 export const FRESH_KINDS = ['anilink', 'undici'];
 export const EXIT_UNAVAILABLE = 3;

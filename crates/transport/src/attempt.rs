@@ -209,6 +209,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                 self.events
                     .emit_if(Hook::OnResponse, || Event::Response {
                         context: self.events.context(),
+                        status: None,
                         duration_ms: 0.0,
                         rate_limit: None,
                         cache_hit: Some(true),
@@ -268,6 +269,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                     response = redirect::send(exchange, self.spec, self.options) => response,
                 };
                 let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+                let status = dispatched.as_ref().ok().map(|r| r.status);
                 let quota_headers = dispatched
                     .as_ref()
                     .ok()
@@ -280,7 +282,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                     self.options.allow_partial_data,
                     || self.shared.clock.now_ms(),
                 );
-                self.conclude(settled, reading, duration_ms, in_flight, is_probe)
+                self.conclude(settled, reading, status, duration_ms, in_flight, is_probe)
             };
             let delay_ms = match conclusion.await {
                 Conclusion::Done(outcome) => return outcome,
@@ -305,6 +307,7 @@ impl<'a, S: EventSink> Call<'a, S> {
         &mut self,
         settled: Settled,
         reading: Option<QuotaReading>,
+        status: Option<u16>,
         duration_ms: f64,
         in_flight: InFlight<'a>,
         is_probe: bool,
@@ -320,7 +323,7 @@ impl<'a, S: EventSink> Call<'a, S> {
                     .settle(in_flight, reading, outcome, pace_deadline)
                     .await;
                 let result = self
-                    .finish_success(duration_ms, result, partial, rate_limit, transition)
+                    .finish_success(status, duration_ms, result, partial, rate_limit, transition)
                     .await;
                 return Conclusion::Done(Ok(result));
             }
@@ -332,12 +335,18 @@ impl<'a, S: EventSink> Call<'a, S> {
         match failure.answer {
             FailedAnswer::Envelope(rate_limit) => {
                 self.events
-                    .report_response(duration_ms, rate_limit, self.cacheable_miss(), false)
+                    .report_response(
+                        status,
+                        duration_ms,
+                        rate_limit,
+                        self.cacheable_miss(),
+                        false,
+                    )
                     .await
             }
             FailedAnswer::Bare => {
                 self.events
-                    .report_response(duration_ms, None, None, false)
+                    .report_response(status, duration_ms, None, None, false)
                     .await
             }
         }
@@ -537,6 +546,7 @@ impl<'a, S: EventSink> Call<'a, S> {
     /// response itself is never held back (transport.md 1.3 step 7).
     async fn finish_success(
         &self,
+        status: Option<u16>,
         duration_ms: f64,
         result: CallResult,
         partial: Option<TransportError>,
@@ -564,7 +574,13 @@ impl<'a, S: EventSink> Call<'a, S> {
             (_, result) => (result, false),
         };
         self.events
-            .report_response(duration_ms, rate_limit, self.cacheable_miss(), cache_write)
+            .report_response(
+                status,
+                duration_ms,
+                rate_limit,
+                self.cacheable_miss(),
+                cache_write,
+            )
             .await;
         if let Some(error) = &partial {
             self.events

@@ -41,6 +41,8 @@ pub enum Event {
     RequestStart(Context),
     Response {
         context: Context,
+        /// The HTTP status of the attempt's answer; None for a cache hit or a coalesced follower.
+        status: Option<u16>,
         /// The network attempt only (decisions D6).
         duration_ms: f64,
         rate_limit: Option<RateLimitInfo>,

@@ -114,7 +114,7 @@ async fn follow(
     };
     Some(match outcome {
         Ok(result) => {
-            events.report_response(0.0, None, None, false).await;
+            events.report_response(None, 0.0, None, None, false).await;
             Ok(Completed {
                 result,
                 request_id: request_id.clone(),

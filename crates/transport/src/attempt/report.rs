@@ -1,4 +1,5 @@
-//! How the loop's steps become events: each is built only when its hook is configured, and
+//! How the loop's steps become events: each is built only when its hook is configured (or the
+//! call is observed), and
 //! handed to the sink in the order the steps run (transport.md 1.10). The reporter also keeps
 //! the counters the payloads carry (attempt, pacing and retry waits), which the loop advances.
 
@@ -85,7 +86,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
     }
 
     pub(super) async fn emit_if(&self, hook: Hook, build: impl FnOnce() -> Event) {
-        if self.hooks.has(hook) {
+        if self.hooks.emits(hook) {
             self.sink.emit(build()).await;
         }
     }
@@ -152,6 +153,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
 
     pub(super) async fn report_response(
         &self,
+        status: Option<u16>,
         duration_ms: f64,
         rate_limit: Option<RateLimitInfo>,
         cache_hit: Option<bool>,
@@ -159,6 +161,7 @@ impl<'a, S: EventSink> Reporter<'a, S> {
     ) {
         self.emit_if(Hook::OnResponse, || Event::Response {
             context: self.context(),
+            status,
             duration_ms,
             rate_limit,
             cache_hit,

@@ -104,8 +104,26 @@ impl Hook {
 pub struct HookSet(pub u32);
 
 impl HookSet {
+    /// Not a hook: the bit of a call someone observes (diagnostics channels), which gets every
+    /// event whatever its hooks.
+    const OBSERVED: u32 = 1 << 31;
+
     pub fn has(self, hook: Hook) -> bool {
         self.0 & hook as u32 != 0
+    }
+
+    /// These hooks, on a call whose every event is wanted.
+    pub fn observed(self) -> Self {
+        Self(self.0 | Self::OBSERVED)
+    }
+
+    pub fn is_observed(self) -> bool {
+        self.0 & Self::OBSERVED != 0
+    }
+
+    /// Whether the loop builds the event of `hook`: the hook is configured or the call observed.
+    pub fn emits(self, hook: Hook) -> bool {
+        self.has(hook) || self.is_observed()
     }
 
     pub fn is_empty(self) -> bool {

@@ -1,0 +1,224 @@
+'use strict';
+// diagnostics_channel publication (README, "Observability"): the tracing channel `anilink:call`
+// and the event channels below. Our requests leave through native sockets, which no APM agent
+// sees; these channels are how monitoring sees them instead.
+//
+// Nothing is built when nobody listens: a call asks the native side for its events only when a
+// channel has a subscriber as it starts (the `observed` call flag), and each payload is built
+// only for a channel with subscribers. Every fact in a payload is the native side's (the URL
+// comes with its userinfo redacted, no header ever crosses): this module only reshapes.
+
+const CHANNEL_NAMES = {
+  attemptStart: 'anilink:attempt:start',
+  attemptEnd: 'anilink:attempt:end',
+  breaker: 'anilink:breaker',
+  admission: 'anilink:admission',
+  sharedState: 'anilink:shared-state',
+};
+const CALL_CHANNEL = 'anilink:call';
+
+/** The channels, once `node:diagnostics_channel` is loaded; null where the runtime has none. */
+let channels;
+
+/** Load the channels on first use; a runtime without `node:diagnostics_channel` publishes nothing. */
+function loadChannels() {
+  let dc;
+  try {
+    dc = require('node:diagnostics_channel');
+  } catch {
+    return null;
+  }
+  const loaded = { list: [] };
+  for (const [key, name] of Object.entries(CHANNEL_NAMES)) {
+    loaded[key] = dc.channel(name);
+    loaded.list.push(loaded[key]);
+  }
+  // tracingChannel arrived in Node 19.9 / 18.19; a runtime without it has no call channel.
+  loaded.call = typeof dc.tracingChannel === 'function' ? dc.tracingChannel(CALL_CHANNEL) : undefined;
+  if (loaded.call !== undefined) {
+    const { start, end, asyncStart, asyncEnd, error } = loaded.call;
+    loaded.list.push(start, end, asyncStart, asyncEnd, error);
+  }
+  return loaded;
+}
+
+/** Whether any channel has a subscriber now (checked once per call, as it starts). */
+function anyoneListening() {
+  if (channels === undefined) channels = loadChannels();
+  if (channels === null) return false;
+  for (const channel of channels.list) if (channel.hasSubscribers) return true;
+  return false;
+}
+
+/**
+ * The observation of one call: its tracing context, kept up to date from the call's events,
+ * and the event channels' payloads. Made only while someone listens.
+ */
+class CallObservation {
+  constructor(provider, operation) {
+    /** The `anilink:call` context; every other payload of the call refers to it as `call`. */
+    this.context = {
+      requestId: undefined,
+      provider,
+      operation,
+      method: undefined,
+      url: undefined,
+      status: undefined,
+      code: undefined,
+      attempts: 0,
+      retries: 0,
+      pacedMs: 0,
+      coalesced: false,
+      cached: false,
+    };
+    /** The attempt whose end is not published yet: its answer may still be followed by its failure. */
+    this.openAttempt = undefined;
+  }
+
+  /** Run `startCall` (which returns the call's promise) inside the tracing channel, when it has one. */
+  trace(startCall) {
+    const call = channels.call;
+    if (call === undefined) return startCall();
+    return call.tracePromise(startCall, this.context);
+  }
+
+  /** One native event message (`{ hook, ctx, error?, status? }`, src/hook_message.rs). */
+  event({ hook, ctx, error, status }) {
+    const context = this.context;
+    switch (hook) {
+      case 'onRequestStart':
+        this.publishAttemptEnd();
+        context.requestId = ctx.requestId;
+        context.method = ctx.method;
+        context.url = ctx.url;
+        context.attempts = ctx.attempt;
+        if (ctx.coalesced === true) context.coalesced = true;
+        this.openAttempt = { ctx, status: undefined, durationMs: undefined };
+        publish(channels.attemptStart, () => ({
+          call: context,
+          requestId: ctx.requestId,
+          attempt: ctx.attempt,
+          method: ctx.method,
+          url: ctx.url,
+          ...(ctx.coalesced === true ? { leaderRequestId: ctx.leaderRequestId } : {}),
+        }));
+        return;
+      case 'onResponse':
+        if (status !== undefined) context.status = status;
+        if (ctx.cacheHit === true) context.cached = true;
+        if (this.openAttempt !== undefined) {
+          this.openAttempt.answered = true;
+          this.openAttempt.status = status;
+          this.openAttempt.durationMs = ctx.durationMs;
+          this.openAttempt.cacheHit = ctx.cacheHit;
+        }
+        return;
+      case 'onRetry':
+      case 'onError':
+        this.failure(ctx, error);
+        return;
+      case 'onPace':
+        if (!ctx.aborted) context.pacedMs += ctx.delayMs;
+        publish(channels.admission, () => ({
+          call: context,
+          requestId: ctx.requestId,
+          attempt: ctx.attempt,
+          url: ctx.url,
+          waitMs: ctx.delayMs,
+          aborted: ctx.aborted === true,
+        }));
+        return;
+      case 'onCircuitOpen':
+      case 'onCircuitClose':
+        publish(channels.breaker, () => ({
+          call: context,
+          requestId: ctx.requestId,
+          host: ctx.host,
+          state: hook === 'onCircuitOpen' ? 'open' : 'closed',
+          ...(ctx.failures !== undefined ? { failures: ctx.failures } : {}),
+        }));
+        return;
+      case 'diagnostic':
+        if (ctx.kind !== 'shared-state') return;
+        publish(channels.sharedState, () => ({
+          call: context,
+          requestId: ctx.requestId,
+          host: ctx.host,
+          redis: ctx.redis,
+          state: ctx.code === 'SHARED_STATE_REJOINED' ? 'rejoined' : 'fallback',
+          code: ctx.code,
+        }));
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** A failure report: it ends its attempt (with the retry decision), or follows a partial success. */
+  failure(ctx, error) {
+    const context = this.context;
+    const retryDelayMs = ctx.nextDelayMs;
+    if (retryDelayMs !== undefined) context.retries += 1;
+    if (ctx.status !== undefined) context.status = ctx.status;
+    const attempt = this.openAttempt ?? { ctx, status: undefined, durationMs: undefined };
+    attempt.status ??= ctx.status;
+    attempt.code = error?.code ?? ctx.code;
+    attempt.retryDelayMs = retryDelayMs;
+    attempt.budgetExhausted = ctx.budgetExhausted === true;
+    this.openAttempt = attempt;
+    this.publishAttemptEnd();
+  }
+
+  publishAttemptEnd() {
+    const attempt = this.openAttempt;
+    if (attempt === undefined) return;
+    this.openAttempt = undefined;
+    const context = this.context;
+    publish(channels.attemptEnd, () => {
+      const { ctx } = attempt;
+      const payload = {
+        call: context,
+        requestId: ctx.requestId,
+        attempt: ctx.attempt,
+        method: ctx.method,
+        url: ctx.url,
+        status: attempt.status,
+        durationMs: attempt.durationMs,
+        outcome: attemptOutcome(attempt),
+        willRetry: attempt.retryDelayMs !== undefined,
+      };
+      if (attempt.code !== undefined) payload.code = attempt.code;
+      if (attempt.retryDelayMs !== undefined) payload.retryDelayMs = attempt.retryDelayMs;
+      if (attempt.budgetExhausted) payload.budgetExhausted = true;
+      return payload;
+    });
+  }
+
+  /** The call settles: its last attempt ends, and the context gets the outcome before `asyncStart`. */
+  settled(failureCode) {
+    this.publishAttemptEnd();
+    if (failureCode !== undefined) this.context.code = failureCode;
+  }
+}
+
+/**
+ * An attempt that got neither an answer nor a failure was left for another: a coalesced
+ * follower whose leader went away without an outcome, and which starts over.
+ */
+function attemptOutcome(attempt) {
+  if (attempt.code !== undefined) return attempt.retryDelayMs !== undefined ? 'retry' : 'failure';
+  if (attempt.answered !== true) return 'abandoned';
+  return attempt.cacheHit === true ? 'cached' : 'success';
+}
+
+/** Publish the payload `build` makes, only if the channel has subscribers. */
+function publish(channel, build) {
+  if (channel.hasSubscribers) channel.publish(build());
+}
+
+/** The observation of a call starting now, or undefined when nobody listens. */
+function observeCall(provider, operation) {
+  return anyoneListening() ? new CallObservation(provider, operation) : undefined;
+}
+
+module.exports = { observeCall, CHANNEL_NAMES, CALL_CHANNEL };

@@ -1,0 +1,3 @@
+import otel from './index.cjs';
+
+export const { AniLinkInstrumentation } = otel;

@@ -1,0 +1,2 @@
+// anilink-api-wrapper/otel: an OpenTelemetry instrumentation built on the diagnostics channels.
+export * from './types/otel';
