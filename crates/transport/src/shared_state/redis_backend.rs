@@ -1,6 +1,8 @@
 //! The Redis side of shared state: one multiplexed connection per Redis URL in the process
 //! (every slot naming that URL shares it), opened on first use, dropped on an error or on
-//! [`close_all`] and opened again by the next decision. Its driver is a task on the transport's
+//! [`close_all`] and opened again by the next decision. It is dialled here, not by the Redis
+//! client: `rediss://` goes through the transport's own TLS handshake and trust
+//! ([`crate::trust`]), and the client then logs in (AUTH as the URL's user, SELECT its database). Its driver is a task on the transport's
 //! Tokio runtime, not a handle of Node's event loop, so it never keeps the process alive (D12).
 //! Every round trip runs [`executor::off_thread`]: the Redis client starts tasks and timers of
 //! its own, which a thread that drives its own reactor would not turn.
@@ -9,11 +11,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use redis::aio::MultiplexedConnection;
-use redis::Script;
+use redis::{RedisConnectionInfo, Script};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::cas::StateBackend;
 use super::config::RedisTarget;
-use crate::executor;
+use crate::{connector, executor, trust};
 
 /// Compare-and-set of one scope: `KEYS[1]` is a hash `{ v: version, s: state }`; the state is
 /// written as version `ARGV[1] + 1` with a `PX` of `ARGV[3]` only if the stored version (0 when
@@ -29,7 +32,7 @@ return 1
 /// One Redis server as this process reaches it.
 pub struct RedisBackend {
     target: RedisTarget,
-    client: redis::Client,
+    login: RedisConnectionInfo,
     connection: Mutex<Option<MultiplexedConnection>>,
     script: Script,
 }
@@ -46,10 +49,14 @@ pub fn backend_for(target: &RedisTarget) -> Result<Arc<RedisBackend>, String> {
     if let Some(backend) = backends.get(target.url()) {
         return Ok(backend.clone());
     }
-    let client = redis::Client::open(target.url()).map_err(|e| target.redact(&e.to_string()))?;
+    let info = target
+        .connection_info()
+        .map_err(|e| target.redact(&e.to_string()))?;
     let backend = Arc::new(RedisBackend {
         target: target.clone(),
-        client,
+        // The login is AUTH (and SELECT for a database other than 0), nothing else: the ACL a
+        // managed Redis gives the package needs no CLIENT command (README, "Managed Redis").
+        login: info.redis_settings().clone().set_skip_set_lib_name(),
         connection: Mutex::new(None),
         script: Script::new(WRITE_IF_UNCHANGED),
     });
@@ -71,11 +78,8 @@ impl RedisBackend {
         if let Some(connection) = self.lock().clone() {
             return Ok(connection);
         }
-        let client = self.client.clone();
-        let connection =
-            executor::off_thread(async move { client.get_multiplexed_async_connection().await })
-                .await
-                .map_err(|e| self.describe(&e))?;
+        let (target, login) = (self.target.clone(), self.login.clone());
+        let connection = executor::off_thread(open(target, login)).await?;
         *self.lock() = Some(connection.clone());
         Ok(connection)
     }
@@ -96,6 +100,40 @@ impl RedisBackend {
         }
         self.target.redact(&error.to_string())
     }
+}
+
+/// Dial `target`, TLS for `rediss://`, and log in; the connection's driver runs as a task of
+/// the runtime this is called on.
+async fn open(
+    target: RedisTarget,
+    login: RedisConnectionInfo,
+) -> Result<MultiplexedConnection, String> {
+    let (host, port) = target.host_and_port();
+    let tcp = connector::dial(host, port)
+        .await
+        .map_err(|e| format!("connect failed: {e}"))?;
+    if target.tls() {
+        let tls = trust::handshake(trust::client_config_without_alpn(), host, tcp).await?;
+        log_in(&target, &login, tls).await
+    } else {
+        log_in(&target, &login, tcp).await
+    }
+}
+
+async fn log_in<S>(
+    target: &RedisTarget,
+    login: &RedisConnectionInfo,
+    stream: S,
+) -> Result<MultiplexedConnection, String>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let config = redis::AsyncConnectionConfig::default();
+    let (connection, driver) = MultiplexedConnection::new_with_config(login, stream, config)
+        .await
+        .map_err(|e| target.redact(&e.to_string()))?;
+    tokio::spawn(driver);
+    Ok(connection)
 }
 
 impl StateBackend for RedisBackend {
