@@ -8,6 +8,9 @@
  *   new AniLink({ anilist: { sharedState: { redis: redis.url } } });
  *   await redis.command('KEYS', '*');
  *   await redis.stop();
+ *
+ * With `tls` (PEM files of a key and a certificate), it also listens for TLS on `tlsPort`
+ * (`tlsUrl`, clients need no certificate of their own); `command()` keeps using the plain port.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -120,10 +123,12 @@ function parseReply(buffer, offset) {
 
 /**
  * Start `redis-server` on a free port (or `port`) in a new temporary directory.
- * @param {{ port?: number, password?: string }} [options] `password` sets `requirepass`
+ * @param {{ port?: number, password?: string, tls?: { keyFile: string, certFile: string } }} [options]
+ *   `password` sets `requirepass`; `tls` adds a TLS port
  */
 export async function startRedisServer(options = {}) {
   const port = options.port ?? (await freePort());
+  const tlsPort = options.tls === undefined ? undefined : await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'anilink-redis-'));
   let child;
 
@@ -133,6 +138,11 @@ export async function startRedisServer(options = {}) {
   const launch = async () => {
     const args = ['--port', String(port), '--bind', HOST, '--dir', dir, '--save', '', '--appendonly', 'no'];
     if (options.password !== undefined) args.push('--requirepass', options.password);
+    if (options.tls !== undefined) {
+      const { keyFile, certFile } = options.tls;
+      args.push('--tls-port', String(tlsPort), '--tls-key-file', keyFile, '--tls-cert-file', certFile);
+      args.push('--tls-auth-clients', 'no');
+    }
     child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text) => {
@@ -171,6 +181,8 @@ export async function startRedisServer(options = {}) {
   return {
     port,
     url: `redis://${HOST}:${port}`,
+    tlsPort,
+    tlsUrl: tlsPort === undefined ? undefined : `rediss://${HOST}:${tlsPort}`,
     command,
     /** SIGKILL the server (an outage: the port refuses connections until `restart()`). */
     kill,

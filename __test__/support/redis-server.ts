@@ -9,6 +9,9 @@ export interface RedisServer {
   readonly port: number;
   /** `redis://127.0.0.1:<port>` (no password in it, even when the server has one). */
   readonly url: string;
+  /** With the `tls` option: the TLS port and `rediss://127.0.0.1:<tlsPort>`. */
+  readonly tlsPort?: number;
+  readonly tlsUrl?: string;
   /** One command; resolves to the reply (string, number, null or array), rejects on a Redis error. */
   command(...args: string[]): Promise<unknown>;
   /** SIGKILL the server: the port refuses connections until `restart()`. */
@@ -19,7 +22,9 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export function startRedisServer(options: { port?: number; password?: string } = {}): Promise<RedisServer> {
+export function startRedisServer(
+  options: { port?: number; password?: string; tls?: { keyFile: string; certFile: string } } = {},
+): Promise<RedisServer> {
   return start(options) as Promise<RedisServer>;
 }
 

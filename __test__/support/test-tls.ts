@@ -1,6 +1,6 @@
 /**
  * TLS for the certificate and proxy tests: a throwaway certificate authority and a server
- * certificate for 127.0.0.1 it issued, generated with the `openssl` command into a temporary
+ * certificate for 127.0.0.1 and localhost it issued, generated with the `openssl` command into a temporary
  * directory (removed by `remove()`; nothing is committed), and an HTTPS server using them.
  */
 import { execFileSync } from 'node:child_process';
@@ -13,6 +13,9 @@ import { join } from 'node:path';
 export interface TestCertificates {
   /** PEM file of the test CA: what `NODE_EXTRA_CA_CERTS` names. */
   caFile: string;
+  /** PEM files of the server's key and certificate (what `redis-server --tls-*-file` reads). */
+  keyFile: string;
+  certFile: string;
   key: Buffer;
   cert: Buffer;
   remove(): void;
@@ -43,7 +46,7 @@ export function makeTestCertificates(): TestCertificates {
   openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
   writeFileSync(
     file('server.ext'),
-    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
   );
   openssl(
     'x509',
@@ -64,6 +67,8 @@ export function makeTestCertificates(): TestCertificates {
   );
   return {
     caFile: file('ca.pem'),
+    keyFile: file('server.key'),
+    certFile: file('server.pem'),
     key: readFileSync(file('server.key')),
     cert: readFileSync(file('server.pem')),
     remove: () => rmSync(dir, { recursive: true, force: true }),
