@@ -113,6 +113,37 @@ describe('sharedState on a managed Redis', () => {
     expect(JSON.stringify(diagnostics)).not.toContain(ACL_PASSWORD);
   });
 
+  it('a certificate from a trusted CA but for another name: the name is verified, one diagnostic', async () => {
+    const otherName = makeTestCertificates('DNS:redis.elsewhere.test');
+    const server = await startRedisServer({ tls: otherName });
+    const sim = await startSimulator({ quota: QUOTA });
+    try {
+      const fleet = await startFleet({
+        size: 1,
+        slot: {
+          baseUrl: sim.url,
+          retry: false,
+          sharedState: { redis: server.tlsUrl, timeoutMs: REDIS_TIMEOUT_MS },
+        },
+        env: { NODE_EXTRA_CA_CERTS: otherName.caFile },
+      });
+      try {
+        const { reports } = await fleet.run(splitIds(3, 1), 1);
+        const [report] = reports as WorkerReport[];
+        expect(report.failures).toEqual([]);
+        expect(report.served).toBe(3);
+        expect(report.diagnostics.map((record) => record.code)).toEqual(['SHARED_STATE_UNAVAILABLE']);
+        expect(report.diagnostics[0].message).toContain('certificate not valid for name "127.0.0.1"');
+      } finally {
+        await fleet.close();
+      }
+    } finally {
+      await sim.close();
+      await server.stop();
+      otherName.remove();
+    }
+  }, 60_000);
+
   it('a wrong password: calls go on, one diagnostic saying the login failed, no password', async () => {
     const wrongPassword = 'not-the-acl-pw';
     const diagnostics = await diagnosticsOfOneClient(`redis://${ACL_USER}:${wrongPassword}@127.0.0.1:${redis.port}`);

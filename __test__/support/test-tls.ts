@@ -21,7 +21,8 @@ export interface TestCertificates {
   remove(): void;
 }
 
-export function makeTestCertificates(): TestCertificates {
+/** `subjectAltName`: the names the server certificate is for (openssl's syntax). */
+export function makeTestCertificates(subjectAltName = 'IP:127.0.0.1,DNS:localhost'): TestCertificates {
   const dir = mkdtempSync(join(tmpdir(), 'anilink-test-ca-'));
   const file = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
@@ -46,7 +47,7 @@ export function makeTestCertificates(): TestCertificates {
   openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
   writeFileSync(
     file('server.ext'),
-    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+    `subjectAltName=${subjectAltName}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
   );
   openssl(
     'x509',
