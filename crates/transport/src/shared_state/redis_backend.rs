@@ -3,14 +3,15 @@
 //! [`close_all`] and opened again by the next decision. It is dialled here, not by the Redis
 //! client: `rediss://` goes through the transport's own TLS handshake and trust
 //! ([`crate::trust`]), and the client then logs in (AUTH as the URL's user, SELECT its database).
+//! Its driver is a task on the transport's Tokio runtime, not a handle of Node's event loop, so
+//! it never keeps the process alive (D12). Every round trip runs [`executor::off_thread`]: the
+//! Redis client starts tasks and timers of its own, which a thread that drives its own reactor
+//! would not turn.
 //!
 //! A Redis Cluster needs nothing more: a scope is one key, on one slot (its hash tag), so a
 //! node's `MOVED` answer names the node that holds the scope, which is asked at once and
-//! remembered for that key. Another error on that node forgets the route: the next try starts
-//! at the URL's node again (after a failover it names the new holder). Its driver is a task on the transport's
-//! Tokio runtime, not a handle of Node's event loop, so it never keeps the process alive (D12).
-//! Every round trip runs [`executor::off_thread`]: the Redis client starts tasks and timers of
-//! its own, which a thread that drives its own reactor would not turn.
+//! remembered for that key. A connection error on that node forgets the route: the next try
+//! starts at the URL's node again (after a failover it names the new holder).
 
 use std::collections::HashMap;
 use std::future::Future;
