@@ -15,13 +15,14 @@ describe('sharedState option', () => {
     expect(
       () => new AniLink({ anilist: { sharedState: { redis: REDIS } }, mal: { sharedState: { redis: REDIS } } }),
     ).not.toThrow();
+    expect(() => new AniLink(undefined, { sharedState: { redis: 'rediss://user:hunter2@h:6380/1' } })).not.toThrow();
     expect(() => new AniLink(undefined, { sharedState: false })).not.toThrow();
     expect(() => new AniLink(undefined, { sharedState: null })).not.toThrow();
   });
 
   it('rejects invalid values with a TypeError naming the rule, never the password', () => {
     const cases: [unknown, RegExp][] = [
-      [{ redis: 'rediss://user:hunter2@h:6379' }, /rediss:\/\/ \(TLS\) is not supported/],
+      [{ redis: 'rediss://user:hunter2@h:6379/tls' }, /its path must be a database number/],
       [{ redis: 'redis://user:hunter2@h:0' }, /sharedState\.redis must be a redis:\/\/.*port/],
       [{}, /sharedState\.redis must be a redis:\/\//],
       [{ redis: REDIS, timeoutMs: -1 }, /sharedState\.timeoutMs must be/],

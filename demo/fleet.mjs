@@ -67,13 +67,17 @@ class FleetWorker {
 
 /**
  * Start `size` workers, each with the AniList slot options `slot` (plain data: hooks are the
- * worker's own), and wait until every one is ready.
- * @param {{ size: number, slot: object }} options
+ * worker's own), and wait until every one is ready. `env` is added to the workers' environment
+ * (e.g. `NODE_EXTRA_CA_CERTS`, which a process reads when it starts).
+ * @param {{ size: number, slot: object, env?: Record<string, string> }} options
  */
-export async function startFleet({ size, slot }) {
+export async function startFleet({ size, slot, env = {} }) {
   const workers = Array.from(
     { length: size },
-    () => new FleetWorker(fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })),
+    () =>
+      new FleetWorker(
+        fork(WORKER, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+      ),
   );
   try {
     const replies = await Promise.all(workers.map((worker) => worker.request({ type: 'init', slot }, 'ready')));

@@ -8,14 +8,19 @@
  *   new AniLink({ anilist: { sharedState: { redis: redis.url } } });
  *   await redis.command('KEYS', '*');
  *   await redis.stop();
+ *
+ * With `tls` (PEM files of a key and a certificate), it also listens for TLS on `tlsPort`
+ * (`tlsUrl`, clients need no certificate of their own); `command()` keeps using the plain port.
+ * `startRedisCluster()` starts several in cluster mode and joins them into one Redis Cluster.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 
 const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 10_000;
@@ -24,6 +29,11 @@ const READY_POLL_MS = 25;
 /** The server binary: `redis-server` on the PATH unless `ANILINK_REDIS_SERVER` names another. */
 function redisServerBinary() {
   return process.env.ANILINK_REDIS_SERVER ?? 'redis-server';
+}
+
+/** The client binary, for `--cluster create`: `redis-cli` on the PATH unless `ANILINK_REDIS_CLI` names another. */
+function redisCliBinary() {
+  return process.env.ANILINK_REDIS_CLI ?? 'redis-cli';
 }
 
 async function freePort() {
@@ -120,10 +130,12 @@ function parseReply(buffer, offset) {
 
 /**
  * Start `redis-server` on a free port (or `port`) in a new temporary directory.
- * @param {{ port?: number, password?: string }} [options] `password` sets `requirepass`
+ * @param {{ port?: number, password?: string, tls?: { keyFile: string, certFile: string }, cluster?: boolean }} [options]
+ *   `password` sets `requirepass`; `tls` adds a TLS port; `cluster` starts it in cluster mode (no slots yet)
  */
 export async function startRedisServer(options = {}) {
   const port = options.port ?? (await freePort());
+  const tlsPort = options.tls === undefined ? undefined : await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'anilink-redis-'));
   let child;
 
@@ -133,6 +145,12 @@ export async function startRedisServer(options = {}) {
   const launch = async () => {
     const args = ['--port', String(port), '--bind', HOST, '--dir', dir, '--save', '', '--appendonly', 'no'];
     if (options.password !== undefined) args.push('--requirepass', options.password);
+    if (options.tls !== undefined) {
+      const { keyFile, certFile } = options.tls;
+      args.push('--tls-port', String(tlsPort), '--tls-key-file', keyFile, '--tls-cert-file', certFile);
+      args.push('--tls-auth-clients', 'no');
+    }
+    if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf');
     child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text) => {
@@ -171,6 +189,8 @@ export async function startRedisServer(options = {}) {
   return {
     port,
     url: `redis://${HOST}:${port}`,
+    tlsPort,
+    tlsUrl: tlsPort === undefined ? undefined : `rediss://${HOST}:${tlsPort}`,
     command,
     /** SIGKILL the server (an outage: the port refuses connections until `restart()`). */
     kill,
@@ -185,4 +205,38 @@ export async function startRedisServer(options = {}) {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `size` servers in cluster mode joined into one Redis Cluster of `size` masters (no replicas),
+ * the slots spread by `redis-cli --cluster create`; ready once every node reports
+ * `cluster_state:ok`.
+ * @param {number} [size] at least 3, as `--cluster create` requires
+ */
+export async function startRedisCluster(size = 3) {
+  const nodes = [];
+  const stop = () => Promise.all(nodes.map((node) => node.stop()));
+  try {
+    for (let index = 0; index < size; index += 1) nodes.push(await startRedisServer({ cluster: true }));
+    const addresses = nodes.map((node) => `${HOST}:${node.port}`);
+    await promisify(execFile)(redisCliBinary(), [
+      '--cluster',
+      'create',
+      ...addresses,
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (const node of nodes) {
+      while (!String(await node.command('CLUSTER', 'INFO')).includes('cluster_state:ok')) {
+        if (Date.now() > deadline) throw new Error(`the cluster was not ready in ${READY_TIMEOUT_MS} ms`);
+        await sleep(READY_POLL_MS);
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { nodes, stop };
 }

@@ -68,7 +68,10 @@ export interface RateLimitCeiling {
  * `SHARED_STATE_UNAVAILABLE` diagnostic) and rejoins when it answers (`SHARED_STATE_REJOINED`).
  */
 export interface SharedStateOptions {
-  /** `redis://[user:password@]host:port[/db]`, e.g. `"redis://127.0.0.1:6379"` (no TLS: `rediss://` is refused). */
+  /**
+   * `redis://[user:password@]host:port[/db]`, e.g. `"redis://127.0.0.1:6379"`; `rediss://` for TLS (verified against
+   * the system trust store and `NODE_EXTRA_CA_CERTS`, as HTTPS is). `user` logs in as that ACL user.
+   */
   redis: string;
   /** Prefix of every key; no `{` or `}`, at most 128 characters. Default `"anilink"`. */
   keyPrefix?: string;

@@ -11,7 +11,7 @@ describe('sharedState: invalid values in a slot', () => {
   const cases: [string, unknown, RegExp][] = [
     ['true', true, /sharedState must be false, null or an object/],
     ['a URL string instead of an object', `redis://u:${PASSWORD}@127.0.0.1:6379`, /sharedState must be/],
-    ['TLS', { redis: `rediss://u:${PASSWORD}@127.0.0.1:6379` }, /TLS/],
+    ['rediss:// with a path', { redis: `rediss://u:${PASSWORD}@127.0.0.1:6379/tls` }, /database number/],
     ['port 0', { redis: `redis://u:${PASSWORD}@127.0.0.1:0` }, /sharedState\.redis must be a redis:\/\/.*port/],
     ['leaseMs NaN', { redis: `redis://u:${PASSWORD}@127.0.0.1:6379`, leaseMs: Number.NaN }, /sharedState\.leaseMs/],
   ];

@@ -39,8 +39,12 @@ export interface Fleet {
   close(): Promise<void[]>;
 }
 
-/** `slot`: plain-data AniList slot options (the worker adds its own hooks). */
-export function startFleet(options: { size: number; slot: Record<string, unknown> }): Promise<Fleet> {
+/** `slot`: plain-data AniList slot options (the worker adds its own hooks); `env`: added to the workers' environment. */
+export function startFleet(options: {
+  size: number;
+  slot: Record<string, unknown>;
+  env?: Record<string, string>;
+}): Promise<Fleet> {
   return start(options) as Promise<Fleet>;
 }
 

@@ -3,12 +3,15 @@
  * under typed names): a free port on 127.0.0.1, a temporary directory, no persistence; killed
  * and restarted on the same port for the outage tests.
  */
-import { startRedisServer as start } from '../../demo/redis-server.mjs';
+import { startRedisCluster as startCluster, startRedisServer as start } from '../../demo/redis-server.mjs';
 
 export interface RedisServer {
   readonly port: number;
   /** `redis://127.0.0.1:<port>` (no password in it, even when the server has one). */
   readonly url: string;
+  /** With the `tls` option: the TLS port and `rediss://127.0.0.1:<tlsPort>`. */
+  readonly tlsPort?: number;
+  readonly tlsUrl?: string;
   /** One command; resolves to the reply (string, number, null or array), rejects on a Redis error. */
   command(...args: string[]): Promise<unknown>;
   /** SIGKILL the server: the port refuses connections until `restart()`. */
@@ -19,8 +22,21 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export function startRedisServer(options: { port?: number; password?: string } = {}): Promise<RedisServer> {
+export function startRedisServer(
+  options: { port?: number; password?: string; tls?: { keyFile: string; certFile: string }; cluster?: boolean } = {},
+): Promise<RedisServer> {
   return start(options) as Promise<RedisServer>;
+}
+
+export interface RedisCluster {
+  /** The masters, each a server in cluster mode holding a share of the slots. */
+  readonly nodes: RedisServer[];
+  stop(): Promise<void[]>;
+}
+
+/** A Redis Cluster of `size` masters (at least 3) on 127.0.0.1, ready to serve every slot. */
+export function startRedisCluster(size = 3): Promise<RedisCluster> {
+  return startCluster(size) as Promise<RedisCluster>;
 }
 
 /** The keys under `prefix` (`KEYS`, fine for a test server holding a handful). */

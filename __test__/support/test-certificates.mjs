@@ -1,5 +1,6 @@
 /**
- * A throwaway certificate authority and a server certificate for 127.0.0.1 it issued,
+ * A throwaway certificate authority and a server certificate it issued (for 127.0.0.1 and
+ * localhost unless `subjectAltName`, in openssl's syntax, names others),
  * generated with the `openssl` command into a temporary directory (removed by `remove()`;
  * nothing is committed). Plain JavaScript, so the runtime conformance runner
  * (scripts/test-runtimes.mjs) uses it as the TLS tests do (through test-tls.ts).
@@ -9,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export function makeTestCertificates() {
+export function makeTestCertificates(subjectAltName = 'IP:127.0.0.1,DNS:localhost') {
   const dir = mkdtempSync(join(tmpdir(), 'anilink-test-ca-'));
   const file = (name) => join(dir, name);
   const openssl = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
@@ -34,7 +35,7 @@ export function makeTestCertificates() {
   openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
   writeFileSync(
     file('server.ext'),
-    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+    `subjectAltName=${subjectAltName}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
   );
   openssl(
     'x509',

@@ -1,6 +1,7 @@
 /**
  * TLS for the certificate and proxy tests: a throwaway certificate authority and a server
- * certificate for 127.0.0.1 it issued (test-certificates.mjs), and an HTTPS server using them.
+ * certificate for 127.0.0.1 and localhost it issued (test-certificates.mjs), and an HTTPS server
+ * using them.
  */
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -9,13 +10,17 @@ import { makeTestCertificates as makeCertificates } from './test-certificates.mj
 export interface TestCertificates {
   /** PEM file of the test CA: what `NODE_EXTRA_CA_CERTS` names. */
   caFile: string;
+  /** PEM files of the server's key and certificate (what `redis-server --tls-*-file` reads). */
+  keyFile: string;
+  certFile: string;
   key: Buffer;
   cert: Buffer;
   remove(): void;
 }
 
-export function makeTestCertificates(): TestCertificates {
-  return makeCertificates() as TestCertificates;
+/** `subjectAltName`: the names the server certificate is for (openssl's syntax). */
+export function makeTestCertificates(subjectAltName?: string): TestCertificates {
+  return makeCertificates(subjectAltName) as TestCertificates;
 }
 
 export interface TlsServer {

@@ -83,14 +83,15 @@ impl ProviderClient {
             Err(_) if read.proxy.is_some() => ProxyRules::default(),
             Err(reason) => return Err(reason),
         };
+        let trust = Arc::new(Trust::from_lookup(&environment));
         Ok(Self {
-            hosts: HostStore::new(read.shared_state.as_ref(), provider),
+            hosts: HostStore::new(read.shared_state.as_ref(), provider, &trust),
             read: Arc::new(read),
             write: Arc::new(slot.resolve(true)),
             slot,
             coalescer: Coalescer::default(),
             environment_proxy: Arc::new(environment_proxy),
-            trust: Arc::new(Trust::from_lookup(&environment)),
+            trust,
             clock,
             rng,
         })

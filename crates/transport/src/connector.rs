@@ -44,7 +44,7 @@ pub async fn connect(
     secure(origin, tcp, trust).await
 }
 
-async fn dial(host: &str, port: u16) -> std::io::Result<TcpStream> {
+pub(crate) async fn dial(host: &str, port: u16) -> std::io::Result<TcpStream> {
     let tcp =
         TcpStream::connect((host.trim_start_matches('[').trim_end_matches(']'), port)).await?;
     // Requests are small and latency-bound: do not let Nagle hold them back.
@@ -60,38 +60,10 @@ async fn secure(
     if !origin.https {
         return Ok(Connection::new(Stream::Plain(tcp)));
     }
-    let bare_host = origin
-        .host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_string();
-    let name = rustls::pki_types::ServerName::try_from(bare_host).map_err(|e| {
-        TransportError::network(format!("invalid TLS server name {}: {e}", origin.host))
-    })?;
-    let tls = tokio_rustls::TlsConnector::from(trust.client_config())
-        .connect(name, tcp)
+    let tls = crate::trust::handshake(trust.client_config(), &origin.host, tcp)
         .await
-        .map_err(|e| TransportError::network(describe_tls_failure(&origin.host, &e)))?;
+        .map_err(TransportError::network)?;
     Ok(Connection::new(Stream::Tls(Box::new(tls))))
-}
-
-/// A handshake failure, with what to do when the server's issuer is not trusted.
-fn describe_tls_failure(host: &str, error: &std::io::Error) -> String {
-    let untrusted = error
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        .is_some_and(|e| {
-            matches!(
-                e,
-                rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)
-            )
-        });
-    let hint = if untrusted {
-        " (the certificate's issuer is not trusted: add its CA certificate to the system trust store or to the PEM file named by NODE_EXTRA_CA_CERTS)"
-    } else {
-        ""
-    };
-    format!("TLS handshake with {host} failed: {error}{hint}")
 }
 
 /// Ask the proxy for a tunnel to `origin` and check that it opened one.

@@ -11,6 +11,7 @@ use crate::random::ThreadRandom;
 use crate::request::RequestSpec;
 use crate::shared_state::redis_backend::{self, RedisBackend};
 use crate::shared_state::{Notice, SharedHostStates, SharedStateConfig};
+use crate::trust::Trust;
 
 /// Where a slot's per-host state lives.
 pub enum HostStore {
@@ -37,12 +38,17 @@ impl SharingMode {
 }
 
 impl HostStore {
-    /// The store of a slot: shared when `sharedState` is set (keys name `provider`).
-    pub fn new(shared: Option<&Arc<SharedStateConfig>>, provider: &str) -> Self {
+    /// The store of a slot: shared when `sharedState` is set (keys name `provider`; a
+    /// `rediss://` server is verified with the slot's `trust`).
+    pub fn new(
+        shared: Option<&Arc<SharedStateConfig>>,
+        provider: &str,
+        trust: &Arc<Trust>,
+    ) -> Self {
         let Some(config) = shared else {
             return HostStore::Local(HostStates::default());
         };
-        match redis_backend::backend_for(&config.redis) {
+        match redis_backend::backend_for(&config.redis, trust) {
             Ok(backend) => HostStore::Shared(SharedHostStates::new(
                 config.clone(),
                 provider,

@@ -5,7 +5,8 @@
 //! (`NODE_TLS_REJECT_UNAUTHORIZED=0` turns that off, decisions D37). The binding hands the
 //! variables over when a slot is built (D38); each distinct setting's configuration is built
 //! once per process. An unreadable file or certificate is skipped: Node has already warned
-//! about the same file when it started.
+//! about the same file when it started. The HTTPS connections and the shared state's
+//! `rediss://` connections use the same trust and the same handshake.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,8 @@ use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvi
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_rustls::client::TlsStream;
 
 /// The environment variables trust is read from.
 pub const ENVIRONMENT_VARIABLES: [&str; 4] =
@@ -70,6 +73,13 @@ impl Trust {
         config
     }
 
+    /// The same trust for a protocol that negotiates no ALPN (Redis).
+    pub fn client_config_without_alpn(&self) -> Arc<rustls::ClientConfig> {
+        let mut config = (*self.client_config()).clone();
+        config.alpn_protocols.clear();
+        Arc::new(config)
+    }
+
     fn build(&self) -> rustls::ClientConfig {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
@@ -113,6 +123,44 @@ impl Trust {
         }
         roots
     }
+}
+
+/// TLS over `stream` to `host` (a name or an IP literal, brackets allowed), its certificate
+/// verified for that name. A failure is described for a message, with what to do when the
+/// certificate's issuer is not trusted.
+pub async fn handshake<S>(
+    config: Arc<rustls::ClientConfig>,
+    host: &str,
+    stream: S,
+) -> Result<TlsStream<S>, String>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = ServerName::try_from(bare_host.to_string())
+        .map_err(|e| format!("invalid TLS server name {host}: {e}"))?;
+    tokio_rustls::TlsConnector::from(config)
+        .connect(name, stream)
+        .await
+        .map_err(|e| describe_handshake_failure(host, &e))
+}
+
+fn describe_handshake_failure(host: &str, error: &std::io::Error) -> String {
+    let untrusted = error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|e| {
+            matches!(
+                e,
+                rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)
+            )
+        });
+    let hint = if untrusted {
+        " (the certificate's issuer is not trusted: add its CA certificate to the system trust store or to the PEM file named by NODE_EXTRA_CA_CERTS)"
+    } else {
+        ""
+    };
+    format!("TLS handshake with {host} failed: {error}{hint}")
 }
 
 /// Every certificate of a PEM file; other PEM sections and unparseable ones are skipped.

@@ -122,8 +122,8 @@ async fn two_slots_share_one_scope_fall_back_without_redis_and_rejoin() {
         lease_ms: 60_000,
     });
     let (a, b) = (
-        HostStore::new(Some(&config), "anilist"),
-        HostStore::new(Some(&config), "anilist"),
+        HostStore::new(Some(&config), "anilist", &Default::default()),
+        HostStore::new(Some(&config), "anilist", &Default::default()),
     );
     let key = a.key_for(&spec()).unwrap();
     assert_eq!(key, "it:{anilist:api.test:anonymous}:state");

@@ -325,7 +325,7 @@ pub(super) fn shared_state(
         &["redis", "keyPrefix", "timeoutMs", "leaseMs"],
     )?;
     let field = |name: &str| fields.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-    const URL_RULE: &str = "sharedState.redis must be a redis://[user:password@]host:port[/db] URL such as \"redis://127.0.0.1:6379\"";
+    const URL_RULE: &str = "sharedState.redis must be a redis:// or rediss:// (TLS) [user:password@]host:port[/db] URL such as \"redis://127.0.0.1:6379\"";
     let redis = match field("redis") {
         Some(OptValue::String(url)) => RedisTarget::parse(url).map_err(|reason| {
             OptionError(format!(

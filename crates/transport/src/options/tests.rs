@@ -393,9 +393,12 @@ fn shared_state_parses_with_defaults_and_is_off_by_false_or_null() {
 
 #[test]
 fn shared_state_rejects_bad_values_without_echoing_a_password() {
-    let secret_url = OptValue::String("rediss://user:hunter2@h:1".into());
+    let secret_url = OptValue::String("rediss://user:hunter2@h:1/db".into());
     let cases = [
-        (OptValue::object(&[("redis", secret_url)]), "TLS"),
+        (
+            OptValue::object(&[("redis", secret_url)]),
+            "database number",
+        ),
         (
             OptValue::object(&[("redis", OptValue::String("redis://u:hunter2@h:0".into()))]),
             "port",

@@ -19,24 +19,24 @@ pub struct SharedStateConfig {
     pub lease_ms: u64,
 }
 
-/// A parsed `redis://[user[:password]@]host[:port][/db]` URL. `Debug` and [`RedisTarget::address`]
-/// never show the credentials (decisions D31); only [`RedisTarget::url`] carries them, for the
-/// connection itself.
+/// A parsed `redis[s]://[user[:password]@]host[:port][/db]` URL (`rediss://`: TLS). `Debug` and
+/// [`RedisTarget::address`] never show the credentials (decisions D31); only
+/// [`RedisTarget::url`] carries them, for the connection itself.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RedisTarget {
     url: String,
     host: String,
     port: u16,
+    tls: bool,
 }
 
 impl RedisTarget {
     /// The rule of a valid URL, and why a given one is not; the reason never repeats the URL.
     pub fn parse(url: &str) -> Result<RedisTarget, &'static str> {
-        if url.starts_with("rediss://") {
-            return Err("rediss:// (TLS) is not supported: use redis:// on a trusted network, or a local TLS tunnel");
-        }
-        let Some(rest) = url.strip_prefix("redis://") else {
-            return Err("it does not start with redis://");
+        let (rest, tls) = match (url.strip_prefix("redis://"), url.strip_prefix("rediss://")) {
+            (Some(rest), _) => (rest, false),
+            (_, Some(rest)) => (rest, true),
+            _ => return Err("it does not start with redis:// or rediss://"),
         };
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
@@ -59,15 +59,42 @@ impl RedisTarget {
         if !path.is_empty() && path.parse::<u16>().is_err() {
             return Err("its path must be a database number, such as /0");
         }
-        // The client that will connect must read it the same way.
-        if redis::IntoConnectionInfo::into_connection_info(url).is_err() {
-            return Err("the Redis client cannot read it");
-        }
-        Ok(RedisTarget {
+        let target = RedisTarget {
             url: url.to_string(),
             host: host.to_string(),
             port,
-        })
+            tls,
+        };
+        // The client that will connect must read it the same way.
+        if target.connection_info().is_err() {
+            return Err("the Redis client cannot read it");
+        }
+        Ok(target)
+    }
+
+    /// What the Redis client needs to dial and to log in (address, user, password, database).
+    /// The client is built without TLS of its own ([`RedisTarget::tls`] is ours), so it reads
+    /// the URL as `redis://`.
+    pub fn connection_info(&self) -> redis::RedisResult<redis::ConnectionInfo> {
+        redis::IntoConnectionInfo::into_connection_info(format!("redis://{}", self.rest()))
+    }
+
+    /// Whether the connection is TLS (`rediss://`), verified against the transport's trust.
+    pub fn tls(&self) -> bool {
+        self.tls
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.tls {
+            "rediss"
+        } else {
+            "redis"
+        }
+    }
+
+    /// The URL after its `scheme://`.
+    fn rest(&self) -> &str {
+        &self.url[self.scheme().len() + "://".len()..]
     }
 
     /// The URL as given, credentials included: for connecting only, never for a message.
@@ -78,12 +105,12 @@ impl RedisTarget {
     /// `text` with the URL's credentials (if any) masked: for messages that quote a client error.
     pub fn redact(&self, text: &str) -> String {
         let userinfo = self
-            .url
-            .strip_prefix("redis://")
-            .and_then(|rest| rest.split('/').next())
+            .rest()
+            .split('/')
+            .next()
             .and_then(|authority| authority.rsplit_once('@'))
             .map(|(userinfo, _)| userinfo);
-        let mut text = text.replace(&self.url, &format!("redis://{}", self.address()));
+        let mut text = text.replace(&self.url, &format!("{self:?}"));
         if let Some(userinfo) = userinfo.filter(|u| !u.is_empty()) {
             text = text.replace(userinfo, "***");
             if let Some((_, password)) = userinfo.split_once(':').filter(|(_, p)| !p.is_empty()) {
@@ -91,6 +118,11 @@ impl RedisTarget {
             }
         }
         text
+    }
+
+    /// The host as written in the URL (an IPv6 literal keeps its brackets) and the port.
+    pub fn host_and_port(&self) -> (&str, u16) {
+        (&self.host, self.port)
     }
 
     /// `host:port`, for messages and diagnostics.
@@ -101,7 +133,7 @@ impl RedisTarget {
 
 impl fmt::Debug for RedisTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "redis://{}", self.address())
+        write!(f, "{}://{}", self.scheme(), self.address())
     }
 }
 
@@ -141,11 +173,30 @@ mod tests {
     }
 
     #[test]
+    fn rediss_urls_are_tls_and_read_like_redis_urls() {
+        let target = RedisTarget::parse("rediss://app:s3cret@cache.example:6380/1").unwrap();
+        assert!(target.tls());
+        assert!(!RedisTarget::parse("redis://h").unwrap().tls());
+        assert_eq!(format!("{target:?}"), "rediss://cache.example:6380");
+        assert_eq!(
+            target.redact("WRONGPASS for app:s3cret at rediss://app:s3cret@cache.example:6380/1"),
+            "WRONGPASS for *** at rediss://cache.example:6380"
+        );
+        let info = target.connection_info().unwrap();
+        let login = info.redis_settings();
+        assert_eq!(
+            (login.username(), login.password()),
+            (Some("app"), Some("s3cret"))
+        );
+        assert_eq!(login.db(), 1);
+    }
+
+    #[test]
     fn bad_urls_say_why() {
-        assert!(RedisTarget::parse("rediss://h:1")
+        assert!(RedisTarget::parse("http://h:1")
             .unwrap_err()
-            .contains("TLS"));
-        assert!(RedisTarget::parse("http://h:1").is_err());
+            .contains("rediss://"));
+        assert!(RedisTarget::parse("rediss://h:0").is_err());
         assert!(RedisTarget::parse("redis://h:0").is_err());
         assert!(RedisTarget::parse("redis://h:99999").is_err());
         assert!(RedisTarget::parse("redis://:pw@/0").is_err());

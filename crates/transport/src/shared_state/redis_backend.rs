@@ -1,19 +1,30 @@
-//! The Redis side of shared state: one multiplexed connection per Redis URL in the process
+//! The Redis side of shared state: one multiplexed connection per Redis node in the process
 //! (every slot naming that URL shares it), opened on first use, dropped on an error or on
-//! [`close_all`] and opened again by the next decision. Its driver is a task on the transport's
-//! Tokio runtime, not a handle of Node's event loop, so it never keeps the process alive (D12).
-//! Every round trip runs [`executor::off_thread`]: the Redis client starts tasks and timers of
-//! its own, which a thread that drives its own reactor would not turn.
+//! [`close_all`] and opened again by the next decision. It is dialled here, not by the Redis
+//! client: `rediss://` goes through the transport's own TLS handshake and trust
+//! ([`crate::trust`]), and the client then logs in (AUTH as the URL's user, SELECT its database).
+//! Its driver is a task on the transport's Tokio runtime, not a handle of Node's event loop, so
+//! it never keeps the process alive (D12). Every round trip runs [`executor::off_thread`]: the
+//! Redis client starts tasks and timers of its own, which a thread that drives its own reactor
+//! would not turn.
+//!
+//! A Redis Cluster needs nothing more: a scope is one key, on one slot (its hash tag), so a
+//! node's `MOVED` answer names the node that holds the scope, which is asked at once and
+//! remembered for that key. A connection error on that node forgets the route: the next try
+//! starts at the URL's node again (after a failover it names the new holder).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use redis::aio::MultiplexedConnection;
-use redis::Script;
+use redis::{ErrorKind, RedisConnectionInfo, RedisError, RedisResult, Script, ServerErrorKind};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::cas::StateBackend;
 use super::config::RedisTarget;
-use crate::executor;
+use crate::trust::{self, Trust};
+use crate::{connector, executor};
 
 /// Compare-and-set of one scope: `KEYS[1]` is a hash `{ v: version, s: state }`; the state is
 /// written as version `ARGV[1] + 1` with a `PX` of `ARGV[3]` only if the stored version (0 when
@@ -26,86 +37,201 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 ";
 
-/// One Redis server as this process reaches it.
+/// One Redis server (or cluster) as this process reaches it.
 pub struct RedisBackend {
     target: RedisTarget,
-    client: redis::Client,
-    connection: Mutex<Option<MultiplexedConnection>>,
+    /// What a `rediss://` server's certificate is verified with (the slots' environment, D38).
+    trust: Arc<Trust>,
+    login: RedisConnectionInfo,
+    /// Open connections by node `host:port`: the URL's, and the cluster nodes routes lead to.
+    connections: Mutex<HashMap<String, MultiplexedConnection>>,
+    /// Key → the node that answered for it after a `MOVED` (a cluster only).
+    routes: Mutex<HashMap<String, String>>,
     script: Script,
 }
 
-fn registry() -> &'static Mutex<HashMap<String, Arc<RedisBackend>>> {
-    static BACKENDS: OnceLock<Mutex<HashMap<String, Arc<RedisBackend>>>> = OnceLock::new();
+/// Why a query on one node did not answer.
+enum Failure {
+    /// A cluster node holding another slot: the node that holds the key's.
+    MovedTo(String),
+    /// Described for the diagnostic, credentials masked.
+    Other(String),
+}
+
+/// The backends by URL and trust: slots built under other TLS variables do not share one.
+type Backends = HashMap<(String, Arc<Trust>), Arc<RedisBackend>>;
+
+fn registry() -> &'static Mutex<Backends> {
+    static BACKENDS: OnceLock<Mutex<Backends>> = OnceLock::new();
     BACKENDS.get_or_init(Mutex::default)
 }
 
-/// The backend of `target`, shared by every slot of the process that names the same URL. The
-/// option parser has already checked the URL with this client, so the error is not expected.
-pub fn backend_for(target: &RedisTarget) -> Result<Arc<RedisBackend>, String> {
-    let mut backends = registry().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(backend) = backends.get(target.url()) {
+/// The backend of `target`, shared by every slot of the process that names the same URL with
+/// the same trust. The option parser has already checked the URL with this client, so the
+/// error is not expected.
+pub fn backend_for(target: &RedisTarget, trust: &Arc<Trust>) -> Result<Arc<RedisBackend>, String> {
+    let mut backends = lock(registry());
+    let key = (target.url().to_string(), trust.clone());
+    if let Some(backend) = backends.get(&key) {
         return Ok(backend.clone());
     }
-    let client = redis::Client::open(target.url()).map_err(|e| target.redact(&e.to_string()))?;
+    let info = target
+        .connection_info()
+        .map_err(|e| target.redact(&e.to_string()))?;
     let backend = Arc::new(RedisBackend {
         target: target.clone(),
-        client,
-        connection: Mutex::new(None),
+        trust: trust.clone(),
+        // The login is AUTH (and SELECT for a database other than 0), nothing else: the ACL a
+        // managed Redis gives the package needs no CLIENT command (README, "Managed Redis").
+        login: info.redis_settings().clone().set_skip_set_lib_name(),
+        connections: Mutex::default(),
+        routes: Mutex::default(),
         script: Script::new(WRITE_IF_UNCHANGED),
     });
-    backends.insert(target.url().to_string(), backend.clone());
+    backends.insert(key, backend.clone());
     Ok(backend)
 }
 
 /// Close every Redis connection of the process (`destroyCachedAgents()`); the next decision
 /// that needs one opens it again.
 pub fn close_all() {
-    let backends = registry().lock().unwrap_or_else(|e| e.into_inner());
-    for backend in backends.values() {
-        backend.forget_connection();
+    for backend in lock(registry()).values() {
+        lock(&backend.connections).clear();
+        lock(&backend.routes).clear();
     }
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl RedisBackend {
-    async fn connection(&self) -> Result<MultiplexedConnection, String> {
-        if let Some(connection) = self.lock().clone() {
+    /// `query` on the node that holds `key`: the URL's unless a cluster routed the key
+    /// elsewhere; a `MOVED` answer is followed once, and the route kept.
+    async fn on_node_of<T, Q, F>(&self, key: &str, query: Q) -> Result<T, String>
+    where
+        Q: Fn(MultiplexedConnection) -> F,
+        F: Future<Output = RedisResult<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let routed = lock(&self.routes).get(key).cloned();
+        let node = routed.unwrap_or_else(|| self.target.address());
+        match self.query_on(&node, &query).await {
+            Ok(value) => Ok(value),
+            Err(Failure::Other(cause)) => Err(cause),
+            Err(Failure::MovedTo(holder)) => {
+                lock(&self.routes).insert(key.to_string(), holder.clone());
+                match self.query_on(&holder, &query).await {
+                    Ok(value) => Ok(value),
+                    Err(Failure::Other(cause)) => Err(cause),
+                    Err(Failure::MovedTo(_)) => Err(format!(
+                        "the cluster moved the scope again, from {holder}; retrying on the next decision"
+                    )),
+                }
+            }
+        }
+    }
+
+    async fn query_on<T, Q, F>(&self, node: &str, query: &Q) -> Result<T, Failure>
+    where
+        Q: Fn(MultiplexedConnection) -> F,
+        F: Future<Output = RedisResult<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let connection = self.connection(node).await.map_err(Failure::Other)?;
+        executor::off_thread(query(connection))
+            .await
+            .map_err(|error| match error.redirect_node() {
+                Some((holder, _slot))
+                    if error.kind() == ErrorKind::Server(ServerErrorKind::Moved) =>
+                {
+                    Failure::MovedTo(holder.to_string())
+                }
+                _ => Failure::Other(self.describe(node, &error)),
+            })
+    }
+
+    async fn connection(&self, node: &str) -> Result<MultiplexedConnection, String> {
+        if let Some(connection) = lock(&self.connections).get(node).cloned() {
             return Ok(connection);
         }
-        let client = self.client.clone();
-        let connection =
-            executor::off_thread(async move { client.get_multiplexed_async_connection().await })
-                .await
-                .map_err(|e| self.describe(&e))?;
-        *self.lock() = Some(connection.clone());
+        let opened = open(
+            self.target.clone(),
+            self.trust.clone(),
+            self.login.clone(),
+            node.to_string(),
+        );
+        let connection = executor::off_thread(opened)
+            .await
+            .inspect_err(|_| self.forget(node))?;
+        lock(&self.connections).insert(node.to_string(), connection.clone());
         Ok(connection)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<MultiplexedConnection>> {
-        self.connection.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn forget_connection(&self) {
-        self.lock().take();
+    /// The connection to `node` and the routes to it: the next decision starts afresh.
+    fn forget(&self, node: &str) {
+        lock(&self.connections).remove(node);
+        lock(&self.routes).retain(|_, routed| routed != node);
     }
 
     /// A failure as the diagnostic tells it; a broken connection is dropped so the next try
-    /// reconnects.
-    fn describe(&self, error: &redis::RedisError) -> String {
+    /// reconnects, and so is any route to its node.
+    fn describe(&self, node: &str, error: &RedisError) -> String {
         if error.is_io_error() || error.is_connection_dropped() || error.is_timeout() {
-            self.forget_connection();
+            self.forget(node);
         }
         self.target.redact(&error.to_string())
     }
 }
 
+/// Dial `node` (`host:port`), TLS for `rediss://`, and log in as `target` says; the
+/// connection's driver runs as a task of the runtime this is called on.
+async fn open(
+    target: RedisTarget,
+    trust: Arc<Trust>,
+    login: RedisConnectionInfo,
+    node: String,
+) -> Result<MultiplexedConnection, String> {
+    let (host, port) = node
+        .rsplit_once(':')
+        .and_then(|(host, port)| Some((host, port.parse::<u16>().ok()?)))
+        .ok_or_else(|| format!("{node} is not a host:port"))?;
+    let tcp = connector::dial(host, port)
+        .await
+        .map_err(|e| format!("connect to {node} failed: {e}"))?;
+    if target.tls() {
+        let tls = trust::handshake(trust.client_config_without_alpn(), host, tcp).await?;
+        log_in(&target, &login, tls).await
+    } else {
+        log_in(&target, &login, tcp).await
+    }
+}
+
+async fn log_in<S>(
+    target: &RedisTarget,
+    login: &RedisConnectionInfo,
+    stream: S,
+) -> Result<MultiplexedConnection, String>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let config = redis::AsyncConnectionConfig::default();
+    let (connection, driver) = MultiplexedConnection::new_with_config(login, stream, config)
+        .await
+        .map_err(|e| target.redact(&e.to_string()))?;
+    tokio::spawn(driver);
+    Ok(connection)
+}
+
 impl StateBackend for RedisBackend {
     async fn read(&self, key: &str) -> Result<(u64, Option<Vec<u8>>), String> {
-        let mut connection = self.connection().await?;
         let command = redis::cmd("HMGET").arg(key).arg("v").arg("s").clone();
-        let (version, state): (Option<u64>, Option<Vec<u8>>) =
-            executor::off_thread(async move { command.query_async(&mut connection).await })
-                .await
-                .map_err(|e| self.describe(&e))?;
+        let (version, state): (Option<u64>, Option<Vec<u8>>) = self
+            .on_node_of(key, |mut connection| {
+                let command = command.clone();
+                async move { command.query_async(&mut connection).await }
+            })
+            .await?;
         Ok((version.unwrap_or(0), state))
     }
 
@@ -116,15 +242,16 @@ impl StateBackend for RedisBackend {
         state: &[u8],
         ttl_ms: u64,
     ) -> Result<bool, String> {
-        let mut connection = self.connection().await?;
-        let (script, key, state) = (self.script.clone(), key.to_string(), state.to_vec());
-        let written: i64 = executor::off_thread(async move {
-            let mut invocation = script.key(key);
-            invocation.arg(version).arg(state).arg(ttl_ms);
-            invocation.invoke_async(&mut connection).await
-        })
-        .await
-        .map_err(|e| self.describe(&e))?;
+        let written: i64 = self
+            .on_node_of(key, |mut connection| {
+                let (script, key, state) = (self.script.clone(), key.to_string(), state.to_vec());
+                async move {
+                    let mut invocation = script.key(key);
+                    invocation.arg(version).arg(state).arg(ttl_ms);
+                    invocation.invoke_async(&mut connection).await
+                }
+            })
+            .await?;
         Ok(written == 1)
     }
 }

@@ -1,0 +1,71 @@
+// Shared state on a Redis Cluster (issue 36): three masters started here (`--cluster-enabled yes`,
+// joined by `redis-cli --cluster create`). A scope's keys share one hash slot (their hash tag),
+// and a fleet given a node that does not hold it follows the cluster's MOVED answer to the one
+// that does: calls shared, none failed, no 429.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
+import { startSimulator } from '../../sim/anilist-simulator.mjs';
+import { type DiagnosticRecord, splitIds, startFleet } from '../support/fleet';
+import { type RedisCluster, keysUnder, startRedisCluster } from '../support/redis-server';
+
+const WORKERS = 2;
+const IN_FLIGHT = 4;
+const QUOTA = { limit: 20, windowMs: 3_000 };
+const REDIS_TIMEOUT_MS = 2_000;
+const PREFIX = 'cluster';
+
+let cluster: RedisCluster;
+beforeAll(async () => {
+  cluster = await startRedisCluster(3);
+}, 30_000);
+afterAll(async () => {
+  destroyCachedAgents();
+  await cluster?.stop();
+});
+
+describe('sharedState on a Redis Cluster', () => {
+  it('the scope on one slot of one node; a fleet given another node shares through the one holding it', async () => {
+    const sim = await startSimulator({ quota: QUOTA });
+    try {
+      // One call of this process puts the scope where its slot lives, whichever node it asks.
+      const diagnostics: DiagnosticRecord[] = [];
+      const sharedState = { redis: cluster.nodes[0].url, keyPrefix: PREFIX, timeoutMs: REDIS_TIMEOUT_MS };
+      const probe = new AniLink(undefined, {
+        baseUrl: sim.url,
+        retry: false,
+        sharedState,
+        diagnostics: 'hook',
+        onHookError: (_name, error) => diagnostics.push((error as { diagnostic: DiagnosticRecord }).diagnostic),
+      });
+      await probe.anilist.query.media({ id: 1 });
+      expect(diagnostics).toEqual([]);
+      const keysByNode = await Promise.all(cluster.nodes.map((node) => keysUnder(node, PREFIX)));
+      const holders = cluster.nodes.filter((_node, index) => keysByNode[index].length > 0);
+      expect(holders).toHaveLength(1);
+      const [holder] = holders;
+      const keys = await keysUnder(holder, PREFIX);
+      const slots = await Promise.all(keys.map((key) => holder.command('CLUSTER', 'KEYSLOT', key)));
+      expect(new Set(slots).size).toBe(1);
+
+      const elsewhere = cluster.nodes.find((node) => node !== holder)?.url as string;
+      const fleet = await startFleet({
+        size: WORKERS,
+        slot: { baseUrl: sim.url, retry: false, sharedState: { ...sharedState, redis: elsewhere } },
+      });
+      try {
+        const { reports } = await fleet.run(splitIds(QUOTA.limit, WORKERS), IN_FLIGHT);
+        expect(reports.flatMap((report) => report.failures)).toEqual([]);
+        expect(reports.reduce((sum, report) => sum + report.served, 0)).toBe(QUOTA.limit);
+        for (const report of reports) expect(report.diagnostics).toEqual([]);
+        const states = (await fleet.states()) as { sharedState: string }[];
+        for (const state of states) expect(state.sharedState).toBe('redis');
+      } finally {
+        await fleet.close();
+      }
+      expect(sim.stats().rateLimited).toBe(0);
+      expect(await keysUnder(holder, PREFIX)).toEqual(keys);
+    } finally {
+      await sim.close();
+    }
+  }, 60_000);
+});
