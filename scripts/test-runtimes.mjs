@@ -33,7 +33,6 @@ const RUNTIMES = {
     '--allow-read',
     '--allow-net',
     '--allow-ffi',
-    '--allow-sys',
   ],
 };
 
