@@ -50,6 +50,23 @@ describe('quota-aware admission', () => {
     }
   });
 
+  it('a cold start with 40 in flight asks one request first: 90 calls against 30 per 3 s, no 429', async () => {
+    const sim = await startSimulator({ quota: { limit: 30, windowMs: 3_000 } });
+    try {
+      const aniLink = new AniLink(undefined, { baseUrl: sim.url });
+      const jobs = 90;
+      const served = new Set<number>();
+      await runPool(jobs, 40, async (index) => {
+        await aniLink.anilist.query.media({ id: index + 1 });
+        served.add(index);
+      });
+      expect(served.size).toBe(jobs);
+      expect(sim.stats()).toMatchObject({ rateLimited: 0, requests: jobs });
+    } finally {
+      await sim.close();
+    }
+  }, 30_000);
+
   it('a rateLimit ceiling holds with no rate-limit headers at all', async () => {
     const aniLink = new AniLink(undefined, {
       baseUrl: server.url,

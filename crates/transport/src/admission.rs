@@ -5,7 +5,7 @@
 //! each host keeps an estimate of the quota left in the current window and the number of its
 //! requests in flight, and a request is admitted only while `remaining - in_flight` is at least
 //! `rateLimitFloor` (as for pacing, `rateLimitFloor: 0` turns it off). The estimate is fed by
-//! successful responses only, as pacing is: a failure's headers belong to the retry policy. Counting every request in flight against the estimate is safe
+//! successful responses and 429s only: other failures' headers belong to the retry policy. Counting every request in flight against the estimate is safe
 //! whichever of them the server has already counted: it can only hold a request back a little
 //! longer, never let one through that the quota cannot serve.
 //!
@@ -22,7 +22,18 @@
 //!   ignored: one whose reset has passed, and one without a reset whose request was dispatched
 //!   before the current window began (a late answer from the window before would otherwise
 //!   open a derived window on its low `remaining`, and hold the host for a minute).
-//! - When the window ends the estimate refills to the last reported limit.
+//! - When the window ends the estimate refills to the limit in force.
+//!
+//! The quota is not trusted blindly (decisions D39):
+//! - While a scope has no reading, one request is in flight at a time: its answer tells the
+//!   quota, then admission opens up. A success without quota headers opens it up too (the
+//!   upstream reports none); a failure other than a 429 leaves the scope cold.
+//! - A 429 narrows the window to its reset (the server's timeout) with nothing left. When the
+//!   estimate had said the request fit (at least `rateLimitFloor` left), the headers overstate
+//!   the quota: the limit in force becomes what the window served, raised by successes of that
+//!   window answered later, then by one per window that ends without a 429, until it reaches
+//!   the announced limit. Readings keep counting against the announced limit, so what is left
+//!   of the one in force is lower by their difference.
 //!
 //! A client-side ceiling (`rateLimit: { maxRequests, windowMs }`, our extension) additionally
 //! admits at most `maxRequests` dispatches in any `windowMs` (a sliding log), with or without
@@ -91,6 +102,35 @@ struct ServerQuota {
     /// older window and says nothing about this one.
     #[serde(default)]
     window_started_ms: u64,
+    /// A 429 arrived in this window: it does not count as clean (D39 b).
+    #[serde(default)]
+    rate_limited: bool,
+}
+
+/// Processes count in a scope's fleet for this long after their latest admission.
+const MEMBER_HORIZON_MS: u64 = DERIVED_WINDOW_MS;
+
+/// The process a holder token belongs to: tokens carry it in their high half.
+fn process_of(holder: u64) -> u64 {
+    holder >> 32
+}
+
+/// A process that admitted requests in the scope, and when it last did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Member {
+    process: u64,
+    seen_ms: u64,
+}
+
+/// While a copy decides without the fleet (D39 c): what this process may admit per window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Alone {
+    /// The processes seen in the scope when the fleet went out of reach.
+    processes: u32,
+    /// The window the allowance is for.
+    window_started_ms: u64,
+    allowance: u32,
+    admitted: u32,
 }
 
 /// One request in flight: who holds it and until when. Across a fleet (shared state) the
@@ -108,6 +148,31 @@ pub struct AdmissionState {
     server: Option<ServerQuota>,
     /// Dispatch instants within the ceiling's window, oldest first.
     dispatches: VecDeque<u64>,
+    /// A success answered without quota headers: the upstream reports none, so a cold scope
+    /// has nothing to wait for (D39 a).
+    #[serde(default)]
+    unmetered: bool,
+    /// The limit a 429 the estimate did not predict taught (D39 b), below the announced one.
+    #[serde(default)]
+    learned_limit: Option<f64>,
+    /// The processes that admitted requests in the scope lately.
+    #[serde(default)]
+    members: Vec<Member>,
+    /// Set while this copy decides without the fleet; never stored in Redis, so the fleet's
+    /// state, once read again, ends it.
+    #[serde(skip)]
+    alone: Option<Alone>,
+}
+
+/// What an answered request tells admission.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Answer {
+    /// A success, with the quota it reported if any.
+    Served(Option<QuotaReading>),
+    /// A 429, with the quota it reported if any.
+    RateLimited(Option<QuotaReading>),
+    /// Any other failure: its headers belong to the retry policy, as for pacing.
+    Failed,
 }
 
 /// The admission estimate as `getTransportState()` shows it.
@@ -145,7 +210,7 @@ impl AdmissionState {
         self.in_flight.retain(|r| r.expires_at > now_ms);
         let server_wait = rules
             .server_quota
-            .then(|| self.server_wait(rules.floor, now_ms))
+            .then(|| self.server_wait(rules.floor, process_of(rules.holder), now_ms))
             .flatten();
         let ceiling_wait = rules.ceiling.and_then(|c| self.ceiling_wait(&c, now_ms));
         match server_wait.max(ceiling_wait) {
@@ -160,9 +225,50 @@ impl AdmissionState {
                 if rules.ceiling.is_some() {
                     self.dispatches.push_back(now_ms);
                 }
+                if let Some(alone) = &mut self.alone {
+                    alone.admitted += 1;
+                }
+                self.seen(process_of(rules.holder), now_ms);
                 Ok(())
             }
         }
+    }
+
+    /// `process` admitted a request at `now_ms`; processes not seen for a while are forgotten.
+    fn seen(&mut self, process: u64, now_ms: u64) {
+        self.members
+            .retain(|m| m.process != process && m.seen_ms + MEMBER_HORIZON_MS > now_ms);
+        self.members.push(Member {
+            process,
+            seen_ms: now_ms,
+        });
+    }
+
+    /// The fleet's state is out of reach: until the fleet's state replaces this copy, it admits
+    /// only this process's share of the last known quota (D39 c), the limit in force divided by
+    /// the processes seen in the scope lately, per window (in the window under way, what the
+    /// fleet had left of it, divided the same way), and counts only this process's requests
+    /// in flight (the others' reservations are theirs to settle).
+    pub fn decide_alone(&mut self, now_ms: u64) {
+        if self.alone.is_some() {
+            return;
+        }
+        self.roll(now_ms);
+        let processes = self
+            .members
+            .iter()
+            .filter(|m| m.seen_ms + MEMBER_HORIZON_MS > now_ms)
+            .count()
+            .max(1) as u32;
+        let left = self.server.map_or(0.0, |q| {
+            (q.remaining - self.in_flight.len() as f64).max(0.0)
+        });
+        self.alone = Some(Alone {
+            processes,
+            window_started_ms: self.server.map_or(0, |q| q.window_started_ms),
+            allowance: (left / f64::from(processes)).floor() as u32,
+            admitted: 0,
+        });
     }
 
     /// An admitted request is no longer in flight (answered, failed or abandoned): removes one
@@ -208,9 +314,23 @@ impl AdmissionState {
         }
     }
 
-    /// Fold the quota reported by the response to a request dispatched at `dispatched_ms` into
-    /// the estimate (rules in the module doc).
-    pub fn observe(&mut self, reading: &QuotaReading, dispatched_ms: u64, now_ms: u64) {
+    /// Fold what the answer to a request dispatched at `dispatched_ms` tells into the estimate
+    /// (rules in the module doc).
+    pub fn learn(&mut self, answer: &Answer, floor: u32, dispatched_ms: u64, now_ms: u64) {
+        match answer {
+            Answer::Served(Some(reading)) => self.observe(reading, dispatched_ms, now_ms),
+            Answer::Served(None) => self.unmetered = true,
+            Answer::RateLimited(reading) => self.refused(reading.as_ref(), floor, now_ms),
+            Answer::Failed => {}
+        }
+    }
+
+    /// The limit admission follows: the announced one, or the learned one when lower.
+    fn limit_in_force(&self, announced: f64) -> f64 {
+        self.learned_limit.map_or(announced, |learned| learned.min(announced))
+    }
+
+    fn observe(&mut self, reading: &QuotaReading, dispatched_ms: u64, now_ms: u64) {
         self.roll(now_ms);
         let stale_reset = reading.reset_ms.is_some_and(|reset| reset <= now_ms);
         // Without a reset, the reading cannot say which window it counted the request in.
@@ -221,14 +341,26 @@ impl AdmissionState {
         if stale_reset || older_window {
             return;
         }
+        // A success of the window that revealed the lie: it was served, so it counts.
+        if self.server.is_some_and(|q| q.rate_limited) {
+            if let Some(learned) = &mut self.learned_limit {
+                let served = (reading.limit - reading.remaining).min(reading.limit);
+                *learned = learned.max(served);
+            }
+        }
+        // The headers count against the announced limit; what is left of the one in force is
+        // that much lower.
+        let overstated_by = reading.limit - self.limit_in_force(reading.limit);
+        let remaining = (reading.remaining - overstated_by).max(0.0);
         let reset_ms = reading
             .reset_ms
             .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
         let fresh = ServerQuota {
             limit: reading.limit,
-            remaining: reading.remaining,
+            remaining,
             window_end_ms: Some(reset_ms.unwrap_or(now_ms + DERIVED_WINDOW_MS)),
             window_started_ms: self.server.map_or(0, |q| q.window_started_ms),
+            rate_limited: false,
         };
         self.server = Some(match self.server {
             None => fresh,
@@ -239,31 +371,92 @@ impl AdmissionState {
                 },
                 (end, reset) => ServerQuota {
                     limit: reading.limit,
-                    remaining: current.remaining.min(reading.remaining),
+                    remaining: current.remaining.min(remaining),
                     window_end_ms: reset.or(end).or(fresh.window_end_ms),
-                    window_started_ms: current.window_started_ms,
+                    ..current
                 },
             },
         });
     }
 
-    /// A window that has ended refills to its limit; its end is unknown until the next reading.
-    fn roll(&mut self, now_ms: u64) {
-        if let Some(quota) = &mut self.server {
-            if let Some(end) = quota.window_end_ms.filter(|&end| end <= now_ms) {
-                quota.remaining = quota.limit;
-                quota.window_end_ms = None;
-                quota.window_started_ms = end;
-            }
+    /// A 429: nothing more is admitted until the window (the server's timeout) ends. When the
+    /// estimate said this request fit (at least `floor` left, counting it), the headers
+    /// overstate the quota, and the limit in force becomes what the window served.
+    fn refused(&mut self, reading: Option<&QuotaReading>, floor: u32, now_ms: u64) {
+        self.roll(now_ms);
+        let reset_ms = reading
+            .and_then(|r| r.reset_ms)
+            .filter(|&reset| reset > now_ms)
+            .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
+        if self.server.is_none() {
+            // Cold: nothing was predicted, only the window is learned.
+            let Some(reading) = reading else { return };
+            self.server = Some(ServerQuota {
+                limit: reading.limit,
+                remaining: 0.0,
+                window_end_ms: None,
+                window_started_ms: 0,
+                rate_limited: true,
+            });
         }
+        let learned_limit = self.learned_limit;
+        let Some(quota) = &mut self.server else {
+            return;
+        };
+        // `rateLimitFloor: 0` turns admission off: nothing was predicted.
+        if floor > 0 && quota.remaining >= f64::from(floor) {
+            let in_force = learned_limit.map_or(quota.limit, |l| l.min(quota.limit));
+            self.learned_limit = Some((in_force - quota.remaining).max(1.0));
+        }
+        quota.remaining = 0.0;
+        quota.rate_limited = true;
+        // The 429's reset is the server's word on when it accepts requests again.
+        quota.window_end_ms = Some(
+            reset_ms
+                .or(quota.window_end_ms)
+                .unwrap_or(now_ms + DERIVED_WINDOW_MS),
+        );
     }
 
-    fn server_wait(&mut self, floor: u32, now_ms: u64) -> Option<u64> {
+    /// A window that has ended refills to the limit in force, which rises by one after a
+    /// window without a 429; its end is unknown until the next reading.
+    fn roll(&mut self, now_ms: u64) {
+        let Some(quota) = &mut self.server else {
+            return;
+        };
+        let Some(end) = quota.window_end_ms.filter(|&end| end <= now_ms) else {
+            return;
+        };
+        if !quota.rate_limited {
+            self.learned_limit = self
+                .learned_limit
+                .map(|learned| learned + 1.0)
+                .filter(|&learned| learned < quota.limit);
+        }
+        let in_force = self
+            .learned_limit
+            .map_or(quota.limit, |l| l.min(quota.limit));
+        quota.remaining = in_force;
+        quota.window_end_ms = None;
+        quota.window_started_ms = end;
+        quota.rate_limited = false;
+    }
+
+    fn server_wait(&mut self, floor: u32, process: u64, now_ms: u64) -> Option<u64> {
         self.roll(now_ms);
-        let quota = self.server?;
-        let in_flight = self.in_flight.len() as u32;
+        // Alone, only this process's requests count: the others' are in their own shares.
+        let alone = self.alone.is_some();
+        let in_flight = self
+            .in_flight
+            .iter()
+            .filter(|r| !alone || process_of(r.holder) == process)
+            .count() as u32;
+        let Some(quota) = self.server else {
+            // Cold: one request asks the upstream for its quota while the others wait (D39 a).
+            return (!self.unmetered && in_flight > 0).then_some(RECHECK_MS);
+        };
         let available = quota.remaining - f64::from(in_flight);
-        if available >= f64::from(floor) {
+        if available >= f64::from(floor) && !self.share_spent(&quota) {
             return None;
         }
         let until_reset = quota
@@ -274,6 +467,21 @@ impl AdmissionState {
         } else {
             until_reset
         })
+    }
+
+    /// Whether this process has admitted its share of the window (always false with the fleet).
+    fn share_spent(&mut self, quota: &ServerQuota) -> bool {
+        let in_force = self.limit_in_force(quota.limit);
+        let Some(alone) = &mut self.alone else {
+            return false;
+        };
+        if alone.window_started_ms != quota.window_started_ms {
+            // A window after the fleet went out of reach: a share of all of it, at least one.
+            alone.window_started_ms = quota.window_started_ms;
+            alone.allowance = ((in_force / f64::from(alone.processes)).floor() as u32).max(1);
+            alone.admitted = 0;
+        }
+        alone.admitted >= alone.allowance
     }
 
     fn ceiling_wait(&mut self, ceiling: &Ceiling, now_ms: u64) -> Option<u64> {
@@ -341,12 +549,101 @@ mod tests {
         assert_eq!(QuotaReading::from_headers(Some("90"), None, None), None);
     }
 
-    #[test]
-    fn nothing_known_admits_everything() {
+    /// A scope whose upstream answered without quota headers: nothing to wait for.
+    fn unmetered() -> AdmissionState {
         let mut state = AdmissionState::default();
+        state.learn(&Answer::Served(None), 1, NOW, NOW);
+        state
+    }
+
+    #[test]
+    fn a_cold_scope_admits_one_request_until_an_answer_tells_the_quota() {
+        let mut state = AdmissionState::default();
+        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()));
+        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Err(RECHECK_MS));
+        // A failure (not a 429) tells nothing: the next request asks alone again.
+        state.learn(&Answer::Failed, 1, NOW, NOW + 5);
+        state.release(0);
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5), 1);
+        state.learn(&Answer::Served(Some(reading(6.0, None))), 1, NOW, NOW + 10);
+        state.release(0);
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 10), 6);
+    }
+
+    #[test]
+    fn an_upstream_without_quota_headers_opens_up_after_its_first_answer() {
+        let mut state = unmetered();
         for _ in 0..100 {
             assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()));
         }
+    }
+
+    #[test]
+    fn a_429_the_estimate_did_not_predict_teaches_the_limit_that_was_served() {
+        let mut state = AdmissionState::default();
+        // Announced 10; 3 served so far, by the headers.
+        state.learn(&Answer::Served(Some(reading(7.0, None))), 1, NOW, NOW);
+        let timeout_ends = NOW + 3_000;
+        let refusal = Answer::RateLimited(Some(reading(0.0, Some(timeout_ends))));
+        state.learn(&refusal, 1, NOW, NOW + 10);
+        assert_eq!(state.learned_limit, Some(3.0));
+        // A success of that window answered after the 429 was served too.
+        state.learn(&Answer::Served(Some(reading(6.0, None))), 1, NOW, NOW + 20);
+        assert_eq!(state.learned_limit, Some(4.0));
+        // Later 429s of the same window were predicted (nothing left): they teach nothing.
+        state.learn(&refusal, 1, NOW, NOW + 30);
+        assert_eq!(state.learned_limit, Some(4.0));
+        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW + 30), Err(3_000 - 30));
+        // The timeout over, the window refills to the learned limit, not the announced one.
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, timeout_ends), 4);
+        for _ in 0..4 {
+            state.release(0);
+        }
+        // The headers still count against 10: 9 left of 10 is 3 left of 4.
+        state.learn(&Answer::Served(Some(reading(9.0, None))), 1, timeout_ends, timeout_ends);
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, timeout_ends), 3);
+    }
+
+    #[test]
+    fn the_learned_limit_rises_by_one_per_clean_window_up_to_the_announced_one() {
+        let mut state = AdmissionState::default();
+        state.learn(&Answer::Served(Some(reading(2.0, None))), 1, NOW, NOW);
+        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000))));
+        state.learn(&refusal, 1, NOW, NOW);
+        assert_eq!(state.learned_limit, Some(8.0));
+        let mut window_end = NOW + 1_000;
+        for expected in [8.0, 9.0] {
+            // Rolled at the window's end: a window with a 429 does not raise it.
+            assert_eq!(admit_all(&mut state, &QUOTA_ONLY, window_end), expected as u32);
+            assert_eq!(state.learned_limit, Some(expected));
+            for _ in 0..expected as u32 {
+                state.release(0);
+            }
+            window_end += 1_000;
+            let last = reading(10.0 - expected, Some(window_end));
+            state.learn(&Answer::Served(Some(last)), 1, window_end - 1_000, window_end - 900);
+        }
+        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, window_end), 10);
+        assert_eq!(state.learned_limit, None, "back to the announced limit");
+    }
+
+    #[test]
+    fn a_429_the_estimate_predicted_teaches_nothing_but_holds_admission_until_its_reset() {
+        let mut state = AdmissionState::default();
+        state.learn(&Answer::Served(Some(reading(1.0, None))), 2, NOW, NOW);
+        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 2_000))));
+        state.learn(&refusal, 2, NOW, NOW);
+        assert_eq!(state.learned_limit, None);
+        let rules = Rules {
+            floor: 2,
+            ..QUOTA_ONLY
+        };
+        assert_eq!(state.try_admit(&rules, NOW + 500), Err(1_500));
+        // With admission off (floor 0) nothing is predicted either.
+        let mut off = AdmissionState::default();
+        off.learn(&Answer::Served(Some(reading(9.0, None))), 0, NOW, NOW);
+        off.learn(&refusal, 0, NOW, NOW);
+        assert_eq!(off.learned_limit, None);
     }
 
     #[test]
@@ -449,7 +746,7 @@ mod tests {
 
     #[test]
     fn the_ceiling_holds_without_headers_and_slides() {
-        let mut state = AdmissionState::default();
+        let mut state = unmetered();
         let rules = Rules {
             ceiling: Some(Ceiling {
                 max_requests: 3,
@@ -524,11 +821,11 @@ mod tests {
             lease_ms: Some(lease_ms),
             ..QUOTA_ONLY
         };
-        let mut local = AdmissionState::default();
+        let mut local = unmetered();
         for (holder, lease_ms) in [(1, 1_000), (2, 1_000), (3, 10), (4, 1_000)] {
             assert!(local.try_admit(&leased(holder, lease_ms), NOW).is_ok());
         }
-        let mut fleet = AdmissionState::default();
+        let mut fleet = unmetered();
         assert!(fleet.try_admit(&leased(2, 1_000), NOW).is_ok());
         fleet.adopt(&local, &[1, 2, 3], NOW + 100);
         let mut held: Vec<u64> = fleet.holders().collect();

@@ -95,7 +95,7 @@ impl<B: StateBackend> SharedHostStates<B> {
         // queue finds the slot in fallback and decides locally at once.
         let _turn = self.turn.lock().await;
         if !self.lock_link().try_claim(now_ms) {
-            return (self.decide_locally(host, key, decide), None);
+            return (self.decide_locally(host, key, now_ms, decide), None);
         }
         let unshared = self.lock_unshared().get(key).cloned().unwrap_or_default();
         let carried =
@@ -123,7 +123,7 @@ impl<B: StateBackend> SharedHostStates<B> {
                 }
                 (result, self.lock_link().succeeded())
             }
-            Err(UpdateError::Contended) => (self.decide_locally(host, key, decide), None),
+            Err(UpdateError::Contended) => (self.decide_locally(host, key, now_ms, decide), None),
             Err(UpdateError::Silent) => self.decide_in_outage(
                 host,
                 key,
@@ -150,18 +150,21 @@ impl<B: StateBackend> SharedHostStates<B> {
         decide: impl FnOnce(&mut HostState) -> R,
     ) -> (R, Option<Notice>) {
         let notice = self.lock_link().failed(now_ms, cause);
-        (self.decide_locally(host, key, decide), notice)
+        (self.decide_locally(host, key, now_ms, decide), notice)
     }
 
-    /// Decide on the local copy, noting the requests it admits for the fleet (and forgetting
-    /// those the copy no longer holds: released, or their lease over).
+    /// Decide on the local copy, within this process's share of the quota until the fleet's
+    /// state is read again, noting the requests it admits for the fleet (and forgetting those
+    /// the copy no longer holds: released, or their lease over).
     fn decide_locally<R>(
         &self,
         host: &str,
         key: &str,
+        now_ms: u64,
         decide: impl FnOnce(&mut HostState) -> R,
     ) -> R {
         let (result, before, held) = self.local.with(host, |state| {
+            state.admission.decide_alone(now_ms);
             let before: Vec<u64> = state.admission.holders().collect();
             let result = decide(state);
             (
