@@ -127,10 +127,15 @@ struct Member {
 struct Alone {
     /// The processes seen in the scope when the fleet went out of reach.
     processes: u32,
-    /// The window the allowance is for.
-    window_started_ms: u64,
+    /// The window the allowance is for; None while the scope had no reading yet.
+    window_started_ms: Option<u64>,
     allowance: u32,
     admitted: u32,
+}
+
+/// One process's part of a window's `limit` among `processes`: rounded down, at least one.
+fn share_of(limit: f64, processes: u32) -> u32 {
+    ((limit / f64::from(processes.max(1))).floor() as u32).max(1)
 }
 
 /// One request in flight: who holds it and until when. Across a fleet (shared state) the
@@ -185,6 +190,15 @@ pub struct AdmissionSnapshot {
     pub in_flight: u32,
     /// When the current window ends (epoch ms), when known.
     pub window_ends_at: Option<u64>,
+    /// The limit a 429 taught (D39 b), in force while below the reported one.
+    pub learned_limit: Option<f64>,
+    /// The processes that admitted requests in the scope lately.
+    pub processes: u32,
+    /// What this process admits per window when it decides alone (D39 c): the window under
+    /// way's allowance while it does, else the limit in force divided by `processes`.
+    pub share: Option<u32>,
+    /// Whether this copy decides alone, on its share, right now.
+    pub alone: bool,
 }
 
 /// How the attempt loop configures one admission decision.
@@ -254,18 +268,13 @@ impl AdmissionState {
             return;
         }
         self.roll(now_ms);
-        let processes = self
-            .members
-            .iter()
-            .filter(|m| m.seen_ms + MEMBER_HORIZON_MS > now_ms)
-            .count()
-            .max(1) as u32;
+        let processes = self.processes_seen(now_ms).max(1);
         let left = self.server.map_or(0.0, |q| {
             (q.remaining - self.in_flight.len() as f64).max(0.0)
         });
         self.alone = Some(Alone {
             processes,
-            window_started_ms: self.server.map_or(0, |q| q.window_started_ms),
+            window_started_ms: self.server.map(|q| q.window_started_ms),
             allowance: (left / f64::from(processes)).floor() as u32,
             admitted: 0,
         });
@@ -300,18 +309,36 @@ impl AdmissionState {
         let live = self
             .server
             .filter(|q| q.window_end_ms.is_none_or(|end| end > now_ms));
+        let processes = self.processes_seen(now_ms);
         AdmissionSnapshot {
             limit: self.server.map(|q| q.limit),
             remaining: self
                 .server
-                .map(|q| live.map_or(q.limit, |live| live.remaining)),
+                .map(|q| live.map_or(self.limit_in_force(q.limit), |live| live.remaining)),
             in_flight: self
                 .in_flight
                 .iter()
                 .filter(|r| r.expires_at > now_ms)
                 .count() as u32,
             window_ends_at: live.and_then(|q| q.window_end_ms),
+            learned_limit: self.learned_limit,
+            processes,
+            share: match self.alone {
+                Some(alone) => Some(alone.allowance),
+                None => self
+                    .server
+                    .map(|q| share_of(self.limit_in_force(q.limit), processes)),
+            },
+            alone: self.alone.is_some(),
         }
+    }
+
+    /// The processes that admitted requests in the scope within [`MEMBER_HORIZON_MS`].
+    fn processes_seen(&self, now_ms: u64) -> u32 {
+        self.members
+            .iter()
+            .filter(|m| m.seen_ms + MEMBER_HORIZON_MS > now_ms)
+            .count() as u32
     }
 
     /// Fold what the answer to a request dispatched at `dispatched_ms` tells into the estimate
@@ -327,7 +354,8 @@ impl AdmissionState {
 
     /// The limit admission follows: the announced one, or the learned one when lower.
     fn limit_in_force(&self, announced: f64) -> f64 {
-        self.learned_limit.map_or(announced, |learned| learned.min(announced))
+        self.learned_limit
+            .map_or(announced, |learned| learned.min(announced))
     }
 
     fn observe(&mut self, reading: &QuotaReading, dispatched_ms: u64, now_ms: u64) {
@@ -455,13 +483,17 @@ impl AdmissionState {
             // Cold: one request asks the upstream for its quota while the others wait (D39 a).
             return (!self.unmetered && in_flight > 0).then_some(RECHECK_MS);
         };
-        let available = quota.remaining - f64::from(in_flight);
-        if available >= f64::from(floor) && !self.share_spent(&quota) {
-            return None;
-        }
         let until_reset = quota
             .window_end_ms
             .map_or(RECHECK_MS, |end| end.saturating_sub(now_ms));
+        // Answers in flight do not give a spent share back: only the window's end does.
+        if self.share_spent(&quota) {
+            return Some(until_reset);
+        }
+        let available = quota.remaining - f64::from(in_flight);
+        if available >= f64::from(floor) {
+            return None;
+        }
         Some(if in_flight > 0 {
             until_reset.min(RECHECK_MS)
         } else {
@@ -475,11 +507,14 @@ impl AdmissionState {
         let Some(alone) = &mut self.alone else {
             return false;
         };
-        if alone.window_started_ms != quota.window_started_ms {
-            // A window after the fleet went out of reach: a share of all of it, at least one.
-            alone.window_started_ms = quota.window_started_ms;
-            alone.allowance = ((in_force / f64::from(alone.processes)).floor() as u32).max(1);
-            alone.admitted = 0;
+        if alone.window_started_ms != Some(quota.window_started_ms) {
+            // A window after the fleet went out of reach (or the first reading of a cold
+            // scope, whose request stays counted): a share of all of it.
+            if alone.window_started_ms.is_some() {
+                alone.admitted = 0;
+            }
+            alone.window_started_ms = Some(quota.window_started_ms);
+            alone.allowance = share_of(in_force, alone.processes);
         }
         alone.admitted >= alone.allowance
     }
@@ -596,11 +631,21 @@ mod tests {
         assert_eq!(state.try_admit(&QUOTA_ONLY, NOW + 30), Err(3_000 - 30));
         // The timeout over, the window refills to the learned limit, not the announced one.
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, timeout_ends), 4);
+        let snapshot = state.snapshot(timeout_ends);
+        assert_eq!(
+            (snapshot.limit, snapshot.learned_limit),
+            (Some(10.0), Some(4.0))
+        );
         for _ in 0..4 {
             state.release(0);
         }
         // The headers still count against 10: 9 left of 10 is 3 left of 4.
-        state.learn(&Answer::Served(Some(reading(9.0, None))), 1, timeout_ends, timeout_ends);
+        state.learn(
+            &Answer::Served(Some(reading(9.0, None))),
+            1,
+            timeout_ends,
+            timeout_ends,
+        );
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, timeout_ends), 3);
     }
 
@@ -614,14 +659,22 @@ mod tests {
         let mut window_end = NOW + 1_000;
         for expected in [8.0, 9.0] {
             // Rolled at the window's end: a window with a 429 does not raise it.
-            assert_eq!(admit_all(&mut state, &QUOTA_ONLY, window_end), expected as u32);
+            assert_eq!(
+                admit_all(&mut state, &QUOTA_ONLY, window_end),
+                expected as u32
+            );
             assert_eq!(state.learned_limit, Some(expected));
             for _ in 0..expected as u32 {
                 state.release(0);
             }
             window_end += 1_000;
             let last = reading(10.0 - expected, Some(window_end));
-            state.learn(&Answer::Served(Some(last)), 1, window_end - 1_000, window_end - 900);
+            state.learn(
+                &Answer::Served(Some(last)),
+                1,
+                window_end - 1_000,
+                window_end - 900,
+            );
         }
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, window_end), 10);
         assert_eq!(state.learned_limit, None, "back to the announced limit");
@@ -644,6 +697,84 @@ mod tests {
         off.learn(&Answer::Served(Some(reading(9.0, None))), 0, NOW, NOW);
         off.learn(&refusal, 0, NOW, NOW);
         assert_eq!(off.learned_limit, None);
+    }
+
+    /// Rules for a request of `process` (tokens carry it in their high half).
+    fn of_process(process: u64) -> Rules {
+        Rules {
+            holder: (process << 32) | 1,
+            ..QUOTA_ONLY
+        }
+    }
+
+    #[test]
+    fn alone_a_process_admits_its_share_of_the_last_known_quota_and_counts_only_its_own() {
+        let mut state = AdmissionState::default();
+        state.learn(
+            &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
+            1,
+            NOW,
+            NOW,
+        );
+        // Four processes admitted lately; process 4's request is still in flight.
+        for process in 1..=4 {
+            assert!(state.try_admit(&of_process(process), NOW).is_ok());
+            if process < 4 {
+                state.release(of_process(process).holder);
+            }
+        }
+        let shared = state.snapshot(NOW + 10);
+        assert_eq!(
+            (shared.processes, shared.share, shared.alone),
+            (4, Some(2), false)
+        );
+        state.decide_alone(NOW + 10);
+        // 9 left, 1 of them in flight: 8 for four processes, 2 each in this window.
+        assert_eq!(admit_all(&mut state, &of_process(1), NOW + 10), 2);
+        let alone = state.snapshot(NOW + 10);
+        assert_eq!((alone.share, alone.alone), (Some(2), true));
+        assert_eq!(
+            state.try_admit(&of_process(1), NOW + 10),
+            Err(990),
+            "its share is spent: the window's end"
+        );
+        // Next window: a quarter of the limit (10), rounded down; its 2 in flight count.
+        assert_eq!(admit_all(&mut state, &of_process(1), NOW + 1_000), 2);
+        // The fleet's state read again ends it.
+        state.alone = None;
+        assert_eq!(admit_all(&mut state, &of_process(1), NOW + 1_000), 5);
+    }
+
+    #[test]
+    fn alone_from_a_cold_start_the_first_reading_sets_the_share() {
+        let mut state = AdmissionState::default();
+        state.decide_alone(NOW);
+        assert_eq!(
+            admit_all(&mut state, &of_process(1), NOW),
+            1,
+            "cold: one asks"
+        );
+        state.learn(&Answer::Served(Some(reading(9.0, None))), 1, NOW, NOW + 5);
+        state.release(of_process(1).holder);
+        // Alone in the scope: the whole limit, the probe included.
+        assert_eq!(admit_all(&mut state, &of_process(1), NOW + 5), 9);
+    }
+
+    #[test]
+    fn a_process_alone_counts_the_processes_seen_lately_and_at_least_itself() {
+        let mut state = AdmissionState::default();
+        state.learn(
+            &Answer::Served(Some(reading(10.0, Some(NOW + 100_000)))),
+            1,
+            NOW,
+            NOW,
+        );
+        assert!(state.try_admit(&of_process(2), NOW).is_ok());
+        state.release(of_process(2).holder);
+        // Process 2 was last seen over a minute ago: process 1 is alone in the scope.
+        let later = NOW + MEMBER_HORIZON_MS;
+        state.decide_alone(later);
+        assert_eq!(admit_all(&mut state, &of_process(1), later), 10);
     }
 
     #[test]
@@ -851,6 +982,10 @@ mod tests {
                 remaining: Some(4.0),
                 in_flight: 1,
                 window_ends_at: Some(NOW + 2_000),
+                learned_limit: None,
+                processes: 1,
+                share: Some(10),
+                alone: false,
             }
         );
         let later = state.snapshot(NOW + 2_000);

@@ -284,6 +284,64 @@ mod tests {
         assert!(!slot.in_fallback());
     }
 
+    #[tokio::test]
+    async fn in_an_outage_a_slot_admits_its_share_until_the_fleet_is_read_again() {
+        use crate::admission::{Answer, QuotaReading};
+        let backend = Arc::new(FakeBackend::default());
+        let slot = store(&backend);
+        let rules = |process: u64, request: u64| Rules {
+            server_quota: true,
+            floor: 1,
+            ..leased((process << 32) | request)
+        };
+        let reading = QuotaReading {
+            limit: 8.0,
+            remaining: 8.0,
+            reset_ms: Some(60_000),
+        };
+        slot.with("h", "k", 0, |s| {
+            s.admission.learn(&Answer::Served(Some(reading)), 1, 0, 0)
+        })
+        .await;
+        // Two processes admit and finish a request each through Redis.
+        for process in [1, 2] {
+            let (admitted, _) = slot
+                .with("h", "k", 0, |s| {
+                    s.admission.try_admit(&rules(process, 0), 0)
+                })
+                .await;
+            assert_eq!(admitted, Ok(()));
+            slot.with("h", "k", 0, |s| s.admission.release(process << 32))
+                .await;
+        }
+        backend.down.store(true, Ordering::SeqCst);
+        let mut admitted = 0;
+        while slot
+            .with("h", "k", 10, |s| {
+                s.admission.try_admit(&rules(1, admitted + 1), 10)
+            })
+            .await
+            .0
+            .is_ok()
+        {
+            admitted += 1;
+        }
+        assert_eq!(admitted, 4, "half of the 8 left, not all of them");
+        backend.down.store(false, Ordering::SeqCst);
+        let rejoin_at = 10 + REJOIN_INTERVAL_MS;
+        let (_, notice) = slot
+            .with("h", "k", rejoin_at, |s| {
+                s.admission.try_admit(&rules(1, 99), rejoin_at)
+            })
+            .await;
+        assert_eq!(notice, Some(Notice::Rejoined));
+        assert_eq!(
+            slot.with_local("h", |s| s.admission.snapshot(rejoin_at).in_flight),
+            5,
+            "the fleet's estimate again, with the 4 admitted alone carried in"
+        );
+    }
+
     #[tokio::test(start_paused = true)]
     async fn repeated_conflicts_decide_locally_without_leaving_redis() {
         let backend = Arc::new(FakeBackend::default());
