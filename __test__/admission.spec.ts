@@ -67,6 +67,31 @@ describe('quota-aware admission', () => {
     }
   }, 30_000);
 
+  it('headers announcing 90 while 30 are enforced: the 429s that reveal it teach the limit, every call served', async () => {
+    const inFlight = 8;
+    const sim = await startSimulator({ quota: { limit: 90, windowMs: 3_000 } });
+    sim.script.degrade({ enforce: 30 });
+    try {
+      const aniLink = new AniLink(undefined, { baseUrl: sim.url });
+      const jobs = 120;
+      const served = new Set<number>();
+      await runPool(jobs, inFlight, async (index) => {
+        await aniLink.anilist.query.media({ id: index + 1 });
+        served.add(index);
+      });
+      expect(served.size).toBe(jobs);
+      // The lie costs the requests in flight when it shows (decisions D39 b), then the one
+      // request that tries the limit above the learned one after a clean window; trusting the
+      // headers cost 8 in every window (24).
+      expect(sim.stats().rateLimited).toBeLessThanOrEqual(inFlight + 1);
+      const [host] = aniLink.getTransportState().anilist.admission;
+      expect(host).toMatchObject({ limit: 90, learnedLimit: expect.any(Number) });
+      expect(host.learnedLimit).toBeLessThanOrEqual(31);
+    } finally {
+      await sim.close();
+    }
+  }, 60_000);
+
   it('a rateLimit ceiling holds with no rate-limit headers at all', async () => {
     const aniLink = new AniLink(undefined, {
       baseUrl: server.url,
