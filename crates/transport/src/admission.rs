@@ -27,13 +27,14 @@
 //! The quota is not trusted blindly (decisions D39):
 //! - While a scope has no reading, one request is in flight at a time: its answer tells the
 //!   quota, then admission opens up. A success without quota headers opens it up too (the
-//!   upstream reports none); a failure other than a 429 leaves the scope cold.
-//! - A 429 narrows the window to its reset (the server's timeout) with nothing left. When the
-//!   estimate had said the request fit (at least `rateLimitFloor` left), the headers overstate
-//!   the quota: the limit in force becomes what the window served, raised by successes of that
-//!   window answered later, then by one per window that ends without a 429, until it reaches
-//!   the announced limit. Readings keep counting against the announced limit, so what is left
-//!   of the one in force is lower by their difference.
+//!   upstream reports none); a failure leaves the scope cold.
+//! - A 429 that arrives when the estimate had said the request fit (at least `rateLimitFloor`
+//!   left) means the headers overstate the quota: nothing more is admitted until the 429's
+//!   reset (the server's timeout), and the limit in force becomes what the window served,
+//!   raised by successes of that window answered later, then by one per window that ends
+//!   without a 429, until it reaches the announced limit. Other 429s leave the wait to the
+//!   retry policy and pacing. Readings keep counting against the announced limit, so what is
+//!   left of the one in force is lower by their difference.
 //!
 //! A client-side ceiling (`rateLimit: { maxRequests, windowMs }`, our extension) additionally
 //! admits at most `maxRequests` dispatches in any `windowMs` (a sliding log), with or without
@@ -407,43 +408,32 @@ impl AdmissionState {
         });
     }
 
-    /// A 429: nothing more is admitted until the window (the server's timeout) ends. When the
-    /// estimate said this request fit (at least `floor` left, counting it), the headers
-    /// overstate the quota, and the limit in force becomes what the window served.
+    /// A 429 when the estimate said this request fit (at least `floor` left, counting it): the
+    /// headers overstate the quota. The limit in force becomes what the window served, and
+    /// nothing more is admitted until the 429's reset (the server's timeout). Any other 429
+    /// leaves the waiting to the retry policy (its Retry-After) and pacing; every 429 keeps its
+    /// window from counting as clean.
     fn refused(&mut self, reading: Option<&QuotaReading>, floor: u32, now_ms: u64) {
         self.roll(now_ms);
-        let reset_ms = reading
-            .and_then(|r| r.reset_ms)
-            .filter(|&reset| reset > now_ms)
-            .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
-        if self.server.is_none() {
-            // Cold: nothing was predicted, only the window is learned.
-            let Some(reading) = reading else { return };
-            self.server = Some(ServerQuota {
-                limit: reading.limit,
-                remaining: 0.0,
-                window_end_ms: None,
-                window_started_ms: 0,
-                rate_limited: true,
-            });
-        }
         let learned_limit = self.learned_limit;
         let Some(quota) = &mut self.server else {
             return;
         };
-        // `rateLimitFloor: 0` turns admission off: nothing was predicted.
-        if floor > 0 && quota.remaining >= f64::from(floor) {
-            let in_force = learned_limit.map_or(quota.limit, |l| l.min(quota.limit));
-            self.learned_limit = Some((in_force - quota.remaining).max(1.0));
-        }
-        quota.remaining = 0.0;
         quota.rate_limited = true;
-        // The 429's reset is the server's word on when it accepts requests again.
-        quota.window_end_ms = Some(
-            reset_ms
-                .or(quota.window_end_ms)
-                .unwrap_or(now_ms + DERIVED_WINDOW_MS),
-        );
+        // `rateLimitFloor: 0` turns admission off: nothing was predicted.
+        if floor == 0 || quota.remaining < f64::from(floor) {
+            return;
+        }
+        let in_force = learned_limit.map_or(quota.limit, |l| l.min(quota.limit));
+        self.learned_limit = Some((in_force - quota.remaining).max(1.0));
+        quota.remaining = 0.0;
+        let reset_ms = reading
+            .and_then(|r| r.reset_ms)
+            .filter(|&reset| reset > now_ms)
+            .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
+        quota.window_end_ms = reset_ms
+            .or(quota.window_end_ms)
+            .or(Some(now_ms + DERIVED_WINDOW_MS));
     }
 
     /// A window that has ended refills to the limit in force, which rises by one after a
@@ -650,6 +640,18 @@ mod tests {
     }
 
     #[test]
+    fn a_429_on_a_cold_scope_leaves_the_wait_to_the_retry_policy() {
+        let mut cold = AdmissionState::default();
+        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 5_000))));
+        cold.learn(&refusal, 1, NOW, NOW);
+        assert_eq!(
+            cold.try_admit(&QUOTA_ONLY, NOW),
+            Ok(()),
+            "still cold, not held"
+        );
+    }
+
+    #[test]
     fn the_learned_limit_rises_by_one_per_clean_window_up_to_the_announced_one() {
         let mut state = AdmissionState::default();
         state.learn(&Answer::Served(Some(reading(2.0, None))), 1, NOW, NOW);
@@ -681,7 +683,7 @@ mod tests {
     }
 
     #[test]
-    fn a_429_the_estimate_predicted_teaches_nothing_but_holds_admission_until_its_reset() {
+    fn a_429_the_estimate_predicted_teaches_nothing_and_leaves_the_window_as_it_was() {
         let mut state = AdmissionState::default();
         state.learn(&Answer::Served(Some(reading(1.0, None))), 2, NOW, NOW);
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 2_000))));
@@ -691,7 +693,11 @@ mod tests {
             floor: 2,
             ..QUOTA_ONLY
         };
-        assert_eq!(state.try_admit(&rules, NOW + 500), Err(1_500));
+        assert_eq!(
+            state.try_admit(&rules, NOW + 500),
+            Err(DERIVED_WINDOW_MS - 500),
+            "the Retry-After is the retry policy's"
+        );
         // With admission off (floor 0) nothing is predicted either.
         let mut off = AdmissionState::default();
         off.learn(&Answer::Served(Some(reading(9.0, None))), 0, NOW, NOW);
