@@ -141,9 +141,13 @@ describe('sharedState: a fleet of processes on one quota', () => {
     const sharedState = { redis: redis.url, keyPrefix: 'fleet-g' };
     const fleet = await startFleet({ size: WORKERS, slot: { baseUrl: upstream.url, retry: false, sharedState } });
     try {
-      // Shared first: the fleet learns the quota and sees its workers.
+      // Shared first: the fleet learns the quota and its workers; then one call each, so every
+      // worker's last read of the fleet's state counts all of them (a worker counts the
+      // processes it saw in its last read: one that went idle earlier would count fewer).
       const first = await fleet.run(splitIds(WORKERS * 2, WORKERS), IN_FLIGHT);
       expect(totals(first.reports).failures).toEqual([]);
+      const settled = await fleet.run(splitIds(WORKERS, WORKERS), 1);
+      expect(totals(settled.reports).failures).toEqual([]);
       await redis.kill();
       // Alone, each worker would take everything the quota has left; its share is a quarter.
       const alone = await fleet.run(splitIds(2 * TIGHT_QUOTA.limit, WORKERS), IN_FLIGHT);
