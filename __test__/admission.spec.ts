@@ -52,6 +52,48 @@ describe('quota-aware admission', () => {
     }
   });
 
+  it('a cold start with 40 in flight asks one request first: 90 calls against 30 per 3 s, no 429', async () => {
+    const sim = await startSimulator({ quota: { limit: 30, windowMs: 3_000 } });
+    try {
+      const aniLink = new AniLink(undefined, { baseUrl: sim.url });
+      const jobs = 90;
+      const served = new Set<number>();
+      await runPool(jobs, 40, async (index) => {
+        await aniLink.anilist.query.media({ id: index + 1 });
+        served.add(index);
+      });
+      expect(served.size).toBe(jobs);
+      expect(sim.stats()).toMatchObject({ rateLimited: 0, requests: jobs });
+    } finally {
+      await sim.close();
+    }
+  }, 30_000);
+
+  it('headers announcing 90 while 30 are enforced: the 429s that reveal it teach the limit, every call served', async () => {
+    const inFlight = 8;
+    const sim = await startSimulator({ quota: { limit: 90, windowMs: 3_000 } });
+    sim.script.degrade({ enforce: 30 });
+    try {
+      const aniLink = new AniLink(undefined, { baseUrl: sim.url });
+      const jobs = 120;
+      const served = new Set<number>();
+      await runPool(jobs, inFlight, async (index) => {
+        await aniLink.anilist.query.media({ id: index + 1 });
+        served.add(index);
+      });
+      expect(served.size).toBe(jobs);
+      // The lie costs the requests in flight when it shows (decisions D39 b), then the one
+      // request that tries the limit above the learned one after a clean window; trusting the
+      // headers cost 8 in every window (24).
+      expect(sim.stats().rateLimited).toBeLessThanOrEqual(inFlight + 1);
+      const [host] = aniLink.getTransportState().anilist.admission;
+      expect(host).toMatchObject({ limit: 90, learnedLimit: expect.any(Number) });
+      expect(host.learnedLimit).toBeLessThanOrEqual(31);
+    } finally {
+      await sim.close();
+    }
+  }, 60_000);
+
   it('a rateLimit ceiling holds with no rate-limit headers at all, counted where the server sees requests', async () => {
     // A new connection's first request reaches this server late, as a slow handshake delays
     // it; requests on connections already open arrive at once. Counting requests when they

@@ -36,7 +36,9 @@ beforeEach(async () => {
 
 /** `query.media` of a fresh AniList-only client on `target` (retries off), as `(requestOptions?, id = 1) => call`. */
 function mediaCallerFor(target: TestServer, options: RequestOptions = {}) {
-  const aniLink = aniListClient(target, options);
+  // Quota admission off: the server reports no quota, and a cold scope would hold concurrent
+  // calls behind the first (decisions D39 a); these tests are about the pool.
+  const aniLink = aniListClient(target, { rateLimitFloor: 0, ...options });
   return (requestOptions?: RequestOptions, id = 1) => aniLink.anilist.query.media({ id }, requestOptions);
 }
 

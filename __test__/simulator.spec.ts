@@ -259,6 +259,39 @@ describe('AniList simulator', () => {
       expect(accepted.headers.get('x-ratelimit-remaining')).toBe('0');
     });
 
+    it('degraded mode announces the limit, enforces less, and going over earns a window of 429s', async () => {
+      sim.script.setQuota({ limit: 5, windowMs: 10_000 });
+      sim.script.degrade({ enforce: 2 });
+      const answers = [];
+      for (let i = 0; i < 3; i += 1) answers.push(await graphql(MEDIA_QUERY, { id: 1 }));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+      // The headers still count against 5; the last enforced request tells the window's end.
+      expect(answers.map((a) => a.headers.get('x-ratelimit-remaining'))).toEqual(['4', '3', '0']);
+      expect(answers[0].headers.get('x-ratelimit-reset')).toBeNull();
+      expect(answers[1].headers.get('x-ratelimit-reset')).toBe(String((clock + 10_000) / 1000));
+      clock += 9_999;
+      expect((await graphql(MEDIA_QUERY, { id: 1 })).status).toBe(429);
+      clock += 1;
+      expect((await graphql(MEDIA_QUERY, { id: 1 })).status).toBe(200);
+      sim.script.degrade({ enforce: 0 });
+      for (let i = 0; i < 4; i += 1) expect((await graphql(MEDIA_QUERY, { id: 1 })).status).toBe(200);
+      expect(() => sim.script.degrade({ enforce: 6 })).toThrow(TypeError);
+    });
+
+    it('a burst limiter refuses requests too close together, without spending quota or a timeout', async () => {
+      sim.script.burstLimit({ max: 2, perMs: 1_000 });
+      const answers = [];
+      for (let i = 0; i < 3; i += 1) answers.push(await graphql(MEDIA_QUERY, { id: 1 }));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+      expect(answers[2].headers.get('retry-after')).toBe('1');
+      expect(answers[2].headers.get('x-ratelimit-remaining')).toBe('88');
+      clock += 1_000;
+      expect((await graphql(MEDIA_QUERY, { id: 1 })).status).toBe(200);
+      sim.script.burstLimit({ max: 0 });
+      for (let i = 0; i < 3; i += 1) expect((await graphql(MEDIA_QUERY, { id: 1 })).status).toBe(200);
+      expect(sim.stats().rateLimited).toBe(1);
+    });
+
     it('rejects an invalid quota', () => {
       expect(() => sim.script.setQuota({ limit: 0 })).toThrow(TypeError);
       expect(() => sim.script.setQuota({ windowMs: -1 })).toThrow(TypeError);

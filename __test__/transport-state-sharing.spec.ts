@@ -22,7 +22,17 @@ describe('getTransportState and shared state', () => {
     const state = aniLink.getTransportState().anilist;
     expect(state.sharedState).toBe('off');
     expect(state.admission).toEqual([
-      { host: new URL(server.url).host, limit: 90, remaining: 41, inFlight: 0, windowEndsAt: resetSeconds * 1000 },
+      {
+        host: new URL(server.url).host,
+        limit: 90,
+        remaining: 41,
+        inFlight: 0,
+        windowEndsAt: resetSeconds * 1000,
+        learnedLimit: null,
+        processes: 1,
+        share: 90,
+        decidedBy: 'process',
+      },
     ]);
   });
 
@@ -35,7 +45,7 @@ describe('getTransportState and shared state', () => {
       onHookError: (_hook, error) => diagnostics.push((error as { diagnostic: AniLinkDiagnostic }).diagnostic),
     });
     for (let id = 1; id <= 3; id += 1) {
-      server.enqueue({ body: MEDIA });
+      server.enqueue({ headers: rateLimitHeaders(90, 90 - id), body: MEDIA });
       await expect(aniLink.anilist.query.media({ id })).resolves.toEqual({ id: 1 });
     }
     expect(diagnostics).toHaveLength(1);
@@ -50,6 +60,8 @@ describe('getTransportState and shared state', () => {
     expect(JSON.stringify(diagnostics)).not.toContain('hunter2');
     const state = aniLink.getTransportState().anilist;
     expect(state.sharedState).toBe('local-fallback');
+    // Alone from the start, it knows of no other process: its share is the whole limit.
+    expect(state.admission).toMatchObject([{ decidedBy: 'local-share', processes: 1, share: 90 }]);
     expect(JSON.stringify(state)).not.toContain('hunter2');
   });
 });

@@ -12,7 +12,8 @@
  *   node sim/anilist-simulator.mjs --port 4000   # prints the URL; point ANILINK_ANILIST_URL at it
  *
  * Over HTTP, `POST /__sim/script` with `{"action": "burst5xx", "count": 3, "status": 502}`
- * runs the same scripts (`burst5xx`, `outage`, `slow`, `setQuota`, `missing`, `reset`, `stats`) and
+ * runs the same scripts (`burst5xx`, `outage`, `slow`, `setQuota`, `degrade`, `burstLimit`, `missing`,
+ * `reset`, `stats`) and
  * answers `{"ok": true, "stats": {…}}`.
  */
 import http from 'node:http';
@@ -22,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { requireInteger } from './arguments.mjs';
 import { FailureScript } from './failure-script.mjs';
 import { createGraphQLResponder, failure, loadAniListSchema } from './graphql-responder.mjs';
-import { DEFAULT_QUOTA, RateLimitQuota } from './quota.mjs';
+import { BurstLimiter, DEFAULT_QUOTA, RateLimitQuota } from './quota.mjs';
 
 const SCRIPT_PATH = '/__sim/script';
 /** With the default `perPage` of 50 this gives three pages (50, 50, 25): enough to paginate. */
@@ -52,6 +53,7 @@ export async function startSimulator(options = {}) {
   });
   const quota = new RateLimitQuota(options.quota, now);
   const failures = new FailureScript(now);
+  const burstLimiter = new BurstLimiter(now);
   const counters = { requests: 0, byStatus: {} };
 
   const stats = () => ({
@@ -65,6 +67,8 @@ export async function startSimulator(options = {}) {
     outage: (params) => failures.outage(params),
     slow: (params) => failures.slow(params),
     setQuota: (params) => quota.configure(params),
+    degrade: (params) => quota.degrade(params),
+    burstLimit: (params) => burstLimiter.configure(params),
     /** Root lookups of these ids (`Media(id:)`, `User(id:)`, …) answer 404 until replaced; `[]` ends it. */
     missing({ ids } = {}) {
       if (!Array.isArray(ids)) throw new TypeError(`missing ids must be an array of ids, got ${JSON.stringify(ids)}`);
@@ -75,17 +79,23 @@ export async function startSimulator(options = {}) {
     reset() {
       missingIds = new Set();
       failures.clear();
+      burstLimiter.configure({ max: 0 });
       quota.configure(options.quota);
       counters.requests = 0;
       counters.byStatus = {};
     },
   };
 
-  /** Decide the answer to one API request, in the order upstream would: edge, quota, GraphQL. */
+  /** Decide the answer to one API request, in the order upstream would: edge, burst limiter, quota, GraphQL. */
   function answerApiRequest(req, body) {
     const failureStatus = failures.takeFailureStatus();
     if (failureStatus !== undefined) {
       return { ...failure(failureStatus, `${http.STATUS_CODES[failureStatus]}.`), headers: quota.currentHeaders() };
+    }
+    const retryAfter = burstLimiter.refuse();
+    if (retryAfter !== undefined) {
+      const headers = { ...quota.currentHeaders(), 'retry-after': String(retryAfter) };
+      return { ...failure(429, 'Too Many Requests.'), headers };
     }
     const verdict = quota.take();
     if (!verdict.allowed) return { ...failure(429, 'Too Many Requests.'), headers: verdict.headers };

@@ -9,8 +9,9 @@
  *   timestamp in seconds when requests are accepted again) and `X-RateLimit-Remaining: 0`,
  *   and the GraphQL body `{"data":null,"errors":[{"message":"Too Many Requests.","status":429}]}`.
  * - The page also warns that the live API is "degraded" to 30 requests per minute while the
- *   headers still say 90, and mentions an undocumented burst limiter. Neither is simulated:
- *   a simulator that lies in its headers would only make client tests flaky.
+ *   headers still say 90, and mentions an undocumented burst limiter. Both are off by default and
+ *   played on request: `degrade({ enforce })` keeps announcing the limit while enforcing
+ *   `enforce`, and [`BurstLimiter`] refuses requests that come too close together.
  *
  * One addition of ours: the response that spends the last request of a window also carries
  * `X-RateLimit-Reset` (the end of the window), so a pacing client can wait instead of
@@ -23,6 +24,8 @@ export const DEFAULT_QUOTA = Object.freeze({ limit: 90, windowMs: 60_000 });
 
 export class RateLimitQuota {
   #limit;
+  /** What the server really allows per window (degraded mode); the headers still say `#limit`. */
+  #enforced;
   #windowMs;
   #now;
   /** When the current window ends (epoch ms); undefined before the first request. */
@@ -45,10 +48,21 @@ export class RateLimitQuota {
     requireInteger('quota limit', limit, 1);
     requireDuration('quota windowMs', windowMs, { allowZero: false });
     this.#limit = limit;
+    this.#enforced = limit;
     this.#windowMs = windowMs;
     this.#windowEndsAt = undefined;
     this.#used = 0;
     this.#timeoutEndsAt = undefined;
+  }
+
+  /**
+   * Degraded mode: enforce `enforce` requests per window while the headers keep announcing the
+   * limit (`enforce: 0` ends it). The response that spends the last enforced request carries
+   * the window's reset, as the server knows its own window.
+   */
+  degrade({ enforce } = {}) {
+    requireInteger('degrade enforce', enforce, 0, this.#limit);
+    this.#enforced = enforce === 0 ? this.#limit : enforce;
   }
 
   /**
@@ -63,14 +77,14 @@ export class RateLimitQuota {
       this.#windowEndsAt = now + this.#windowMs;
       this.#used = 0;
     }
-    if (this.#used >= this.#limit) {
+    if (this.#used >= this.#enforced) {
       this.#timeoutEndsAt = now + this.#windowMs;
       return this.#refusal(now);
     }
     this.#used += 1;
     const remaining = this.#limit - this.#used;
     const headers = this.#headers(remaining);
-    if (remaining === 0) headers['x-ratelimit-reset'] = String(toEpochSeconds(this.#windowEndsAt));
+    if (this.#used === this.#enforced) headers['x-ratelimit-reset'] = String(toEpochSeconds(this.#windowEndsAt));
     return { allowed: true, headers };
   }
 
@@ -92,6 +106,43 @@ export class RateLimitQuota {
 
   #headers(remaining) {
     return { 'x-ratelimit-limit': String(this.#limit), 'x-ratelimit-remaining': String(remaining) };
+  }
+}
+
+/**
+ * A burst limiter in front of the quota: more than `max` requests within any `perMs` are
+ * refused with 429 and a `Retry-After` of `perMs` (rounded up to a second); refusals spend no
+ * quota and earn no timeout. Off until configured.
+ */
+export class BurstLimiter {
+  #now;
+  #max = 0;
+  #perMs = 0;
+  /** Arrival instants of the requests let through within `perMs`, oldest first. */
+  #arrivals = [];
+
+  /** @param {() => number} now epoch milliseconds */
+  constructor(now = Date.now) {
+    this.#now = now;
+  }
+
+  /** At most `max` requests per `perMs` (`max: 0` turns it off). */
+  configure({ max, perMs } = {}) {
+    requireInteger('burstLimit max', max, 0);
+    if (max > 0) requireDuration('burstLimit perMs', perMs, { allowZero: false });
+    this.#max = max;
+    this.#perMs = max > 0 ? perMs : 0;
+    this.#arrivals = [];
+  }
+
+  /** The `Retry-After` (seconds) when this request is one too many, else undefined. */
+  refuse() {
+    if (this.#max === 0) return undefined;
+    const now = this.#now();
+    while (this.#arrivals.length > 0 && this.#arrivals[0] + this.#perMs <= now) this.#arrivals.shift();
+    if (this.#arrivals.length >= this.#max) return Math.max(1, Math.ceil(this.#perMs / 1000));
+    this.#arrivals.push(now);
+    return undefined;
   }
 }
 

@@ -17,6 +17,7 @@ use anilink_providers::requests::{
 };
 use anilink_transport::attempt::Completed;
 use anilink_transport::error::TransportError;
+use anilink_transport::host_store::SharingMode;
 use anilink_transport::options::{OptValue, PartialOptions, TRANSPORT_OPTION_KEYS};
 use anilink_transport::request::{host_of, RequestSpec};
 use anilink_transport::ProviderClient;
@@ -339,9 +340,10 @@ impl NativeClient {
             Endpoint::Mal(e) => host_of(e.url()),
             Endpoint::External => None,
         };
+        let sharing = inner.client.sharing_mode();
         let snapshot = Snapshot {
             captured_at: inner.client.now_ms(),
-            shared_state: inner.client.sharing_mode().as_str(),
+            shared_state: sharing.as_str(),
             admission: hosts
                 .iter()
                 .filter_map(|h| {
@@ -351,6 +353,10 @@ impl NativeClient {
                         remaining: a.remaining,
                         in_flight: a.in_flight,
                         window_ends_at: a.window_ends_at,
+                        learned_limit: a.learned_limit,
+                        processes: a.processes,
+                        share: a.share,
+                        decided_by: decided_by(sharing, a.alone),
                     })
                 })
                 .collect(),
@@ -445,6 +451,23 @@ struct AdmissionEntry<'a> {
     in_flight: u32,
     /// Epoch ms; null when no window is open.
     window_ends_at: Option<u64>,
+    /// The limit a 429 taught (decisions D39 b); null when none is in force.
+    learned_limit: Option<f64>,
+    /// Processes that admitted requests in the scope in the last minute.
+    processes: u32,
+    /// What this process admits per window when it decides alone (D39 c).
+    share: Option<u32>,
+    decided_by: &'static str,
+}
+
+/// Where a host's admission decisions are made: in this process (no `sharedState`), on the
+/// fleet's state in Redis, or on this process's share while Redis is out of reach.
+fn decided_by(sharing: SharingMode, alone: bool) -> &'static str {
+    match (sharing, alone) {
+        (SharingMode::Off, _) => "process",
+        (SharingMode::LocalFallback, _) | (_, true) => "local-share",
+        (SharingMode::Redis, false) => "redis",
+    }
 }
 
 #[derive(Serialize)]

@@ -41,6 +41,13 @@ export interface SimulatorScript {
   /** Replace the quota and start a fresh window; omitted fields take AniList's defaults. */
   setQuota(params: SimulatorQuota): void;
   /**
+   * Degraded mode: enforce `enforce` requests per window while the headers keep announcing the
+   * quota's limit; going over earns a window's timeout. `enforce: 0` ends it.
+   */
+  degrade(params: { enforce: number }): void;
+  /** Refuse with 429 any request beyond `max` within `perMs` (no quota spent, no timeout); `max: 0` ends it. */
+  burstLimit(params: { max: number; perMs?: number }): void;
+  /**
    * Root lookups of these ids (`Media(id:)`, `User(id:)`, …) answer 404 until replaced; `ids: []`
    * ends it. Every other id of 1 or more exists; ids below 1 never do.
    */

@@ -268,6 +268,20 @@ export interface AdmissionSnapshot {
   inFlight: number;
   /** Epoch ms; null when no window is open. */
   windowEndsAt: number | null;
+  /**
+   * The limit a 429 the estimate did not predict taught (the headers overstate the quota): in
+   * force instead of `limit`, raised by one per window without a 429; null when none is.
+   */
+  learnedLimit: number | null;
+  /** Processes that admitted requests in this scope in the last minute (with `sharedState`). */
+  processes: number;
+  /** What this process admits per window when it must decide without Redis; null before any limit. */
+  share: number | null;
+  /**
+   * Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's state) or
+   * `'local-share'` (Redis out of reach: this process's `share` only).
+   */
+  decidedBy: 'process' | 'redis' | 'local-share';
 }
 
 export interface TransportStateSnapshot {

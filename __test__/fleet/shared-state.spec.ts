@@ -7,6 +7,7 @@ import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
 import { startSimulator } from '../../sim/anilist-simulator.mjs';
 import { type DiagnosticRecord, type WorkerReport, quotaUsed, splitIds, startFleet } from '../support/fleet';
 import { closedPort } from '../support/helpers';
+import { startLatencyProxy } from '../support/latency-proxy';
 import { type RedisServer, keysUnder, startRedisServer } from '../support/redis-server';
 import { rateLimitHeaders, startTestServer } from '../support/test-server';
 
@@ -21,6 +22,9 @@ const QUOTA = { limit: 40, windowMs: 4_000 };
 const JOBS = 2 * QUOTA.limit;
 /** Generous on 2 loaded cores: a Redis answer slower than this would decide locally and could overrun. */
 const REDIS_TIMEOUT_MS = 1_000;
+
+/** Fewer than the 32 calls the fleet puts in flight at once (decisions D39). */
+const TIGHT_QUOTA = { limit: 30, windowMs: 3_000 };
 
 const UNAVAILABLE = 'SHARED_STATE_UNAVAILABLE';
 const REJOINED = 'SHARED_STATE_REJOINED';
@@ -79,6 +83,84 @@ describe('sharedState: a fleet of processes on one quota', () => {
       await sim.close();
     }
   }, 60_000);
+
+  it(`${WORKERS} × ${IN_FLIGHT} in flight started together against ${TIGHT_QUOTA.limit} per 3 s, default timeoutMs: no 429`, async () => {
+    const sim = await startSimulator({ quota: TIGHT_QUOTA });
+    try {
+      const { reports } = await runFleet({ sharedState: { redis: redis.url, keyPrefix: 'fleet-e' } }, sim.url);
+      const { served, failures } = totals(reports);
+      expect(failures).toEqual([]);
+      expect(served).toBe(JOBS);
+      expect(sim.stats()).toMatchObject({ rateLimited: 0, requests: JOBS });
+    } finally {
+      await sim.close();
+    }
+  }, 60_000);
+
+  it('Redis 150 ms away (a latency proxy), default timeoutMs: still shared, no 429', async () => {
+    const sim = await startSimulator({ quota: TIGHT_QUOTA });
+    const far = await startLatencyProxy(redis.port, 150);
+    try {
+      const sharedState = { redis: `redis://127.0.0.1:${far.port}`, keyPrefix: 'fleet-f' };
+      const fleet = await startFleet({ size: WORKERS, slot: { baseUrl: sim.url, retry: false, sharedState } });
+      try {
+        const { reports } = await fleet.run(splitIds(TIGHT_QUOTA.limit, WORKERS), IN_FLIGHT);
+        expect(totals(reports).failures).toEqual([]);
+        expect(sim.stats().rateLimited).toBe(0);
+        for (const report of reports) expect(withCode(report.diagnostics, UNAVAILABLE)).toEqual([]);
+      } finally {
+        await fleet.close();
+      }
+    } finally {
+      await far.close();
+      await sim.close();
+    }
+  }, 90_000);
+
+  it('Redis gone mid-job: each worker admits only its share of the quota, no 429', async () => {
+    // A quota that reports its reset on every answer (as MAL does), so every worker, alone,
+    // knows when the window ends; counted here, 429 beyond it.
+    const upstream = await startTestServer();
+    let windowEndsAt = 0;
+    let used = 0;
+    let refused = 0;
+    upstream.handle((request) => {
+      const now = Date.now();
+      if (now >= windowEndsAt) [windowEndsAt, used] = [now + TIGHT_QUOTA.windowMs, 0];
+      const reset = Math.ceil(windowEndsAt / 1000);
+      if (used >= TIGHT_QUOTA.limit) {
+        refused += 1;
+        const headers = { ...rateLimitHeaders(TIGHT_QUOTA.limit, 0, reset), 'retry-after': '3' };
+        return { status: 429, body: { data: null, errors: [{ message: 'Too Many Requests.', status: 429 }] }, headers };
+      }
+      used += 1;
+      const { id } = (request.json as { variables: { id: number } }).variables;
+      const headers = rateLimitHeaders(TIGHT_QUOTA.limit, TIGHT_QUOTA.limit - used, reset);
+      return { body: { data: { Media: { id } } }, headers };
+    });
+    const sharedState = { redis: redis.url, keyPrefix: 'fleet-g' };
+    const fleet = await startFleet({ size: WORKERS, slot: { baseUrl: upstream.url, retry: false, sharedState } });
+    try {
+      // Shared first: the fleet learns the quota and its workers; then one call each, so every
+      // worker's last read of the fleet's state counts all of them (a worker counts the
+      // processes it saw in its last read: one that went idle earlier would count fewer).
+      const first = await fleet.run(splitIds(WORKERS * 2, WORKERS), IN_FLIGHT);
+      expect(totals(first.reports).failures).toEqual([]);
+      const settled = await fleet.run(splitIds(WORKERS, WORKERS), 1);
+      expect(totals(settled.reports).failures).toEqual([]);
+      await redis.kill();
+      // Alone, each worker would take everything the quota has left; its share is a quarter.
+      const alone = await fleet.run(splitIds(2 * TIGHT_QUOTA.limit, WORKERS), IN_FLIGHT);
+      expect(totals(alone.reports).failures).toEqual([]);
+      expect(refused).toBe(0);
+      const states = (await fleet.states()) as { sharedState: string }[];
+      for (const state of states) expect(state.sharedState).toBe('local-fallback');
+    } finally {
+      await redis.restart();
+      await fleet.close();
+      await upstream.close();
+    }
+  }, 90_000);
 
   it('Redis killed mid-run and restarted: no call fails, one diagnostic each way per worker, then shared again', async () => {
     const sim = await startSimulator({ quota: QUOTA });

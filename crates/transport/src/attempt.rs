@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::admission::{self as quota, QuotaReading};
+use crate::admission::{self as quota, Answer, QuotaReading};
 use crate::breaker::{Admission, Outcome, Transition};
 use crate::budget::{self, BudgetVerdict};
 use crate::cache::{CacheKey, Lookup, ResponseCache};
@@ -320,7 +320,7 @@ impl<'a, S: EventSink> Call<'a, S> {
             } => {
                 let (outcome, pace_deadline) = self.success_accounting(&partial, rate_limit);
                 let transition = self
-                    .settle(in_flight, reading, outcome, pace_deadline)
+                    .settle(in_flight, Answer::Served(reading), outcome, pace_deadline)
                     .await;
                 let result = self
                     .finish_success(status, duration_ms, result, partial, rate_limit, transition)
@@ -329,9 +329,14 @@ impl<'a, S: EventSink> Call<'a, S> {
             }
             Settled::Failed(failure) => failure,
         };
-        // Like pacing, admission learns the quota from successes only: a failure's headers
-        // (a 503's, a 429's before its Retry-After) belong to the retry policy.
-        let transition = self.settle(in_flight, None, failure.outcome, None).await;
+        // Like pacing, admission learns the quota from successes; of the failures, only a 429
+        // tells it something (its window, and whether the headers overstated the quota).
+        let answer = if failure.error.status == Some(429) {
+            Answer::RateLimited(reading)
+        } else {
+            Answer::Failed
+        };
+        let transition = self.settle(in_flight, answer, failure.outcome, None).await;
         match failure.answer {
             FailedAnswer::Envelope(rate_limit) => {
                 self.events
@@ -653,23 +658,23 @@ impl<'a, S: EventSink> Call<'a, S> {
         (outcome, pace_deadline)
     }
 
-    /// The request is answered (or failed), in one host-state decision: fold the quota it
-    /// reported and release it, account its `outcome` to the breaker (the transition is
+    /// The request is answered (or failed), in one host-state decision: fold what its answer
+    /// tells admission and release it, account its `outcome` to the breaker (the transition is
     /// announced by the caller, after `onResponse`), then record a success's pace deadline.
     async fn settle(
         &self,
         mut in_flight: InFlight<'_>,
-        reading: Option<QuotaReading>,
+        answer: Answer,
         outcome: Outcome,
         pace_deadline: Option<u64>,
     ) -> Option<Transition> {
         let breaker = self.options.circuit_breaker;
+        let floor = self.quota_rules().floor;
         let now = self.shared.clock.now_ms();
         let transition = self
             .host_state(|s| {
-                if let Some(reading) = &reading {
-                    s.admission.observe(reading, in_flight.admitted_ms, now);
-                }
+                s.admission
+                    .learn(&answer, floor, in_flight.admitted_ms, now);
                 in_flight.leave(s, now);
                 let transition =
                     breaker.and_then(|config| s.breaker.record(&config, outcome, now, self.token));

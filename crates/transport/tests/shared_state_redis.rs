@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anilink_transport::admission::{QuotaReading, Rules};
+use anilink_transport::admission::{Answer, QuotaReading, Rules};
 use anilink_transport::breaker::{Admission, BreakerConfig, Outcome};
 use anilink_transport::error::Protocol;
 use anilink_transport::host_store::{HostStore, SharingMode};
@@ -136,7 +136,8 @@ async fn two_slots_share_one_scope_fall_back_without_redis_and_rejoin() {
     };
     let (_, notice) = a
         .with(HOST, Some(&key), NOW, |s| {
-            s.admission.observe(&reading, NOW, NOW)
+            s.admission
+                .learn(&Answer::Served(Some(reading)), 1, NOW, NOW)
         })
         .await;
     assert_eq!(notice, None);

@@ -994,7 +994,8 @@ async fn an_abort_while_waiting_for_admission_dispatches_nothing() {
         reset_ms: Some(EPOCH_MS + 5_000),
     };
     harness.hosts.with_local("api.test", |s| {
-        s.admission.observe(&reading, EPOCH_MS, EPOCH_MS)
+        let answer = crate::admission::Answer::Served(Some(reading));
+        s.admission.learn(&answer, 1, EPOCH_MS, EPOCH_MS)
     });
     let result = harness
         .call_aborted_at(2_000, &graphql(), &options(&[]))

@@ -384,7 +384,7 @@ fn shared_state_parses_with_defaults_and_is_off_by_false_or_null() {
     let config = options.resolve(false).shared_state.expect("configured");
     assert_eq!(config.redis.address(), "127.0.0.1:6399");
     assert_eq!(config.key_prefix, "anilink");
-    assert_eq!((config.timeout_ms, config.lease_ms), (100, 60_000));
+    assert_eq!((config.timeout_ms, config.lease_ms), (1_000, 60_000));
     for off in [OptValue::Bool(false), OptValue::Null] {
         let options = parse(&[("sharedState", off)]).unwrap();
         assert_eq!(options.resolve(false).shared_state, None);

@@ -4,7 +4,10 @@
 use std::fmt;
 
 pub const DEFAULT_KEY_PREFIX: &str = "anilink";
-pub const DEFAULT_TIMEOUT_MS: u64 = 100;
+/// Long enough for a Redis in another zone or region: a decision is two round trips (read,
+/// then compare-and-set), so this holds up to about 400 ms each. A Redis that stops answering
+/// costs the decision that finds out this long, once per outage.
+pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
 pub const DEFAULT_LEASE_MS: u64 = 60_000;
 const DEFAULT_PORT: u16 = 6379;
 

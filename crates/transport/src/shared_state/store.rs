@@ -95,7 +95,7 @@ impl<B: StateBackend> SharedHostStates<B> {
         // queue finds the slot in fallback and decides locally at once.
         let _turn = self.turn.lock().await;
         if !self.lock_link().try_claim(now_ms) {
-            return (self.decide_locally(host, key, decide), None);
+            return (self.decide_locally(host, key, now_ms, decide), None);
         }
         let unshared = self.lock_unshared().get(key).cloned().unwrap_or_default();
         let carried =
@@ -123,7 +123,7 @@ impl<B: StateBackend> SharedHostStates<B> {
                 }
                 (result, self.lock_link().succeeded())
             }
-            Err(UpdateError::Contended) => (self.decide_locally(host, key, decide), None),
+            Err(UpdateError::Contended) => (self.decide_locally(host, key, now_ms, decide), None),
             Err(UpdateError::Silent) => self.decide_in_outage(
                 host,
                 key,
@@ -150,18 +150,21 @@ impl<B: StateBackend> SharedHostStates<B> {
         decide: impl FnOnce(&mut HostState) -> R,
     ) -> (R, Option<Notice>) {
         let notice = self.lock_link().failed(now_ms, cause);
-        (self.decide_locally(host, key, decide), notice)
+        (self.decide_locally(host, key, now_ms, decide), notice)
     }
 
-    /// Decide on the local copy, noting the requests it admits for the fleet (and forgetting
-    /// those the copy no longer holds: released, or their lease over).
+    /// Decide on the local copy, within this process's share of the quota until the fleet's
+    /// state is read again, noting the requests it admits for the fleet (and forgetting those
+    /// the copy no longer holds: released, or their lease over).
     fn decide_locally<R>(
         &self,
         host: &str,
         key: &str,
+        now_ms: u64,
         decide: impl FnOnce(&mut HostState) -> R,
     ) -> R {
         let (result, before, held) = self.local.with(host, |state| {
+            state.admission.decide_alone(now_ms);
             let before: Vec<u64> = state.admission.holders().collect();
             let result = decide(state);
             (
@@ -279,6 +282,64 @@ mod tests {
             "the fleet's value again"
         );
         assert!(!slot.in_fallback());
+    }
+
+    #[tokio::test]
+    async fn in_an_outage_a_slot_admits_its_share_until_the_fleet_is_read_again() {
+        use crate::admission::{Answer, QuotaReading};
+        let backend = Arc::new(FakeBackend::default());
+        let slot = store(&backend);
+        let rules = |process: u64, request: u64| Rules {
+            server_quota: true,
+            floor: 1,
+            ..leased((process << 32) | request)
+        };
+        let reading = QuotaReading {
+            limit: 8.0,
+            remaining: 8.0,
+            reset_ms: Some(60_000),
+        };
+        slot.with("h", "k", 0, |s| {
+            s.admission.learn(&Answer::Served(Some(reading)), 1, 0, 0)
+        })
+        .await;
+        // Two processes admit and finish a request each through Redis.
+        for process in [1, 2] {
+            let (admitted, _) = slot
+                .with("h", "k", 0, |s| {
+                    s.admission.try_admit(&rules(process, 0), 0)
+                })
+                .await;
+            assert_eq!(admitted, Ok(()));
+            slot.with("h", "k", 0, |s| s.admission.release(process << 32))
+                .await;
+        }
+        backend.down.store(true, Ordering::SeqCst);
+        let mut admitted = 0;
+        while slot
+            .with("h", "k", 10, |s| {
+                s.admission.try_admit(&rules(1, admitted + 1), 10)
+            })
+            .await
+            .0
+            .is_ok()
+        {
+            admitted += 1;
+        }
+        assert_eq!(admitted, 4, "half of the 8 left, not all of them");
+        backend.down.store(false, Ordering::SeqCst);
+        let rejoin_at = 10 + REJOIN_INTERVAL_MS;
+        let (_, notice) = slot
+            .with("h", "k", rejoin_at, |s| {
+                s.admission.try_admit(&rules(1, 99), rejoin_at)
+            })
+            .await;
+        assert_eq!(notice, Some(Notice::Rejoined));
+        assert_eq!(
+            slot.with_local("h", |s| s.admission.snapshot(rejoin_at).in_flight),
+            5,
+            "the fleet's estimate again, with the 4 admitted alone carried in"
+        );
     }
 
     #[tokio::test(start_paused = true)]
