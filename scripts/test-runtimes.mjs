@@ -25,15 +25,7 @@ const EXIT_LIMIT_MS = 30_000;
 const RUNTIMES = {
   node: () => [process.execPath],
   bun: () => [registryBun()],
-  deno: () => [
-    registryDeno(),
-    'run',
-    '--no-lock',
-    '--allow-env',
-    '--allow-read',
-    '--allow-net',
-    '--allow-ffi',
-  ],
+  deno: () => [registryDeno(), 'run', '--no-lock', '--allow-env', '--allow-read', '--allow-net', '--allow-ffi'],
 };
 
 const ANILINK_ERROR = { isAniLinkError: true, isNetworkError: false, isApiError: false, isGraphQLError: false };
