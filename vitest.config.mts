@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 // The suite talks only to servers on 127.0.0.1 that it starts. The transport honours the proxy
-// variables (see README, Proxies), so a developer's or CI machine's proxy settings would route
+// variables (see docs/proxies-and-tls.md), so a developer's or CI machine's proxy settings would route
 // that traffic elsewhere: the proxy tests set what they need themselves.
 for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY']) {
   delete process.env[name];

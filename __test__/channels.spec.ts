@@ -1,4 +1,4 @@
-// The diagnostics_channel events (issue 39; README, "Observability"): a call is one trace on
+// The diagnostics_channel events (issue 39; docs/hooks-and-diagnostics.md, "Observability"): a call is one trace on
 // `anilink:call` with one `anilink:attempt:start`/`:end` pair per attempt, and no payload
 // carries a secret.
 import diagnosticsChannel from 'node:diagnostics_channel';

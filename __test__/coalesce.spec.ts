@@ -1,5 +1,5 @@
-// Coalescing identical reads (`coalesce: true`, our extension; README "Coalescing identical
-// reads"): identical reads in flight share one request and its answer, writes never do, each
+// Coalescing identical reads (`coalesce: true`, our extension; docs/pacing-and-admission.md,
+// "Coalescing identical reads"): identical reads in flight share one request and its answer, writes never do, each
 // caller's signal is its own, errors fan out with each caller's requestId, and followers report
 // `coalesced: true` with the leader's requestId. The upstream is a server of this file that holds
 // every request until the test answers it, so each test waits for all its callers to have joined

@@ -1,6 +1,6 @@
 // The differential conformance suite (issue 35) on a seeded subset: table rows and generated
 // ones, each served raw to node:http and to AniLink, with no difference but the declared ones
-// (README, "HTTP/1.1 on the wire"). The whole table and 5,000 generated rows:
+// (docs/pools.md, "HTTP/1.1 on the wire"). The whole table and 5,000 generated rows:
 // `npm run conformance:long`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,10 +34,10 @@ describe('HTTP/1.1 against node:http, response by response', () => {
     expect(run.code).toBe(0);
   }, 45_000);
 
-  it('every declared difference has a row, and the README lists it with its reason', () => {
-    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+  it('every declared difference has a row, and docs/pools.md lists it with its reason', () => {
+    const page = readFileSync(join(__dirname, '..', 'docs', 'pools.md'), 'utf8');
     // The table's rows as their cells (the formatter pads them).
-    const listed = readme
+    const listed = page
       .split('\n')
       .filter((line) => line.startsWith('| `'))
       .map((line) =>

@@ -279,7 +279,7 @@ describe('network errors', () => {
 
   it('with retry:false, a read reset on a reused keep-alive connection is resent once on a fresh connection', async () => {
     // A reused connection that dies before any response byte is the stale keep-alive race
-    // (README, "Stale connections"): a read is resent once, uncounted, on a new connection.
+    // (docs/pools.md, "Stale connections"): a read is resent once, uncounted, on a new connection.
     const aniLink = aniListClient(server);
     await aniLink.anilist.query.media({ id: 1 }); // leaves an idle keep-alive connection in the pool
     server.reset();

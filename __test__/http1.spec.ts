@@ -1,4 +1,4 @@
-// The client's own HTTP/1.1 connection (README, "HTTP/1.1 on the wire"), end to end against a
+// The client's own HTTP/1.1 connection (docs/pools.md, "HTTP/1.1 on the wire"), end to end against a
 // raw TCP server on 127.0.0.1 that answers each request with the bytes a test scripts: every
 // framing a server may use, answers that are not HTTP, and connections the server ends.
 import net from 'node:net';

@@ -1,4 +1,4 @@
-// The OpenTelemetry entry (issue 39; README, "Observability"): a call is one span with a CLIENT
+// The OpenTelemetry entry (issue 39; docs/hooks-and-diagnostics.md, "Observability"): a call is one span with a CLIENT
 // child per attempt (HTTP client semantic conventions), and the metrics count what happened;
 // exported with the SDK's in-memory exporters.
 import { execFile } from 'node:child_process';

@@ -257,9 +257,9 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
     });
   });
 
-  // README "Bundlers and serverless": each recipe bundles the same small app, then runs the output
+  // docs/bundlers.md: each recipe bundles the same small app, then runs the output
   // from a folder of its own (with the package installed there when the recipe keeps it external).
-  describe('bundled (README: Bundlers and serverless)', () => {
+  describe('bundled (docs/bundlers.md)', () => {
     const esbuild = join(root, 'node_modules', '.bin', 'esbuild');
     const appSource = join(__dirname, 'fixtures', 'bundlers', 'app.mjs');
     const expected = { title: 'Cowboy Bebop', networkError: true, errorName: 'AniLinkNetworkError' };
@@ -372,7 +372,7 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
         expect(run.stderr).toContain('This code runs from a bundle');
         expect(run.stderr).toContain(`--external:${pkg.name}`);
         expect(run.stderr).toContain(`serverExternalPackages: ['${pkg.name}']`);
-        expect(run.stderr).toContain('Bundlers and serverless');
+        expect(run.stderr).toContain('docs/bundlers.md');
       }
     });
   });

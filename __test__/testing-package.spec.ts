@@ -1,7 +1,8 @@
-// What `npm pack` publishes: the testing entry and the simulator files it loads, and nothing
-// test-only beyond them (this suite, the examples, the benchmarks, the demo, the Rust sources).
+// What `npm pack` publishes: the testing entry and the simulator files it loads, the README and the
+// docs/ pages it links to, and nothing test-only beyond them (this suite, the examples, the
+// benchmarks, the demo, the Rust sources).
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -67,6 +68,14 @@ describe('the published file list', () => {
         'data/anilist-schema.json',
       ]),
     );
+  });
+
+  it('has the README and every docs/ page its links and the error messages name', () => {
+    const pages = readdirSync(join(packageRoot, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`);
+    expect(pages).toEqual(expect.arrayContaining(['docs/bundlers.md', 'docs/testing.md']));
+    expect(packed).toEqual(expect.arrayContaining(['README.md', ...pages]));
   });
 
   it('has nothing test-only', () => {

@@ -1,5 +1,5 @@
 'use strict';
-// diagnostics_channel publication (README, "Observability"): the tracing channel `anilink:call`
+// diagnostics_channel publication (docs/hooks-and-diagnostics.md, "Observability"): the tracing channel `anilink:call`
 // and the event channels below. Our requests leave through native sockets, which no APM agent
 // sees; these channels are how monitoring sees them instead.
 //

@@ -120,7 +120,7 @@ function reportHttpMockOnce(call) {
   const message =
     `An HTTP-mocking library is active (${mock}), but AniLink sends its requests through native sockets ` +
     'that it cannot see: this call goes to the real endpoint (or its baseUrl) unmocked. Script AniList and MAL ' +
-    'answers with anilink-api-wrapper/testing instead (README: "Testing your code"). Shown once per process.';
+    'answers with anilink-api-wrapper/testing instead (docs/testing.md). Shown once per process.';
   const record = { source: 'anilink', kind: 'http-mock', hookName: 'httpMockDetection', message };
   reportDiagnostic(record, undefined, {
     onHookError: call.option('onHookError'),

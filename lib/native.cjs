@@ -30,7 +30,7 @@ function missingBinary(name, packageName) {
         `native binary of ${packageName ?? pkg.name}.`,
       `Fix: leave ${pkg.name} out of the bundle and install it beside it (esbuild ` +
         `--external:${pkg.name}; webpack externals; Next.js serverExternalPackages: ['${pkg.name}']); ` +
-        `the README's "Bundlers and serverless" has each recipe.`,
+        `docs/bundlers.md ("Bundlers and serverless") has each recipe.`,
     );
   } else if (existsSync(join(root, 'Cargo.toml'))) {
     lines.push(

@@ -256,7 +256,8 @@ fn is_hooked(hooks: HookSet, key: &str) -> bool {
         .is_none_or(|hook| hooks.has(*hook))
 }
 
-/// The `SHARED_STATE_UNAVAILABLE` / `SHARED_STATE_REJOINED` record (README, "Transport state").
+/// The `SHARED_STATE_UNAVAILABLE` / `SHARED_STATE_REJOINED` record (docs/hooks-and-diagnostics.md,
+/// "Transport state").
 fn shared_state_diagnostic<'a>(
     context: &'a Context,
     notice: &Notice,

@@ -1,4 +1,4 @@
-// The payloads of the diagnostics channels (README, "Observability"). Every URL has its userinfo
+// The payloads of the diagnostics channels (docs/hooks-and-diagnostics.md, "Observability"). Every URL has its userinfo
 // redacted; no header, token or secret is in any payload.
 
 /** The context of the tracing channel `anilink:call`, filled as the call runs. */

@@ -1,7 +1,7 @@
 // The raw responses of the differential conformance suite (issue 35): each is served by the
 // same server on 127.0.0.1 to node:http and to AniLink, and the two must agree (accept or
 // refuse, the body delivered, the time to settle) unless the row names a deliberate difference
-// (`differs`), which the README lists ("HTTP/1.1 on the wire").
+// (`differs`), which docs/pools.md lists ("HTTP/1.1 on the wire").
 //
 // A row: `wire` (latin1 text, or an array of pieces written apart), then `after`: 'keep' (the
 // connection stays open and silent), 'end' (the server half-closes) or 'reset'. `early`: the

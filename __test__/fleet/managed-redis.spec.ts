@@ -18,7 +18,7 @@ const QUOTA = { limit: 20, windowMs: 3_000 };
 const REDIS_TIMEOUT_MS = 2_000;
 const ACL_USER = 'anilink-fleet';
 const ACL_PASSWORD = 's3cret-acl-pw';
-/** The README's ACL line for a managed Redis, with this test's user, password and key prefix. */
+/** The ACL line of docs/fleet.md for a managed Redis, with this test's user, password and key prefix. */
 const ACL_RULES =
   `on >${ACL_PASSWORD} resetkeys ~acl:* resetchannels -@all +hmget +evalsha +script|load +hget +hset +pexpire`.split(
     ' ',

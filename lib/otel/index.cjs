@@ -1,6 +1,6 @@
 'use strict';
 // `anilink-api-wrapper/otel`: OpenTelemetry spans and metrics from the diagnostics channels
-// (lib/channels.cjs; README, "Observability"). A call is an INTERNAL span, each attempt a CLIENT
+// (lib/channels.cjs; docs/hooks-and-diagnostics.md, "Observability"). A call is an INTERNAL span, each attempt a CLIENT
 // child following the HTTP client semantic conventions; every attribute comes from a channel
 // payload, which carries no secret (the URL's userinfo is redacted natively).
 

@@ -1,5 +1,5 @@
 // AniLink as the `anilink` kind runs it, with one subscriber on every diagnostics channel
-// (README, "Observability"): next to `anilink`, what a subscriber costs a call. Each subscriber
+// (docs/hooks-and-diagnostics.md, "Observability"): next to `anilink`, what a subscriber costs a call. Each subscriber
 // only counts what it receives, so the row measures publishing, not the subscriber's work.
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { createClient as createAniLinkClient } from './anilink.mjs';

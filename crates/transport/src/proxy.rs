@@ -1,7 +1,7 @@
 //! Which HTTP proxy a connection goes through: the environment's `HTTP_PROXY`, `HTTPS_PROXY`,
 //! `ALL_PROXY` and `NO_PROXY` (read once per slot, when it is built), or the slot's `proxy`
-//! option. The rules, and how they differ from axios's `proxy-from-env`, are in the README
-//! ("Proxies"); the connection itself is made by [`crate::connector`].
+//! option. The rules, and how they differ from axios's `proxy-from-env`, are in
+//! docs/proxies-and-tls.md ("Proxies"); the connection itself is made by [`crate::connector`].
 //!
 //! A proxy URL's userinfo becomes the `Proxy-Authorization: Basic` credentials and is never
 //! reported: everything that names a proxy uses [`ProxyServer::display`], userinfo as `***`
@@ -123,8 +123,8 @@ impl ProxyRules {
     /// `lookup(name)` gives an environment variable (the binding reads them in JavaScript,
     /// D38). Lower case wins over upper case, a scheme's own variable over `ALL_PROXY`; empty
     /// values count as unset. A proxy of another scheme (`https://`, `socks5://`) is ignored,
-    /// as the README says; a value without a scheme or that is not a URL fails, naming the
-    /// variable but not its value (D40).
+    /// as docs/proxies-and-tls.md says; a value without a scheme or that is not a URL fails,
+    /// naming the variable but not its value (D40).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let [http, https, all, no_proxy] = ENVIRONMENT_VARIABLES;
         let get = |name: &str| {

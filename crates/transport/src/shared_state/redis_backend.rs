@@ -82,7 +82,7 @@ pub fn backend_for(target: &RedisTarget, trust: &Arc<Trust>) -> Result<Arc<Redis
         target: target.clone(),
         trust: trust.clone(),
         // The login is AUTH (and SELECT for a database other than 0), nothing else: the ACL a
-        // managed Redis gives the package needs no CLIENT command (README, "Managed Redis").
+        // managed Redis gives the package needs no CLIENT command (docs/fleet.md, "Managed Redis").
         login: info.redis_settings().clone().set_skip_set_lib_name(),
         connections: Mutex::default(),
         routes: Mutex::default(),
