@@ -19,13 +19,9 @@
 //! Worker threads of Node, other platforms, runtimes without libuv (Bun, Deno: the facade tells
 //! the slot, decisions D38) and slots built under `ANILINK_IO_THREAD=worker` keep the worker.
 
-use std::future::Future;
-use std::pin::Pin;
+use anilink_transport::executor::Task;
 
 use crate::outbox;
-
-/// A call's whole future, as the binding starts it.
-pub type Call = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The variable that chooses where calls run.
 pub const IO_THREAD_VARIABLE: &str = "ANILINK_IO_THREAD";
@@ -52,7 +48,7 @@ pub enum Driver {}
 
 #[cfg(not(target_os = "linux"))]
 impl Driver {
-    pub fn start(&self, _: Call) {
+    pub fn start(&self, _: Task) {
         match *self {}
     }
 }
@@ -79,7 +75,7 @@ mod linux {
     use anilink_transport::executor;
     use anilink_transport::timers;
 
-    use super::{outbox, Call};
+    use super::{outbox, Task};
 
     // libuv, as the node binary exports it.
     extern "C" {
@@ -170,9 +166,9 @@ mod linux {
 
     pub struct Driver {
         runtime: tokio::runtime::Runtime,
-        tasks: RefCell<FuturesUnordered<Call>>,
+        tasks: RefCell<FuturesUnordered<Task>>,
         /// Started while `tasks` is borrowed (a call started by a pass).
-        incoming: RefCell<Vec<Call>>,
+        incoming: RefCell<Vec<Task>>,
         wakeup: Arc<Wakeup>,
         waker: Waker,
         /// The libuv timer, and the deadline it is armed for.
@@ -231,14 +227,14 @@ mod linux {
         }
 
         /// Start `call` and poll it until it waits (on the network, a timer, a permit).
-        pub fn start(&'static self, call: Call) {
+        pub fn start(&'static self, call: Task) {
             self.incoming.borrow_mut().push(call);
             self.pass(false);
         }
 
         /// Add a background task (no JavaScript waits on it): polled in the current pass when
         /// there is one, else in one scheduled now.
-        fn spawn(&self, task: Call) {
+        fn spawn(&self, task: Task) {
             self.incoming.borrow_mut().push(task);
             self.wakeup.wake_by_ref();
         }
@@ -355,7 +351,7 @@ mod linux {
     }
 
     /// The transport's [`executor::spawn`] on this thread.
-    fn spawn_on_this_thread(task: Call) {
+    fn spawn_on_this_thread(task: Task) {
         with_driver(|driver| driver.spawn(task));
     }
 

@@ -7,8 +7,9 @@
 
 mod allocator;
 mod cache_class;
-mod calls;
+mod cancellation;
 mod catalog;
+mod client_registry;
 mod contract;
 mod convert;
 mod driver;
@@ -18,6 +19,7 @@ mod native_client;
 mod outbox;
 mod response_cache;
 mod sink;
+mod start;
 
 use std::sync::OnceLock;
 
@@ -57,7 +59,7 @@ pub fn destroy_cached_agents() {
 /// Cancel the call registered under `call_id` (the JavaScript side's AbortSignal fired).
 #[napi(catch_unwind)]
 pub fn cancel_call(call_id: u32) {
-    calls::cancel(call_id);
+    cancellation::cancel(call_id);
 }
 
 /// The upstream status an AniList `errors` array carries, by the transport's one rule
