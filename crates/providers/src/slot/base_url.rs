@@ -64,6 +64,44 @@ mod tests {
     }
 
     #[test]
+    fn hosts_are_normalized_as_node_normalizes_them() {
+        // IDNA, full-width and percent-encoded hosts, IPv4 shorthands and IPv6 forms, each with
+        // the `href` Node gives it.
+        let cases = [
+            ("http://faß.de", "http://xn--fa-hia.de/"),
+            ("http://💩.la", "http://xn--ls8h.la/"),
+            ("http://ｅｘａｍｐｌｅ.com", "http://example.com/"),
+            ("http://ex%41mple.com", "http://example.com/"),
+            ("http://1.2.3", "http://1.2.0.3/"),
+            ("http://0177.0.0.1", "http://127.0.0.1/"),
+            ("http://[::ffff:1.2.3.4]", "http://[::ffff:102:304]/"),
+            ("http:example.com", "http://example.com/"),
+            ("https:\\\\example.com", "https://example.com/"),
+            ("http://a@b@c", "http://a%40b@c/"),
+            ("http://EXAMPLE.com:0080/%7e", "http://example.com/%7e"),
+            ("http://a/../../b", "http://a/b"),
+            ("https://example.com?x#y", "https://example.com/?x#y"),
+        ];
+        for (input, href) in cases {
+            assert_eq!(parsed(input).as_deref(), Ok(href), "{input}");
+        }
+        for input in [
+            "http://xn--a.com",
+            "http://%zz",
+            "http://0x100000000",
+            "http://999999999999",
+            "http://[1::2::3]",
+            "http://exa%00mple.com",
+            "http://1.2.3.09",
+            "http://host:port",
+            "http://a:b@",
+            "http://a\0b",
+        ] {
+            assert_eq!(parsed(input), Err(REJECTED.to_string()), "{input:?}");
+        }
+    }
+
+    #[test]
     fn what_new_url_rejects_is_refused_with_the_port_rule() {
         let rejected = [
             "http://127.0.0.1:65536",
