@@ -14,8 +14,8 @@ use napi::{Env, Result};
 use anilink_providers::slot::Endpoint;
 use anilink_transport::ProviderClient;
 
+use crate::convert::invalid_arg;
 use crate::driver;
-use crate::native_client::invalid_arg;
 use crate::outbox::Outbox;
 
 /// What a call needs of its client.

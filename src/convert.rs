@@ -72,6 +72,13 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
     })
 }
 
+/// A message naming what is wrong with an argument (a rule of the layer that owns it, or a
+/// broken contract with the facade), as napi's InvalidArg error: the facade rethrows it as
+/// TypeError.
+pub fn invalid_arg(message: String) -> Error {
+    Error::new(Status::InvalidArg, message)
+}
+
 /// The object's enumerable string keys, in order: its own and inherited ones, as `for…in` lists
 /// them (`napi_get_property_names` walks the prototype chain).
 pub fn enumerable_keys(object: &Object<'_>) -> Result<Vec<String>> {

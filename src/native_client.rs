@@ -19,7 +19,7 @@ use anilink_transport::host_store::SharingMode;
 use anilink_transport::ProviderClient;
 
 use crate::client_registry::{self, RegisteredClient};
-use crate::convert::{enumerable_keys, option_value};
+use crate::convert::{enumerable_keys, invalid_arg, option_value};
 use crate::driver;
 use crate::outbox::Outbox;
 
@@ -77,10 +77,6 @@ impl Drop for NativeClient {
     fn drop(&mut self) {
         client_registry::release(self.id);
     }
-}
-
-pub(crate) fn invalid_arg(message: String) -> Error {
-    Error::new(Status::InvalidArg, message)
 }
 
 #[napi]

@@ -23,9 +23,8 @@ use anilink_transport::request::RequestSpec;
 use crate::cancellation;
 use crate::client_registry::{self, RegisteredClient};
 use crate::contract::{ALREADY_ABORTED, CANCELLABLE, OBSERVED};
-use crate::convert::{enumerable_keys, option_value};
+use crate::convert::{enumerable_keys, invalid_arg, option_value};
 use crate::failure::{throw, ErrorDescription};
-use crate::native_client::invalid_arg;
 use crate::outbox::{Kind, Payload};
 use crate::sink::HookEvents;
 
