@@ -1,6 +1,7 @@
 //! napi binding of anilink-api-wrapper: JavaScript values in, Rust configuration and calls
 //! out, results and failures back. Nothing else: options are validated by the transport core,
-//! operations are described by the provider catalogs.
+//! provider slots by `anilink_providers::slot`, operations are described by the provider
+//! catalogs.
 
 // napi exports are registered at load time, which unit-test builds do not do.
 #![cfg_attr(test, allow(dead_code))]
