@@ -72,21 +72,11 @@ fn option_value_at(env: &Env, value: Unknown, path: &str, depth: u32) -> Result<
     })
 }
 
-/// What a value is, without its content: the binding's one describer for messages about a
-/// value, since a misplaced argument may be a credential (decisions D31).
-pub fn kind_of(value: &OptValue) -> &'static str {
-    match value {
-        OptValue::Undefined => "undefined",
-        OptValue::Null => "null",
-        OptValue::Bool(_) => "a boolean",
-        OptValue::Number(_) => "a number",
-        OptValue::String(_) => "a string",
-        OptValue::Array(_) => "an array",
-        OptValue::Function => "a function",
-        OptValue::Other("symbol") => "a symbol",
-        OptValue::Other("bigint") => "a bigint",
-        _ => "an object",
-    }
+/// A message naming what is wrong with an argument (a rule of the layer that owns it, or a
+/// broken contract with the facade), as napi's InvalidArg error: the facade rethrows it as
+/// TypeError.
+pub fn invalid_arg(message: String) -> Error {
+    Error::new(Status::InvalidArg, message)
 }
 
 /// The object's enumerable string keys, in order: its own and inherited ones, as `for…in` lists

@@ -1,14 +1,16 @@
 //! napi binding of anilink-api-wrapper: JavaScript values in, Rust configuration and calls
 //! out, results and failures back. Nothing else: options are validated by the transport core,
-//! operations are described by the provider catalogs.
+//! provider slots by `anilink_providers::slot`, operations are described by the provider
+//! catalogs.
 
 // napi exports are registered at load time, which unit-test builds do not do.
 #![cfg_attr(test, allow(dead_code))]
 
 mod allocator;
 mod cache_class;
-mod calls;
+mod cancellation;
 mod catalog;
+mod client_registry;
 mod contract;
 mod convert;
 mod driver;
@@ -18,6 +20,7 @@ mod native_client;
 mod outbox;
 mod response_cache;
 mod sink;
+mod start;
 
 use std::sync::OnceLock;
 
@@ -57,7 +60,7 @@ pub fn destroy_cached_agents() {
 /// Cancel the call registered under `call_id` (the JavaScript side's AbortSignal fired).
 #[napi(catch_unwind)]
 pub fn cancel_call(call_id: u32) {
-    calls::cancel(call_id);
+    cancellation::cancel(call_id);
 }
 
 /// The upstream status an AniList `errors` array carries, by the transport's one rule

@@ -18,7 +18,7 @@ use anilink_transport::cache::{CacheConfig, CacheHint, CacheKey, Lookup, Respons
 use anilink_transport::options::OptValue;
 
 use crate::cache_class::ResponseCache;
-use crate::convert::{kind_of, option_value};
+use crate::convert::option_value;
 
 /// Throw a JavaScript `TypeError` (api.md §7) and report it as the pending exception.
 fn throw_type_error(env: &Env, message: String) -> Error {
@@ -109,7 +109,7 @@ fn key(
 /// A string argument, or a TypeError naming it and what was given instead (a Symbol, a number…).
 fn string_argument(env: &Env, name: &str, value: Unknown<'_>) -> Result<String> {
     // The value's type is enough to describe it; its content is never read.
-    let kind = kind_of(&match value.get_type()? {
+    let kind = match value.get_type()? {
         ValueType::String => return unsafe { value.cast::<String>() },
         ValueType::Undefined => OptValue::Undefined,
         ValueType::Null => OptValue::Null,
@@ -119,7 +119,8 @@ fn string_argument(env: &Env, name: &str, value: Unknown<'_>) -> Result<String> 
         ValueType::BigInt => OptValue::Other("bigint"),
         ValueType::Function => OptValue::Function,
         _ => OptValue::Other("object"),
-    });
+    }
+    .kind();
     Err(throw_type_error(
         env,
         format!("ResponseCache: {name} must be a string (received {kind})."),

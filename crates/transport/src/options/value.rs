@@ -37,6 +37,23 @@ impl OptValue {
         )
     }
 
+    /// What the value is, without its content: the describer for messages about a value that
+    /// may be a credential (decisions D31).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OptValue::Undefined => "undefined",
+            OptValue::Null => "null",
+            OptValue::Bool(_) => "a boolean",
+            OptValue::Number(_) => "a number",
+            OptValue::String(_) => "a string",
+            OptValue::Array(_) => "an array",
+            OptValue::Function => "a function",
+            OptValue::Other("symbol") => "a symbol",
+            OptValue::Other("bigint") => "a bigint",
+            _ => "an object",
+        }
+    }
+
     /// How the value reads in an error message.
     pub fn describe(&self) -> String {
         match self {

@@ -1,4 +1,5 @@
-//! Calls that can be cancelled, by the id the JavaScript side chose for them.
+//! The cancellation tokens of calls that can be cancelled, by the id the JavaScript side chose
+//! for them: an `AbortSignal` that fires reaches its call through here.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
