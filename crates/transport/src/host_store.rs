@@ -111,6 +111,14 @@ impl HostStore {
         }
     }
 
+    /// The fleet's Redis, for a fleet-wide response cache; None for a local store.
+    pub fn fleet(&self) -> Option<&SharedHostStates<RedisBackend>> {
+        match self {
+            HostStore::Local(_) => None,
+            HostStore::Shared(shared) => Some(shared),
+        }
+    }
+
     /// `host:port` of the Redis server, when shared.
     pub fn redis_address(&self) -> Option<String> {
         match self {

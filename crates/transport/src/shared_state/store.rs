@@ -183,6 +183,41 @@ impl<B: StateBackend> SharedHostStates<B> {
         result
     }
 
+    /// One Redis round trip outside the state's decisions (the fleet cache's), on the same link:
+    /// in fallback only the claimed rejoin try asks (else None at once), and a failure or no
+    /// answer within `timeoutMs` is an outage like a decision's, with the same single notice.
+    pub(super) async fn on_redis<T>(
+        &self,
+        now_ms: u64,
+        op: impl std::future::Future<Output = Result<T, String>>,
+    ) -> (Option<T>, Option<Notice>) {
+        if !self.lock_link().try_claim(now_ms) {
+            return (None, None);
+        }
+        let limit = Duration::from_millis(self.config.timeout_ms);
+        let cause = match crate::timers::timeout(limit, op).await {
+            Ok(Ok(value)) => return (Some(value), self.lock_link().succeeded()),
+            Ok(Err(cause)) => cause,
+            Err(_) => format!(
+                "no answer within {} ms (sharedState.timeoutMs)",
+                self.config.timeout_ms
+            ),
+        };
+        (None, self.lock_link().failed(now_ms, cause))
+    }
+
+    pub(super) fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    pub(super) fn key_prefix(&self) -> &str {
+        &self.config.key_prefix
+    }
+
+    pub(super) fn provider(&self) -> &str {
+        &self.provider
+    }
+
     /// The local copy only, synchronously (a call dropped mid-flight releases here; its
     /// reservation in Redis ends with its lease).
     pub fn with_local<R>(&self, host: &str, f: impl FnOnce(&mut HostState) -> R) -> R {
