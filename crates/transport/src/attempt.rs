@@ -228,7 +228,9 @@ impl<'a, S: EventSink> Call<'a, S> {
         };
         let fleet = self.shared.hosts.fleet().filter(|_| cache.is_shared())?;
         let now = self.shared.clock.now_ms();
-        let (read, notice) = fleet.cache_read(&self.spec.host, key, now).await;
+        let (read, notice) = fleet
+            .cache_read(&self.spec.host, key, cache.config(), now)
+            .await;
         self.report_notice(notice).await;
         match &read {
             FleetRead::Hit(_) => cache.count_fleet_read(true),

@@ -91,6 +91,11 @@ impl FleetInvalidation {
         Some(Self(Invalidation::after_write(&spec.url, invalidates)))
     }
 
+    /// Every entry of the scope: what many deferred invalidations collapse into.
+    pub fn everything() -> Self {
+        Self(Invalidation::All)
+    }
+
     /// The ids among a scope's `meta` fields (id, description) that this write affects. The
     /// generation field, and a description that cannot be read, are never dropped here (an
     /// unreadable one expires with its entry).

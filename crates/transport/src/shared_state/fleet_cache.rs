@@ -101,6 +101,9 @@ pub(super) fn drop_script() -> &'static Script {
     SCRIPT.get_or_init(|| Script::new(DROP))
 }
 
+/// Invalidations kept per slot while Redis is away, before they collapse (see `defer`).
+pub const MAX_DEFERRED_INVALIDATIONS: usize = 64;
+
 /// One entry to store.
 pub struct FleetEntry<'a> {
     pub id: &'a str,
@@ -158,17 +161,21 @@ impl<B: StateBackend + CacheBackend> SharedHostStates<B> {
         FleetKeys::new(self.key_prefix(), self.provider(), host)
     }
 
+    /// Read an entry, after applying the invalidations Redis missed while it was away.
     pub async fn cache_read(
         &self,
         host: &str,
         key: &CacheKey,
+        config: CacheConfig,
         now_ms: u64,
     ) -> (FleetRead, Option<Notice>) {
         let keys = self.cache_keys(host);
         let id = entry_id(key);
-        let (answer, notice) = self
-            .on_redis(now_ms, self.backend().cache_read(&keys, &id))
-            .await;
+        let work = async {
+            self.apply_deferred(config).await?;
+            self.backend().cache_read(&keys, &id).await
+        };
+        let (answer, notice) = self.on_redis(now_ms, work).await;
         let read = match answer {
             None => FleetRead::Local,
             Some((_, Some(value))) => FleetRead::Hit(Arc::from(value)),
@@ -210,7 +217,8 @@ impl<B: StateBackend + CacheBackend> SharedHostStates<B> {
         (matches!(written, Some(Some(_))), notice)
     }
 
-    /// After a successful write: drop from the fleet's scope what the local cache drops.
+    /// After a successful write: drop from the fleet's scope what the local cache drops. When
+    /// Redis does not take it, it is kept for the first cache operation after the rejoin.
     pub async fn cache_invalidate(
         &self,
         spec: &RequestSpec,
@@ -218,21 +226,62 @@ impl<B: StateBackend + CacheBackend> SharedHostStates<B> {
         now_ms: u64,
     ) -> Option<Notice> {
         let invalidation = FleetInvalidation::after_write(spec)?;
-        let keys = self.cache_keys(&spec.host);
+        let work = async {
+            self.apply_deferred(config).await?;
+            self.invalidate(&spec.host, &invalidation, config).await
+        };
+        let (done, notice) = self.on_redis(now_ms, work).await;
+        if done.is_none() {
+            self.defer(&spec.host, invalidation);
+        }
+        notice
+    }
+
+    async fn invalidate(
+        &self,
+        host: &str,
+        invalidation: &FleetInvalidation,
+        config: CacheConfig,
+    ) -> Result<(), String> {
+        let keys = self.cache_keys(host);
         let backend = self.backend();
         // Bump first: a read that missed before this point is not written back after it.
-        let work = async {
-            let meta = backend
-                .cache_begin_invalidation(&keys, config.ttl_ms.max(1))
-                .await?;
-            let doomed =
-                invalidation.doomed(meta.iter().map(|(id, text)| (id.as_str(), text.as_str())));
-            if !doomed.is_empty() {
-                backend.cache_drop(&keys, doomed).await?;
+        let meta = backend
+            .cache_begin_invalidation(&keys, config.ttl_ms.max(1))
+            .await?;
+        let doomed =
+            invalidation.doomed(meta.iter().map(|(id, text)| (id.as_str(), text.as_str())));
+        if !doomed.is_empty() {
+            backend.cache_drop(&keys, doomed).await?;
+        }
+        Ok(())
+    }
+
+    /// Keep an invalidation Redis missed; beyond [`MAX_DEFERRED_INVALIDATIONS`], a host's
+    /// collapse into one that drops its whole scope.
+    fn defer(&self, host: &str, invalidation: FleetInvalidation) {
+        let mut deferred = self.deferred_invalidations();
+        if deferred.len() >= MAX_DEFERRED_INVALIDATIONS {
+            deferred.retain(|(other, _)| other != host);
+            deferred.push((host.to_string(), FleetInvalidation::everything()));
+        } else {
+            deferred.push((host.to_string(), invalidation));
+        }
+    }
+
+    /// Apply the deferred invalidations, in order; each one applied is forgotten (applying
+    /// one twice, after a failure part way, drops nothing more than once).
+    async fn apply_deferred(&self, config: CacheConfig) -> Result<(), String> {
+        loop {
+            let Some((host, invalidation)) = self.deferred_invalidations().first().cloned() else {
+                return Ok(());
+            };
+            self.invalidate(&host, &invalidation, config).await?;
+            let mut deferred = self.deferred_invalidations();
+            if deferred.first() == Some(&(host, invalidation)) {
+                deferred.remove(0);
             }
-            Ok(())
-        };
-        self.on_redis(now_ms, work).await.1
+        }
     }
 }
 
@@ -372,7 +421,7 @@ mod tests {
         let redis = Arc::new(FakeRedis::default());
         let (a, b) = (slot(&redis), slot(&redis));
         let (spec, key) = read_key("{ Item(id: 1) { id } }", "Item");
-        let (read, _) = a.cache_read(&spec.host, &key, 0).await;
+        let (read, _) = a.cache_read(&spec.host, &key, CONFIG, 0).await;
         assert_eq!(read, FleetRead::Miss { generation: 0 });
         assert_eq!(
             a.cache_write(&spec.host, &key, 0, "{\"id\":1}", CONFIG, 0)
@@ -380,7 +429,7 @@ mod tests {
             (true, None)
         );
         assert_eq!(
-            b.cache_read(&spec.host, &key, 0).await.0,
+            b.cache_read(&spec.host, &key, CONFIG, 0).await.0,
             FleetRead::Hit(Arc::from("{\"id\":1}"))
         );
 
@@ -390,7 +439,7 @@ mod tests {
         );
         assert_eq!(b.cache_invalidate(&write, CONFIG, 0).await, None);
         assert_eq!(
-            a.cache_read(&spec.host, &key, 0).await.0,
+            a.cache_read(&spec.host, &key, CONFIG, 0).await.0,
             FleetRead::Miss { generation: 1 }
         );
         assert_eq!(
@@ -434,7 +483,7 @@ mod tests {
         let a = slot(&redis);
         let (spec, key) = read_key("{ Item(id: 1) { id } }", "Item");
         redis.down.store(true, Ordering::SeqCst);
-        let (read, notice) = a.cache_read(&spec.host, &key, 0).await;
+        let (read, notice) = a.cache_read(&spec.host, &key, CONFIG, 0).await;
         assert_eq!(read, FleetRead::Local);
         assert_eq!(
             notice,
@@ -445,12 +494,13 @@ mod tests {
         assert!(a.in_fallback());
         redis.down.store(false, Ordering::SeqCst);
         assert_eq!(
-            a.cache_read(&spec.host, &key, 1).await,
+            a.cache_read(&spec.host, &key, CONFIG, 1).await,
             (FleetRead::Local, None),
             "no try before the rejoin interval"
         );
         assert_eq!(
-            a.cache_read(&spec.host, &key, REJOIN_INTERVAL_MS).await,
+            a.cache_read(&spec.host, &key, CONFIG, REJOIN_INTERVAL_MS)
+                .await,
             (FleetRead::Miss { generation: 0 }, Some(Notice::Rejoined))
         );
     }
@@ -461,13 +511,70 @@ mod tests {
         let a = slot(&redis);
         redis.latency_ms.store(51, Ordering::SeqCst);
         let (spec, key) = read_key("{ Item(id: 1) { id } }", "Item");
-        let (read, notice) = a.cache_read(&spec.host, &key, 0).await;
+        let (read, notice) = a.cache_read(&spec.host, &key, CONFIG, 0).await;
         assert_eq!(read, FleetRead::Local);
         assert_eq!(
             notice,
             Some(Notice::Unavailable {
                 cause: "no answer within 50 ms (sharedState.timeoutMs)".into()
             })
+        );
+    }
+
+    #[tokio::test]
+    async fn a_write_redis_missed_is_applied_by_the_first_cache_operation_after_the_rejoin() {
+        let redis = Arc::new(FakeRedis::default());
+        let (a, b) = (slot(&redis), slot(&redis));
+        let (spec, key) = read_key("{ Item(id: 1) { id } }", "Item");
+        assert_eq!(
+            a.cache_write(&spec.host, &key, 0, "{}", CONFIG, 0).await,
+            (true, None)
+        );
+        let write = graphql_spec(
+            "mutation { SaveItem(id: 1) { id } }",
+            CacheHint::Write(Invalidates::Scopes(vec![Scope::from("Item")])),
+        );
+        redis.down.store(true, Ordering::SeqCst);
+        assert!(matches!(
+            b.cache_invalidate(&write, CONFIG, 0).await,
+            Some(Notice::Unavailable { .. })
+        ));
+        assert_eq!(
+            b.cache_invalidate(&write, CONFIG, 1).await,
+            None,
+            "in fallback: kept, not tried"
+        );
+        redis.down.store(false, Ordering::SeqCst);
+        assert_eq!(
+            a.cache_read(&spec.host, &key, CONFIG, 2).await.0,
+            FleetRead::Hit(Arc::from("{}")),
+            "the other process has not seen the write yet"
+        );
+        let (read, notice) = b
+            .cache_read(&spec.host, &key, CONFIG, REJOIN_INTERVAL_MS)
+            .await;
+        assert_eq!(notice, Some(Notice::Rejoined));
+        assert_eq!(
+            read,
+            FleetRead::Miss { generation: 2 },
+            "both applied, in order"
+        );
+        assert!(b.deferred_invalidations().is_empty());
+    }
+
+    #[tokio::test]
+    async fn many_deferred_invalidations_of_a_host_collapse_into_one_that_drops_its_scope() {
+        let redis = Arc::new(FakeRedis::default());
+        let a = slot(&redis);
+        redis.down.store(true, Ordering::SeqCst);
+        let write = graphql_spec("mutation { X { id } }", CacheHint::Write(Invalidates::Url));
+        for now in 0..=MAX_DEFERRED_INVALIDATIONS as u64 {
+            a.cache_invalidate(&write, CONFIG, now).await;
+        }
+        let deferred = a.deferred_invalidations().clone();
+        assert_eq!(
+            deferred,
+            vec![("api.test".to_string(), FleetInvalidation::everything())]
         );
     }
 }

@@ -16,6 +16,7 @@ use super::cas::{self, StateBackend, UpdateError};
 use super::config::SharedStateConfig;
 use super::link::{Link, Notice};
 use super::scope::{credential_id, state_key};
+use crate::cache::fleet::FleetInvalidation;
 use crate::host_state::{HostSnapshot, HostState, HostStates};
 use crate::pacing::MAX_PACE_WAIT_MS;
 use crate::random::RandomSource;
@@ -39,6 +40,10 @@ pub struct SharedHostStates<B> {
     /// Per scope key, the holders of requests admitted by local decisions and still held in
     /// the local copy: not yet in the fleet's state.
     unshared: Mutex<HashMap<String, Vec<u64>>>,
+    /// A fleet-wide response cache's invalidations that Redis missed (writes that succeeded
+    /// while it was away), by upstream host: the first cache operation after the rejoin
+    /// applies them (`fleet_cache`).
+    deferred_invalidations: Mutex<Vec<(String, FleetInvalidation)>>,
     /// Spreads the pauses after lost compare-and-sets.
     random: Box<dyn RandomSource>,
 }
@@ -58,6 +63,7 @@ impl<B: StateBackend> SharedHostStates<B> {
             turn: tokio::sync::Mutex::new(()),
             local: HostStates::default(),
             unshared: Mutex::default(),
+            deferred_invalidations: Mutex::default(),
             random,
         }
     }
@@ -204,6 +210,14 @@ impl<B: StateBackend> SharedHostStates<B> {
             ),
         };
         (None, self.lock_link().failed(now_ms, cause))
+    }
+
+    pub(super) fn deferred_invalidations(
+        &self,
+    ) -> MutexGuard<'_, Vec<(String, FleetInvalidation)>> {
+        self.deferred_invalidations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     pub(super) fn backend(&self) -> &B {
