@@ -16,7 +16,8 @@ use crate::trust::Trust;
 /// Where a slot's per-host state lives.
 pub enum HostStore {
     Local(HostStates),
-    Shared(SharedHostStates<RedisBackend>),
+    /// Boxed: far larger than the local store, which most slots use.
+    Shared(Box<SharedHostStates<RedisBackend>>),
 }
 
 /// What `getTransportState()` says of the store.
@@ -49,12 +50,12 @@ impl HostStore {
             return HostStore::Local(HostStates::default());
         };
         match redis_backend::backend_for(&config.redis, trust) {
-            Ok(backend) => HostStore::Shared(SharedHostStates::new(
+            Ok(backend) => HostStore::Shared(Box::new(SharedHostStates::new(
                 config.clone(),
                 provider,
                 backend,
                 Box::new(ThreadRandom),
-            )),
+            ))),
             // The option parser checked the URL with the same client: not expected.
             Err(_) => HostStore::Local(HostStates::default()),
         }
@@ -115,7 +116,7 @@ impl HostStore {
     pub fn fleet(&self) -> Option<&SharedHostStates<RedisBackend>> {
         match self {
             HostStore::Local(_) => None,
-            HostStore::Shared(shared) => Some(shared),
+            HostStore::Shared(shared) => Some(shared.as_ref()),
         }
     }
 
