@@ -228,9 +228,10 @@ impl<'a, S: EventSink> Call<'a, S> {
         };
         let fleet = self.shared.hosts.fleet().filter(|_| cache.is_shared())?;
         let now = self.shared.clock.now_ms();
-        let (read, notice) = fleet
-            .cache_read(&self.spec.host, key, cache.config(), now)
-            .await;
+        // Boxed, as every Redis round trip of a call: a cold path that would otherwise make
+        // every call's future carry its state.
+        let (read, notice) =
+            Box::pin(fleet.cache_read(&self.spec.host, key, cache.config(), now)).await;
         self.report_notice(notice).await;
         match &read {
             FleetRead::Hit(_) => cache.count_fleet_read(true),
@@ -636,9 +637,15 @@ impl<'a, S: EventSink> Call<'a, S> {
                 let stored = match (fleet_generation, self.shared.hosts.fleet()) {
                     (Some(seen), Some(fleet)) => {
                         let now = self.shared.clock.now_ms();
-                        let (stored, notice) = fleet
-                            .cache_write(&self.spec.host, key, *seen, &shared, cache.config(), now)
-                            .await;
+                        let (stored, notice) = Box::pin(fleet.cache_write(
+                            &self.spec.host,
+                            key,
+                            *seen,
+                            &shared,
+                            cache.config(),
+                            now,
+                        ))
+                        .await;
                         self.report_notice(notice).await;
                         stored
                     }
@@ -650,7 +657,8 @@ impl<'a, S: EventSink> Call<'a, S> {
                 cache.invalidate_after_write(self.spec);
                 if let Some(fleet) = self.shared.hosts.fleet().filter(|_| cache.is_shared()) {
                     let now = self.shared.clock.now_ms();
-                    let notice = fleet.cache_invalidate(self.spec, cache.config(), now).await;
+                    let notice =
+                        Box::pin(fleet.cache_invalidate(self.spec, cache.config(), now)).await;
                     self.report_notice(notice).await;
                 }
                 (result, false)
