@@ -79,18 +79,6 @@ enum CacheUse<'a> {
     InvalidateOnSuccess(&'a ResponseCache),
 }
 
-impl CacheUse<'_> {
-    /// The call's cache when it is fleet-wide.
-    fn shared_cache(&self) -> Option<&ResponseCache> {
-        match self {
-            CacheUse::Off => None,
-            CacheUse::Read { cache, .. } | CacheUse::InvalidateOnSuccess(cache) => {
-                Some(*cache).filter(|cache| cache.is_shared())
-            }
-        }
-    }
-}
-
 impl<'a> CacheUse<'a> {
     /// A write invalidates even with `bypassResponseCache` (it is not served by the cache);
     /// a read whose auth guard will fail, or that bypasses the cache, never touches it.
@@ -112,6 +100,16 @@ impl<'a> CacheUse<'a> {
                 fleet_generation: None,
             },
             None => CacheUse::Off,
+        }
+    }
+
+    /// The call's cache when it is fleet-wide.
+    fn shared_cache(&self) -> Option<&'a ResponseCache> {
+        match self {
+            CacheUse::Off => None,
+            CacheUse::Read { cache, .. } | CacheUse::InvalidateOnSuccess(cache) => {
+                Some(*cache).filter(|cache| cache.is_shared())
+            }
         }
     }
 }
