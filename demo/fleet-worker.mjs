@@ -17,7 +17,7 @@
  * 429 answers (retried or terminal), time paced, the diagnostics the slot emitted (their
  * records), and the wall time of the run.
  */
-import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
+import { AniLink, ResponseCache, destroyCachedAgents } from 'anilink-api-wrapper';
 
 let aniLink;
 /** Every diagnostic record the slot emitted, over the worker's whole life. */
@@ -33,10 +33,12 @@ function send(message) {
   process.send?.(message);
 }
 
-function buildClient(slot) {
+/** `slot.responseCache`, when given, is the plain options of the worker's own `ResponseCache`. */
+function buildClient({ responseCache, ...slot }) {
   aniLink = new AniLink({
     anilist: {
       ...slot,
+      ...(responseCache ? { responseCache: new ResponseCache(responseCache) } : {}),
       diagnostics: 'hook',
       onHookError: (_hookName, error) => {
         diagnostics.push(error?.diagnostic ?? { message: String(error?.message ?? error) });

@@ -234,6 +234,9 @@ impl NativeClient {
                     misses: stats.misses,
                     expirations: stats.expirations,
                     evictions: stats.evictions,
+                    shared: cache.is_shared().then_some(true),
+                    fleet_hits: cache.is_shared().then_some(stats.fleet_hits),
+                    fleet_misses: cache.is_shared().then_some(stats.fleet_misses),
                 }
             }),
         };
@@ -332,10 +335,18 @@ struct HostBudget<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct CacheCounters {
     entries: u64,
     hits: u64,
     misses: u64,
     expirations: u64,
     evictions: u64,
+    /// A fleet-wide cache only (`shared: true`): reads its Redis answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fleet_hits: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fleet_misses: Option<u64>,
 }

@@ -133,8 +133,9 @@ fn count(n: usize) -> u32 {
 
 #[napi]
 impl ResponseCache {
-    /// `new ResponseCache({ ttlMs = 60000, maxEntries = 128, cloneOnRead = true })`; throws a
-    /// TypeError naming the option and the rule for an invalid one.
+    /// `new ResponseCache({ ttlMs = 60000, maxEntries = 128, cloneOnRead = true, shared = false })`;
+    /// throws a TypeError naming the option and the rule for an invalid one. `shared: true`
+    /// keeps the entries in the Redis of the slot's `sharedState` (fleet-wide).
     #[napi(constructor, catch_unwind)]
     pub fn new(env: Env, options: Option<Unknown<'_>>) -> Result<Self> {
         let options = match options {
@@ -264,21 +265,31 @@ impl ResponseCache {
         self.cache.clear();
     }
 
-    /// Frozen `{ entries, hits, misses, expirations, evictions }`; lifetime counters.
+    /// Frozen `{ entries, hits, misses, expirations, evictions }`; lifetime counters. A
+    /// fleet-wide cache (`shared: true`) adds `shared: true`, `fleetHits` and `fleetMisses`
+    /// (reads its Redis answered); the local counters count only what the local copy served.
     #[napi(
         catch_unwind,
-        ts_return_type = "Readonly<{ entries: number; hits: number; misses: number; expirations: number; evictions: number }>"
+        ts_return_type = "Readonly<{ entries: number; hits: number; misses: number; expirations: number; evictions: number; shared?: true; fleetHits?: number; fleetMisses?: number }>"
     )]
     pub fn stats<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         let stats = self.cache.stats();
         let mut object = Object::new(env)?;
-        for (name, value) in [
+        let mut counters = vec![
             ("entries", stats.entries),
             ("hits", stats.hits),
             ("misses", stats.misses),
             ("expirations", stats.expirations),
             ("evictions", stats.evictions),
-        ] {
+        ];
+        if self.cache.is_shared() {
+            object.set_named_property("shared", true)?;
+            counters.extend([
+                ("fleetHits", stats.fleet_hits),
+                ("fleetMisses", stats.fleet_misses),
+            ]);
+        }
+        for (name, value) in counters {
             object.set_named_property(name, value as f64)?;
         }
         object.freeze()?;

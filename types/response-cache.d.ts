@@ -11,6 +11,15 @@ export interface ResponseCacheOptions {
    * returns a fresh copy whatever this says.
    */
   cloneOnRead?: boolean;
+  /**
+   * Fleet-wide (our extension, boolean, default false): on a slot with `sharedState`, entries
+   * live in that Redis, so identical reads across processes cost one request per TTL. While
+   * Redis answers, every cacheable read costs one Redis round trip (the local copy is not read);
+   * while it is away, the process's own cache serves. `maxEntries` is also the cap per Redis
+   * scope (provider and host); answers over 1 MiB are not shared. On a slot without
+   * `sharedState` the cache is local.
+   */
+  shared?: boolean;
 }
 
 /** Lifetime counters; they never reset. */
@@ -20,6 +29,12 @@ export interface ResponseCacheStats {
   misses: number;
   expirations: number;
   evictions: number;
+  /** A fleet-wide cache (`shared: true`) only: always `true`. */
+  shared?: true;
+  /** A fleet-wide cache only: reads served from the fleet's Redis. */
+  fleetHits?: number;
+  /** A fleet-wide cache only: reads the fleet's Redis answered with a miss. */
+  fleetMisses?: number;
 }
 
 /**

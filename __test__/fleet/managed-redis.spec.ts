@@ -24,6 +24,10 @@ const ACL_RULES =
     ' ',
   );
 
+/** What the README adds to that line for a fleet-wide response cache (run inside its scripts). */
+const FLEET_CACHE_COMMANDS =
+  '+hincrby +hgetall +hdel +zscore +zadd +zcard +zrange +zrangebyscore +zremrangebyscore +zremrangebyrank +zrem +pttl +time';
+
 let certificates: TestCertificates;
 let redis: RedisServer;
 beforeAll(async () => {
@@ -101,6 +105,49 @@ describe('sharedState on a managed Redis', () => {
     // The user really is that narrow: nothing else, no other prefix.
     expect(await redis.command('ACL', 'DRYRUN', ACL_USER, 'GET', 'acl:x')).toMatch(/no permissions/);
     expect(await redis.command('ACL', 'DRYRUN', ACL_USER, 'HMGET', 'other:x', 'v')).toMatch(/no permissions/);
+  }, 60_000);
+
+  it('a fleet-wide response cache through rediss:// as an ACL user given the cache commands of the README', async () => {
+    const cacheUser = 'anilink-cache';
+    const cacheRules = [
+      ...ACL_RULES.map((rule) => (rule.startsWith('~') ? '~cache:*' : rule)),
+      ...FLEET_CACHE_COMMANDS.split(' '),
+    ];
+    await redis.command('ACL', 'SETUSER', cacheUser, ...cacheRules);
+    const upstream = await startTestServer();
+    upstream.handle((request) => {
+      const { id } = (request.json as { variables: { id: number } }).variables;
+      return { body: { data: { Media: { id } } } };
+    });
+    const fleet = await startFleet({
+      size: WORKERS,
+      slot: {
+        baseUrl: upstream.url,
+        retry: false,
+        sharedState: {
+          redis: `rediss://${cacheUser}:${ACL_PASSWORD}@127.0.0.1:${redis.tlsPort}`,
+          keyPrefix: 'cache',
+          timeoutMs: REDIS_TIMEOUT_MS,
+        },
+        responseCache: { ttlMs: 60_000, shared: true },
+      },
+      env: { NODE_EXTRA_CA_CERTS: certificates.caFile },
+    });
+    try {
+      const ids = [1, 2, 3];
+      const first = await fleet.run([ids, []], 1);
+      const second = await fleet.run([[], ids], 1);
+      for (const { reports } of [first, second]) {
+        expect(reports.flatMap((report) => report.failures)).toEqual([]);
+        for (const report of reports) expect(report.diagnostics).toEqual([]);
+      }
+      expect(upstream.requests).toHaveLength(ids.length);
+      const states = (await fleet.states()) as { responseCache: { fleetHits: number } }[];
+      expect(states.map((state) => state.responseCache.fleetHits)).toEqual([0, ids.length]);
+    } finally {
+      await fleet.close();
+      await upstream.close();
+    }
   }, 60_000);
 
   it('a certificate this process does not trust: calls go on, one diagnostic saying so, no password', async () => {

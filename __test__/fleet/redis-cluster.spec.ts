@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
 import { startSimulator } from '../../sim/anilist-simulator.mjs';
 import { type DiagnosticRecord, splitIds, startFleet } from '../support/fleet';
-import { type RedisCluster, keysUnder, startRedisCluster } from '../support/redis-server';
+import { type RedisCluster, type RedisServer, keysUnder, startRedisCluster } from '../support/redis-server';
+import { startTestServer } from '../support/test-server';
 
 const WORKERS = 2;
 const IN_FLIGHT = 4;
@@ -66,6 +67,51 @@ describe('sharedState on a Redis Cluster', () => {
       expect(await keysUnder(holder, PREFIX)).toEqual(keys);
     } finally {
       await sim.close();
+    }
+  }, 60_000);
+
+  it('a fleet-wide response cache: its scope on one slot, shared through the node that holds it', async () => {
+    const upstream = await startTestServer();
+    upstream.handle((request) => {
+      const { id } = (request.json as { variables: { id: number } }).variables;
+      return { body: { data: { Media: { id } } } };
+    });
+    const prefix = 'cluster-cache';
+    const index = `${prefix}:{anilist:${upstream.host}:cache}:index`;
+    // The node that answers for the scope's key (the others answer MOVED); the fleet is given another.
+    const holds = async (node: RedisServer) =>
+      node.command('EXISTS', index).then(
+        () => true,
+        () => false,
+      );
+    const owners = await Promise.all(cluster.nodes.map(holds));
+    const holder = cluster.nodes[owners.indexOf(true)];
+    const elsewhere = cluster.nodes[owners.indexOf(false)];
+    const fleet = await startFleet({
+      size: WORKERS,
+      slot: {
+        baseUrl: upstream.url,
+        retry: false,
+        sharedState: { redis: elsewhere.url, keyPrefix: prefix, timeoutMs: REDIS_TIMEOUT_MS },
+        responseCache: { ttlMs: 60_000, shared: true },
+      },
+    });
+    try {
+      const ids = [1, 2, 3];
+      const first = await fleet.run([ids, []], 1);
+      const second = await fleet.run([[], ids], 1);
+      for (const { reports } of [first, second]) {
+        expect(reports.flatMap((report) => report.failures)).toEqual([]);
+        for (const report of reports) expect(report.diagnostics).toEqual([]);
+      }
+      expect(upstream.requests).toHaveLength(ids.length);
+      const cacheKeys = (await keysUnder(holder, prefix)).filter((key) => key.includes(':cache}'));
+      expect(cacheKeys).toHaveLength(3);
+      const slots = await Promise.all(cacheKeys.map((key) => holder.command('CLUSTER', 'KEYSLOT', key)));
+      expect(new Set(slots).size).toBe(1);
+    } finally {
+      await fleet.close();
+      await upstream.close();
     }
   }, 60_000);
 });

@@ -1,6 +1,12 @@
 // The sharedState slot option (our extension): accepted in every slot form, typed exactly, and
 // refused per request (npm run test:types fails if a line marked @ts-expect-error compiles).
-import { AniLink, type SharedStateOptions, type SlotOptions } from 'anilink-api-wrapper';
+import {
+  AniLink,
+  ResponseCache,
+  type ResponseCacheStats,
+  type SharedStateOptions,
+  type SlotOptions,
+} from 'anilink-api-wrapper';
 
 const shared: SharedStateOptions = { redis: 'redis://127.0.0.1:6379' };
 const tuned: SharedStateOptions = {
@@ -29,3 +35,12 @@ new AniLink('token', { sharedState: { redis: 'redis://127.0.0.1:6379', host: 'x'
 new AniLink('token', { sharedState: true });
 // @ts-expect-error a slot option: not accepted per request
 await slots.anilist.query.media({ id: 1 }, { sharedState: shared });
+
+// A fleet-wide response cache: `shared` on the cache, the Redis of the slot's sharedState.
+const fleetCache = new ResponseCache({ ttlMs: 30_000, maxEntries: 256, shared: true });
+export const withFleetCache = new AniLink({ anilist: { sharedState: shared, responseCache: fleetCache } });
+const fleetStats: ResponseCacheStats = fleetCache.stats();
+export const fleetHits: number | undefined = fleetStats.fleetHits;
+export const isShared: true | undefined = fleetStats.shared;
+// @ts-expect-error shared is a boolean: the Redis is the slot's sharedState
+new ResponseCache({ shared: 'redis://127.0.0.1:6379' });

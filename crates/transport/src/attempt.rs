@@ -38,6 +38,8 @@ use crate::random::RandomSource;
 use crate::rate_limit::{QuotaHeaders, RateLimitInfo};
 use crate::redirect;
 use crate::request::RequestSpec;
+use crate::shared_state::fleet_cache::FleetRead;
+use crate::shared_state::Notice;
 use crate::timers;
 pub use coalesced::LeaderOutcome;
 use outcome::{FailedAnswer, Failure, Settled};
@@ -69,6 +71,9 @@ enum CacheUse<'a> {
         cache: &'a ResponseCache,
         key: CacheKey,
         generation: u64,
+        /// A fleet-wide cache whose Redis answered the miss: the scope's generation then, to
+        /// write back against in Redis instead of locally.
+        fleet_generation: Option<u64>,
     },
     /// A write: once it succeeds, drops the entries it may have changed.
     InvalidateOnSuccess(&'a ResponseCache),
@@ -92,8 +97,19 @@ impl<'a> CacheUse<'a> {
                 cache,
                 key,
                 generation: 0,
+                fleet_generation: None,
             },
             None => CacheUse::Off,
+        }
+    }
+
+    /// The call's cache when it is fleet-wide.
+    fn shared_cache(&self) -> Option<&'a ResponseCache> {
+        match self {
+            CacheUse::Off => None,
+            CacheUse::Read { cache, .. } | CacheUse::InvalidateOnSuccess(cache) => {
+                Some(*cache).filter(|cache| cache.is_shared())
+            }
         }
     }
 }
@@ -182,24 +198,70 @@ impl<'a, S: EventSink> Call<'a, S> {
             .hosts
             .with(&self.spec.host, self.state_key.as_deref(), now, decide)
             .await;
-        if let Some(notice) = notice {
-            let redis = self.shared.hosts.redis_address().unwrap_or_default();
-            self.events.shared_state(notice, redis).await;
-        }
+        self.report_notice(notice).await;
         result
+    }
+
+    /// Report a switch of the slot's Redis link (to its local copy, or back). On a rejoin, a
+    /// fleet-wide cache forgets what it kept locally meanwhile: the fleet's writes since then
+    /// never reached that copy, and the next outage must not serve it.
+    async fn report_notice(&self, notice: Option<Notice>) {
+        let Some(notice) = notice else {
+            return;
+        };
+        if notice == Notice::Rejoined {
+            if let Some(cache) = self.cache.shared_cache() {
+                cache.clear();
+            }
+        }
+        let redis = self.shared.hosts.redis_address().unwrap_or_default();
+        self.events.shared_state(notice, redis).await;
+    }
+
+    /// A fleet-wide cache's read in Redis, on a slot that shares state: None when the local
+    /// cache decides (not fleet-wide, no `sharedState`, or Redis away).
+    async fn read_fleet(&self) -> Option<FleetRead> {
+        let CacheUse::Read { cache, key, .. } = &self.cache else {
+            return None;
+        };
+        let fleet = self.shared.hosts.fleet().filter(|_| cache.is_shared())?;
+        let now = self.shared.clock.now_ms();
+        // Boxed, as every Redis round trip of a call: a cold path that would otherwise make
+        // every call's future carry its state.
+        let (read, notice) =
+            Box::pin(fleet.cache_read(&self.spec.host, key, cache.config(), now)).await;
+        self.report_notice(notice).await;
+        match &read {
+            FleetRead::Hit(_) => cache.count_fleet_read(true),
+            FleetRead::Miss { .. } => cache.count_fleet_read(false),
+            FleetRead::Local => return None,
+        }
+        Some(read)
     }
 
     /// Serve a cacheable read from the cache, or remember the generation its miss saw.
     async fn read_cache(&mut self) -> Option<Arc<str>> {
+        let fleet = self.read_fleet().await;
         let CacheUse::Read {
             cache,
             key,
             generation,
+            fleet_generation,
         } = &mut self.cache
         else {
             return None;
         };
-        match cache.get(key) {
+        // While Redis answers, a fleet-wide cache is read there only: a local copy could not
+        // learn of another process's write.
+        let lookup = match fleet {
+            Some(FleetRead::Hit(text)) => Lookup::Hit(text),
+            Some(FleetRead::Miss { generation: seen }) => {
+                *fleet_generation = Some(seen);
+                return None;
+            }
+            Some(FleetRead::Local) | None => cache.get(key),
+        };
+        match lookup {
             Lookup::Miss { generation: seen } => {
                 *generation = seen;
                 None
@@ -565,15 +627,38 @@ impl<'a, S: EventSink> Call<'a, S> {
                     cache,
                     key,
                     generation,
+                    fleet_generation,
                 },
                 Some(ResultText::Fresh(text)),
             ) if partial.is_none() => {
                 let shared: Arc<str> = Arc::from(text);
-                let stored = cache.set_if_fresh(key, *generation, shared.clone());
+                let stored = match (fleet_generation, self.shared.hosts.fleet()) {
+                    (Some(seen), Some(fleet)) => {
+                        let now = self.shared.clock.now_ms();
+                        let (stored, notice) = Box::pin(fleet.cache_write(
+                            &self.spec.host,
+                            key,
+                            *seen,
+                            &shared,
+                            cache.config(),
+                            now,
+                        ))
+                        .await;
+                        self.report_notice(notice).await;
+                        stored
+                    }
+                    _ => cache.set_if_fresh(key, *generation, shared.clone()),
+                };
                 (Some(ResultText::Cached(shared)), stored)
             }
             (CacheUse::InvalidateOnSuccess(cache), result) => {
                 cache.invalidate_after_write(self.spec);
+                if let Some(fleet) = self.shared.hosts.fleet().filter(|_| cache.is_shared()) {
+                    let now = self.shared.clock.now_ms();
+                    let notice =
+                        Box::pin(fleet.cache_invalidate(self.spec, cache.config(), now)).await;
+                    self.report_notice(notice).await;
+                }
                 (result, false)
             }
             (_, result) => (result, false),

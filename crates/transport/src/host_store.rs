@@ -16,7 +16,8 @@ use crate::trust::Trust;
 /// Where a slot's per-host state lives.
 pub enum HostStore {
     Local(HostStates),
-    Shared(SharedHostStates<RedisBackend>),
+    /// Boxed: far larger than the local store, which most slots use.
+    Shared(Box<SharedHostStates<RedisBackend>>),
 }
 
 /// What `getTransportState()` says of the store.
@@ -49,12 +50,12 @@ impl HostStore {
             return HostStore::Local(HostStates::default());
         };
         match redis_backend::backend_for(&config.redis, trust) {
-            Ok(backend) => HostStore::Shared(SharedHostStates::new(
+            Ok(backend) => HostStore::Shared(Box::new(SharedHostStates::new(
                 config.clone(),
                 provider,
                 backend,
                 Box::new(ThreadRandom),
-            )),
+            ))),
             // The option parser checked the URL with the same client: not expected.
             Err(_) => HostStore::Local(HostStates::default()),
         }
@@ -108,6 +109,14 @@ impl HostStore {
             HostStore::Local(_) => SharingMode::Off,
             HostStore::Shared(shared) if shared.in_fallback() => SharingMode::LocalFallback,
             HostStore::Shared(_) => SharingMode::Redis,
+        }
+    }
+
+    /// The fleet's Redis, for a fleet-wide response cache; None for a local store.
+    pub fn fleet(&self) -> Option<&SharedHostStates<RedisBackend>> {
+        match self {
+            HostStore::Local(_) => None,
+            HostStore::Shared(shared) => Some(shared.as_ref()),
         }
     }
 

@@ -1,4 +1,5 @@
-//! The cache's own options: `new ResponseCache({ ttlMs, maxEntries, cloneOnRead })`, validated.
+//! The cache's own options: `new ResponseCache({ ttlMs, maxEntries, cloneOnRead, shared })`,
+//! validated.
 
 use crate::options::parse::{object_fields, parse_bool, parse_integer, parse_millis};
 use crate::options::value::{OptValue, OptionError};
@@ -12,6 +13,9 @@ pub struct CacheConfig {
     /// 0 stores nothing.
     pub ttl_ms: u64,
     pub max_entries: u32,
+    /// Fleet-wide (our extension): on a slot with `sharedState`, entries live in that Redis
+    /// (see [`super::fleet`]); `maxEntries` is then also the cap per Redis scope.
+    pub shared: bool,
 }
 
 impl Default for CacheConfig {
@@ -19,6 +23,7 @@ impl Default for CacheConfig {
         Self {
             ttl_ms: DEFAULT_TTL_MS,
             max_entries: DEFAULT_MAX_ENTRIES,
+            shared: false,
         }
     }
 }
@@ -39,7 +44,7 @@ impl CacheConfig {
         let fields = object_fields(
             "ResponseCache options",
             options,
-            &["ttlMs", "maxEntries", "cloneOnRead"],
+            &["ttlMs", "maxEntries", "cloneOnRead", "shared"],
         )?;
         for (key, value) in fields {
             match key {
@@ -52,6 +57,7 @@ impl CacheConfig {
                         rule("maxEntries must be a finite, positive integer", value)
                     })?
                 }
+                "shared" => config.shared = parse_bool("shared", value)?,
                 // Every read already returns a fresh copy (see the `cache` module comment).
                 _ => {
                     parse_bool("cloneOnRead", value)?;
@@ -76,19 +82,22 @@ mod tests {
             CacheConfig::parse(&OptValue::Undefined),
             Ok(CacheConfig {
                 ttl_ms: 60_000,
-                max_entries: 128
+                max_entries: 128,
+                shared: false
             })
         );
         let custom = OptValue::object(&[
             ("ttlMs", OptValue::Number(0.0)),
             ("maxEntries", OptValue::Number(2.0)),
             ("cloneOnRead", OptValue::Bool(false)),
+            ("shared", OptValue::Bool(true)),
         ]);
         assert_eq!(
             CacheConfig::parse(&custom),
             Ok(CacheConfig {
                 ttl_ms: 0,
-                max_entries: 2
+                max_entries: 2,
+                shared: true
             })
         );
         let cases = [
@@ -111,6 +120,10 @@ mod tests {
             (
                 OptValue::object(&[("cloneOnRead", OptValue::String("yes".into()))]),
                 "cloneOnRead must be a boolean",
+            ),
+            (
+                OptValue::object(&[("shared", OptValue::String("redis://h".into()))]),
+                "shared must be a boolean",
             ),
             (
                 OptValue::object(&[("ttl", OptValue::Number(1.0))]),

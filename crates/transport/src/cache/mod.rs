@@ -1,6 +1,7 @@
 //! The opt-in response cache (transport.md 1.12), in four parts: [`config`] (the constructor's
 //! options), [`key`] (what an entry is stored under, and which requests have a key), [`policy`]
-//! (which entries an invalidation drops) and [`store`] (LRU, TTL, generations, counters). What
+//! (which entries an invalidation drops) and [`store`] (LRU, TTL, generations, counters), plus
+//! [`fleet`] (the Redis layout of a fleet-wide cache). What
 //! a request means to the cache, a provider says in its [`CacheHint`]: the cache itself names
 //! no provider operation, field or path.
 //!
@@ -10,12 +11,13 @@
 //! `cloneOnRead: false` is accepted (and validated) for compatibility and reads the same way.
 
 pub mod config;
+pub mod fleet;
 pub mod hint;
 pub mod key;
 mod policy;
 pub mod store;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 pub use config::{CacheConfig, DEFAULT_MAX_ENTRIES, DEFAULT_TTL_MS};
 pub use hint::{CacheHint, Invalidates, Scope};

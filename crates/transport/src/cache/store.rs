@@ -23,6 +23,10 @@ pub struct CacheStats {
     pub misses: u64,
     pub expirations: u64,
     pub evictions: u64,
+    /// Reads served from the fleet's Redis, and reads that asked it and missed (a fleet-wide
+    /// cache only; the local counters above never count them).
+    pub fleet_hits: u64,
+    pub fleet_misses: u64,
 }
 
 struct Entry {
@@ -237,6 +241,25 @@ impl ResponseCache {
         true
     }
 
+    /// Whether the entries live in the fleet's Redis on a slot with `sharedState`.
+    pub fn is_shared(&self) -> bool {
+        self.config.shared
+    }
+
+    pub fn config(&self) -> CacheConfig {
+        self.config
+    }
+
+    /// Count one read the fleet's Redis answered: a hit or a miss.
+    pub fn count_fleet_read(&self, hit: bool) {
+        let stats = &mut self.state().stats;
+        if hit {
+            stats.fleet_hits += 1;
+        } else {
+            stats.fleet_misses += 1;
+        }
+    }
+
     pub fn generation(&self) -> u64 {
         self.state().generation
     }
@@ -307,7 +330,8 @@ mod tests {
                 hits: 1,
                 misses: 1,
                 expirations: 1,
-                evictions: 0
+                evictions: 0,
+                ..CacheStats::default()
             }
         );
     }
@@ -390,7 +414,8 @@ mod tests {
                 hits: 1,
                 misses: 1,
                 expirations: 0,
-                evictions: 1
+                evictions: 1,
+                ..CacheStats::default()
             }
         );
     }

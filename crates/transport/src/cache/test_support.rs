@@ -35,6 +35,7 @@ pub fn cache(ttl_ms: u64, max_entries: u32) -> (ResponseCache, ManualClock) {
             CacheConfig {
                 ttl_ms,
                 max_entries,
+                shared: false,
             },
             Box::new(clock.clone()),
         ),

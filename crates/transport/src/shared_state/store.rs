@@ -16,6 +16,7 @@ use super::cas::{self, StateBackend, UpdateError};
 use super::config::SharedStateConfig;
 use super::link::{Link, Notice};
 use super::scope::{credential_id, state_key};
+use crate::cache::fleet::FleetInvalidation;
 use crate::host_state::{HostSnapshot, HostState, HostStates};
 use crate::pacing::MAX_PACE_WAIT_MS;
 use crate::random::RandomSource;
@@ -39,6 +40,10 @@ pub struct SharedHostStates<B> {
     /// Per scope key, the holders of requests admitted by local decisions and still held in
     /// the local copy: not yet in the fleet's state.
     unshared: Mutex<HashMap<String, Vec<u64>>>,
+    /// A fleet-wide response cache's invalidations that Redis missed (writes that succeeded
+    /// while it was away), by upstream host: the first cache operation after the rejoin
+    /// applies them (`fleet_cache`).
+    deferred_invalidations: Mutex<Vec<(String, FleetInvalidation)>>,
     /// Spreads the pauses after lost compare-and-sets.
     random: Box<dyn RandomSource>,
 }
@@ -58,6 +63,7 @@ impl<B: StateBackend> SharedHostStates<B> {
             turn: tokio::sync::Mutex::new(()),
             local: HostStates::default(),
             unshared: Mutex::default(),
+            deferred_invalidations: Mutex::default(),
             random,
         }
     }
@@ -181,6 +187,49 @@ impl<B: StateBackend> SharedHostStates<B> {
             unshared.remove(key);
         }
         result
+    }
+
+    /// One Redis round trip outside the state's decisions (the fleet cache's), on the same link:
+    /// in fallback only the claimed rejoin try asks (else None at once), and a failure or no
+    /// answer within `timeoutMs` is an outage like a decision's, with the same single notice.
+    pub(super) async fn on_redis<T>(
+        &self,
+        now_ms: u64,
+        op: impl std::future::Future<Output = Result<T, String>>,
+    ) -> (Option<T>, Option<Notice>) {
+        if !self.lock_link().try_claim(now_ms) {
+            return (None, None);
+        }
+        let limit = Duration::from_millis(self.config.timeout_ms);
+        let cause = match crate::timers::timeout(limit, op).await {
+            Ok(Ok(value)) => return (Some(value), self.lock_link().succeeded()),
+            Ok(Err(cause)) => cause,
+            Err(_) => format!(
+                "no answer within {} ms (sharedState.timeoutMs)",
+                self.config.timeout_ms
+            ),
+        };
+        (None, self.lock_link().failed(now_ms, cause))
+    }
+
+    pub(super) fn deferred_invalidations(
+        &self,
+    ) -> MutexGuard<'_, Vec<(String, FleetInvalidation)>> {
+        self.deferred_invalidations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    pub(super) fn key_prefix(&self) -> &str {
+        &self.config.key_prefix
+    }
+
+    pub(super) fn provider(&self) -> &str {
+        &self.provider
     }
 
     /// The local copy only, synchronously (a call dropped mid-flight releases here; its
