@@ -2,7 +2,7 @@
 // per-platform binaries come as optional dependencies (napi-rs v3), installed in fresh folders
 // with no Rust on PATH, offline (every dependency is a local tarball). POSIX shells and PATHs:
 // on Windows the release workflow's own install and test jobs cover the layout.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   cpSync,
@@ -14,7 +14,9 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,8 +42,8 @@ let installable: string;
 let publishedOptionalDependencies: Record<string, string>;
 
 /** Runs npm; its stdout and stderr (where npm's warnings go). Throws with both when it fails. */
-function npm(args: string[], cwd: string): { stdout: string; stderr: string } {
-  const run = spawnSync('npm', args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
+function npm(args: string[], cwd: string, timeout = 120_000): { stdout: string; stderr: string } {
+  const run = spawnSync('npm', args, { cwd, env, encoding: 'utf8', timeout });
   if (run.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${run.status}):\n${run.stdout}${run.stderr}`);
   return { stdout: run.stdout, stderr: run.stderr };
 }
@@ -117,9 +119,10 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
     expect(installableFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
   }, 300_000);
 
+  // The Next.js app's install alone is some 350 MB.
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   describe('the main tarball', () => {
     it('ships no binary, the typings for both module systems, the licence and the loader', () => {
@@ -357,6 +360,91 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
       }
       expectAppRan(runNode(traced, ['app.mjs']));
     });
+
+    // The README's Next.js recipe: `next build` of a small App Router app (a route handler doing
+    // what app.mjs does) in a folder of its own, with Next from the npm registry at this repo's
+    // versions and the package from its tarballs; then `next start` on 127.0.0.1 and one request.
+    it('Next.js with serverExternalPackages builds, and its route handler calls through the package', async () => {
+      const app = join(work, 'nextjs-app');
+      cpSync(join(__dirname, 'fixtures', 'nextjs'), app, { recursive: true });
+      const versions = ['next', 'react', 'react-dom'].map(
+        (name) => `${name}@${require(`${name}/package.json`).version}`,
+      );
+      // --prefer-offline: npm's cache has them after this repo's install; the registry otherwise.
+      npm(['install', '--prefer-offline', '--no-package-lock', installable, ...versions], app, 240_000);
+      const nextEnv = { ...env, NEXT_TELEMETRY_DISABLED: '1' };
+      const nextCli = join(app, 'node_modules', 'next', 'dist', 'bin', 'next');
+      const build = () =>
+        spawnSync(process.execPath, [nextCli, 'build'], { cwd: app, env: nextEnv, encoding: 'utf8', timeout: 240_000 });
+
+      // Without the recipe the build stops on the loader's run-time require of the binary.
+      const config = join(app, 'next.config.mjs');
+      const recipe = readFileSync(config, 'utf8');
+      writeFileSync(config, 'export default {};\n');
+      const unconfigured = build();
+      expect(unconfigured.status).not.toBe(0);
+      expect(unconfigured.stdout + unconfigured.stderr).toContain(`${pkg.name}/lib/native.cjs`);
+
+      writeFileSync(config, recipe);
+      const built = build();
+      expect(built.stderr).toBe('');
+      expect(built.status).toBe(0);
+
+      const listen = (server: Server) =>
+        new Promise<number>((done) =>
+          server.listen(0, '127.0.0.1', () => done((server.address() as AddressInfo).port)),
+        );
+      const upstream = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ data: { Media: { id: 1, title: { romaji: 'Cowboy Bebop' } } } }));
+        });
+      });
+      const freePort = async () => {
+        const probe = createServer();
+        const port = await listen(probe);
+        await new Promise((done) => probe.close(done));
+        return port;
+      };
+      const upstreamPort = await listen(upstream);
+      const [closedPort, nextPort] = [await freePort(), await freePort()];
+      const server = spawn(process.execPath, [nextCli, 'start', '-H', '127.0.0.1', '-p', String(nextPort)], {
+        cwd: app,
+        env: {
+          ...nextEnv,
+          UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
+          CLOSED_URL: `http://127.0.0.1:${closedPort}`,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      try {
+        let output = '';
+        await new Promise<void>((ready, fail) => {
+          const timer = setTimeout(() => fail(new Error(`next start was not ready in 60 s:\n${output}`)), 60_000);
+          const read = (chunk: Buffer) => {
+            output += chunk;
+            if (output.includes('Ready')) {
+              clearTimeout(timer);
+              ready();
+            }
+          };
+          server.stdout.on('data', read);
+          server.stderr.on('data', read);
+          server.on('exit', (code) => fail(new Error(`next start exited (${code}):\n${output}`)));
+        });
+        const response = await fetch(`http://127.0.0.1:${nextPort}/media`, { signal: AbortSignal.timeout(30_000) });
+        expect(response.status).toBe(200);
+        expect(await response.json()).toEqual(expected);
+      } finally {
+        if (server.exitCode === null && server.signalCode === null) {
+          const exited = new Promise((done) => server.once('exit', done));
+          server.kill();
+          await exited;
+        }
+        upstream.close();
+      }
+    }, 600_000);
 
     it('a bundle that cannot reach the binary says it is bundled and how to fix it', () => {
       const withoutBinary = install('bundle-build-without-binary', installable, ['--omit=optional']);

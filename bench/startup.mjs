@@ -2,7 +2,8 @@
 // a fresh Node process, the package installed from its packed tarballs (the main one and this
 // platform's) as a user gets it. Beside it, axios, the original package's one runtime
 // dependency: the original itself is not on the npm registry this machine reaches, and a plain
-// TypeScript wrapper of axios starts no faster than axios does.
+// TypeScript wrapper of axios starts no faster than axios does. And an empty package: the floor
+// any package starts from on this Node.
 // Warm: one untimed process first (file cache), then the median of `RUNS` fresh processes.
 
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const RUNS = 9;
+const FLOOR_PACKAGE = 'empty-package';
 export const STARTUP_TARGET_MS = 10;
 
 /** The repo's packed main tarball and this platform's package (with the built binary), installed offline. */
@@ -44,7 +46,21 @@ function installPacked(repoDir, work) {
     ],
     consumer,
   );
+  writeFloorPackage(join(consumer, 'node_modules', FLOOR_PACKAGE));
   return consumer;
+}
+
+/**
+ * What loading any package costs this Node: one with an empty module per module system
+ * (`import` gets ESM, `require` CommonJS). Node 20's ESM loader alone takes several
+ * milliseconds, which no package can go below.
+ */
+function writeFloorPackage(dir) {
+  mkdirSync(dir);
+  const exports = { import: './index.mjs', require: './index.cjs' };
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: FLOOR_PACKAGE, version: '1.0.0', exports }));
+  writeFileSync(join(dir, 'index.mjs'), 'export {};\n');
+  writeFileSync(join(dir, 'index.cjs'), 'module.exports = {};\n');
 }
 
 /**
@@ -71,7 +87,7 @@ function medianOf(cwd, specifier, how) {
   return { medianMs: wall[RUNS >> 1], minMs: wall[0], maxMs: wall[RUNS - 1], medianCpuMs: cpu[RUNS >> 1] };
 }
 
-/** The start-up rows: ours from installed tarballs, and axios from the repo's node_modules. */
+/** The start-up rows: ours from installed tarballs, an empty package (the floor), and axios from the repo's node_modules. */
 export function measureStartup(repoDir) {
   const work = mkdtempSync(join(tmpdir(), 'anilink-startup-'));
   try {
@@ -79,6 +95,7 @@ export function measureStartup(repoDir) {
     const rows = [];
     for (const [subject, cwd] of [
       ['anilink-api-wrapper', consumer],
+      [FLOOR_PACKAGE, consumer],
       ['axios', repoDir],
     ]) {
       for (const how of ['require', 'import']) rows.push({ subject, how, runs: RUNS, ...medianOf(cwd, subject, how) });

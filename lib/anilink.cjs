@@ -8,12 +8,11 @@ const { JsonWriter, documentText } = require('./json-text.cjs');
 const { createRefresher } = require('./refresh.cjs');
 const { createWatch } = require('./watch.cjs');
 const { AniLinkValidationError, fromDescription } = require('./errors.cjs');
-const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
-const { bindMapExternalIds } = require('./map-external-ids.cjs');
-const { CREDENTIAL_FIELDS } = require('./external.cjs');
+// The same objects the package exports; their modules load on first use.
+const onDemand = require('./on-demand.cjs');
+const { bindMapExternalIds, getMalAccessToken } = onDemand;
 const { createNativeClient } = require('./slot-environment.cjs');
-const { getMalAccessToken } = require('./oauth.cjs');
 const { createStateOwner, bindStateOwner, snapshotTransportState } = require('./transport-state.cjs');
 
 // What a value is, never what it says: a misplaced argument may be a token (decisions D31).
@@ -140,7 +139,7 @@ function createAniListApi(client) {
       }
       return pageValue;
     };
-    return pagination.paginate(fetchPage, itemsKey, paginateOptions);
+    return onDemand.paginate(fetchPage, itemsKey, paginateOptions);
   };
 
   return {
@@ -148,9 +147,9 @@ function createAniListApi(client) {
     mutation,
     custom,
     customPage,
-    paginate: pagination.paginate,
-    paginatePages: pagination.paginatePages,
-    paginateChunks: pagination.paginateChunks,
+    paginate: onDemand.paginate,
+    paginatePages: onDemand.paginatePages,
+    paginateChunks: onDemand.paginateChunks,
     fuzzyDate: helpers.fuzzyDate,
     fuzzyDateInt: helpers.fuzzyDateInt,
     flattenMediaListCollection: helpers.flattenMediaListCollection,
@@ -205,8 +204,8 @@ function createMalApi(client) {
     api[group] ??= {};
     api[group][name] = member;
   }
-  api.paginate = pagination.malPaginate;
-  api.paginatePages = pagination.malPaginatePages;
+  api.paginate = onDemand.malPaginate;
+  api.paginatePages = onDemand.malPaginatePages;
   api.auth = { buildAuthorizationUrl: helpers.buildMalAuthorizationUrl, exchangeCode: getMalAccessToken };
   return api;
 }
@@ -254,6 +253,7 @@ function buildProviderClients(credentials, legacyOptions) {
     throw new TypeError('buildProviderClients: legacyOptions must be an object of transport options.');
   }
   const slots = slotsFromArguments(credentials ?? {});
+  const { CREDENTIAL_FIELDS } = require('./external.cjs');
   if (legacyOptions !== undefined && Object.keys(slots.anilist).every((key) => CREDENTIAL_FIELDS.includes(key))) {
     slots.anilist = { ...legacyOptions, ...slots.anilist };
   }

@@ -3,10 +3,9 @@
 
 const native = require('./native.cjs');
 const errors = require('./errors.cjs');
-const pagination = require('./paginate.cjs');
 const helpers = require('./helpers.cjs');
-const oauth = require('./oauth.cjs');
-const { mapExternalIds } = require('./map-external-ids.cjs');
+// Pagination, the token exchanges and mapExternalIds load on first use (lib/on-demand.cjs).
+const onDemand = require('./on-demand.cjs');
 const { AniLink, buildProviderClients, buildMyAnimeListApi } = require('./anilink.cjs');
 const { snapshotTransportState } = require('./transport-state.cjs');
 
@@ -30,11 +29,11 @@ module.exports = {
   AniLinkValidationError: errors.AniLinkValidationError,
   destroyCachedAgents,
   ResponseCache: native.ResponseCache,
-  paginate: pagination.paginate,
-  paginatePages: pagination.paginatePages,
-  paginateChunks: pagination.paginateChunks,
-  malPaginate: pagination.malPaginate,
-  malPaginatePages: pagination.malPaginatePages,
+  paginate: onDemand.paginate,
+  paginatePages: onDemand.paginatePages,
+  paginateChunks: onDemand.paginateChunks,
+  malPaginate: onDemand.malPaginate,
+  malPaginatePages: onDemand.malPaginatePages,
   fuzzyDate: helpers.fuzzyDate,
   fuzzyDateInt: helpers.fuzzyDateInt,
   crossLink: helpers.crossLink,
@@ -42,17 +41,17 @@ module.exports = {
   ANILIST_TOKEN_URL: helpers.ANILIST_TOKEN_URL,
   buildAuthorizationUrl: helpers.buildAuthorizationUrl,
   getTokenExpiry: helpers.getTokenExpiry,
-  getAccessToken: oauth.getAccessToken,
-  refreshAccessToken: oauth.refreshAccessToken,
+  getAccessToken: onDemand.getAccessToken,
+  refreshAccessToken: onDemand.refreshAccessToken,
   MAL_API_BASE_URL: 'https://api.myanimelist.net/v2',
   MAL_API_REFERENCE: 'https://myanimelist.net/apiconfig/references/api/v2',
   MAL_AUTHORIZE_URL: helpers.MAL_AUTHORIZE_URL,
   MAL_TOKEN_URL: helpers.MAL_TOKEN_URL,
-  getMalAccessToken: oauth.getMalAccessToken,
-  refreshMalAccessToken: oauth.refreshMalAccessToken,
+  getMalAccessToken: onDemand.getMalAccessToken,
+  refreshMalAccessToken: onDemand.refreshMalAccessToken,
   buildMalAuthorizationUrl: helpers.buildMalAuthorizationUrl,
   getMalTokenExpiry: helpers.getMalTokenExpiry,
-  mapExternalIds,
+  mapExternalIds: onDemand.mapExternalIds,
   // Lower-level entry points: provider clients without AniLink, and their state (api.md §6, §11).
   snapshotTransportState,
   buildProviderClients,

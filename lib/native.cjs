@@ -6,14 +6,18 @@
 // napi-rs layout: `npm/<platform>/`, listed in `optionalDependencies` by `napi prepublish`).
 // When neither is there, the error names the platform, the package and the fix.
 
-const { existsSync } = require('node:fs');
+const { existsSync, readFileSync } = require('node:fs');
 const { basename, join } = require('node:path');
-const pkg = require('../package.json');
 const { platformName, describeRuntime } = require('./platform.cjs');
 
 // Bundled, this file is no longer lib/native.cjs: an ESM bundle has no `__filename` at all, a
 // CommonJS one names the bundle. The package root then means nothing.
 const root = typeof __filename === 'string' && basename(__filename) === 'native.cjs' ? join(__dirname, '..') : null;
+
+// The package's manifest (its name, version and binary name). Installed or cloned, read as a
+// file: `require` would cost more in module resolution than the read and parse (issue 40,
+// start-up). Bundled, required, which bundlers inline.
+const pkg = root === null ? require('../package.json') : JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 function bindingError(message, cause) {
   const error = new Error(`anilink-api-wrapper: ${message}`, cause ? { cause } : undefined);

@@ -6,7 +6,7 @@
 // token); the new token is used by every later call of the slot, and the failed call is
 // replayed once. A second 401 rejects as usual.
 
-const { refreshAccessToken, refreshMalAccessToken } = require('./oauth.cjs');
+const { refreshAccessToken, refreshMalAccessToken } = require('./on-demand.cjs');
 const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
 
 const nonBlank = (value) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
