@@ -246,13 +246,13 @@ impl Harness {
         options: &ResolvedOptions,
         cancel: &CancellationToken,
     ) -> Result<Completed, TransportError> {
-        let shared = Shared {
+        let env = ClientEnv {
             hosts: &self.hosts,
             clock: &self.clock,
             rng: &self.rng,
         };
         execute_on(
-            &shared,
+            &env,
             &self.script,
             spec,
             options,
