@@ -86,7 +86,7 @@ describe('in the test process', () => {
 
 describe('the ESM entries', () => {
   it('export every key of their CommonJS modules, and nothing else', async () => {
-    // Each .mjs lists its exports by hand; a key missing there is invisible to `import`.
+    // Each .mjs lists its exports statically (generated); a key missing there is invisible to `import`.
     const script = `
       import { createRequire } from 'node:module';
       const require = createRequire(process.cwd() + '/');
@@ -107,5 +107,14 @@ describe('the ESM entries', () => {
       expect(cjs.length).toBeGreaterThan(0);
       expect(esm).toEqual(cjs);
     }
+  });
+});
+
+describe('the entry files', () => {
+  it('are what scripts/generate-entries.mjs writes from lib/index.cjs (one list, no hand-kept copies)', async () => {
+    const generator = join(packageRoot, 'scripts', 'generate-entries.mjs');
+    // A stale file makes the script exit 1, which rejects here with its message.
+    const { stderr } = await run(process.execPath, [generator, '--check'], { cwd: packageRoot, timeout: 15_000 });
+    expect(stderr).toBe('');
   });
 });

@@ -131,8 +131,8 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
         expect(mainFiles).toContain(file);
       }
       for (const entry of ['index', 'anilist', 'mal']) {
-        expect(mainFiles).toContain(`${entry}.d.ts`);
-        expect(mainFiles).toContain(`${entry}.d.mts`);
+        expect(mainFiles).toContain(`types/entries/${entry}.d.ts`);
+        expect(mainFiles).toContain(`types/entries/${entry}.d.mts`);
       }
       expect(mainFiles.some((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('npm/'))).toBe(
         false,

@@ -44,7 +44,12 @@ describe('the published file list', () => {
       typeof conditions === 'string' ? [conditions] : Object.values(conditions).flatMap(leaves);
     const targets = leaves(manifest.exports['./testing']).map((target) => target.replace(/^\.\//, ''));
     expect(targets).toEqual(
-      expect.arrayContaining(['testing.d.ts', 'testing.d.mts', 'lib/testing/index.mjs', 'lib/testing/index.cjs']),
+      expect.arrayContaining([
+        'types/entries/testing.d.ts',
+        'types/entries/testing.d.mts',
+        'lib/testing/index.mjs',
+        'lib/testing/index.cjs',
+      ]),
     );
     for (const target of targets) expect(packed).toContain(target);
   });

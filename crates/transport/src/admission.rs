@@ -51,8 +51,13 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pacing::MAX_PACE_WAIT_MS;
 use crate::rate_limit::{epoch_ms, QuotaHeaders};
+
+mod estimate;
+mod fleet;
+
+use estimate::ServerQuota;
+use fleet::{process_of, share_of, Alone, Member};
 
 /// How long a window whose reset was never reported is taken to last (AniList's minute).
 pub const DERIVED_WINDOW_MS: u64 = 60_000;
@@ -95,54 +100,6 @@ impl From<QuotaHeaders> for QuotaReading {
             reset_ms: headers.reset.map(epoch_ms),
         }
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-struct ServerQuota {
-    limit: f64,
-    /// The lowest `remaining` reported in the current window.
-    remaining: f64,
-    /// None after a window ended and before the next reading opened a new one.
-    window_end_ms: Option<u64>,
-    /// When the current window began, as far as this estimate knows (the end of the one
-    /// before; 0 for the first): a response to a request dispatched earlier belongs to an
-    /// older window and says nothing about this one.
-    #[serde(default)]
-    window_started_ms: u64,
-    /// A 429 arrived in this window: it does not count as clean (D39 b).
-    #[serde(default)]
-    rate_limited: bool,
-}
-
-/// Processes count in a scope's fleet for this long after their latest admission.
-const MEMBER_HORIZON_MS: u64 = DERIVED_WINDOW_MS;
-
-/// The process a holder token belongs to: tokens carry it in their high half.
-fn process_of(holder: u64) -> u64 {
-    holder >> 32
-}
-
-/// A process that admitted requests in the scope, and when it last did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-struct Member {
-    process: u64,
-    seen_ms: u64,
-}
-
-/// While a copy decides without the fleet (D39 c): what this process may admit per window.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Alone {
-    /// The processes seen in the scope when the fleet went out of reach.
-    processes: u32,
-    /// The window the allowance is for; None while the scope had no reading yet.
-    window_started_ms: Option<u64>,
-    allowance: u32,
-    admitted: u32,
-}
-
-/// One process's part of a window's `limit` among `processes`: rounded down, at least one.
-fn share_of(limit: f64, processes: u32) -> u32 {
-    ((limit / f64::from(processes.max(1))).floor() as u32).max(1)
 }
 
 /// One request in flight: who holds it and until when. Across a fleet (shared state) the
@@ -261,38 +218,6 @@ impl AdmissionState {
         self.dispatches.push_back(now_ms + 1);
     }
 
-    /// `process` admitted a request at `now_ms`; processes not seen for a while are forgotten.
-    fn seen(&mut self, process: u64, now_ms: u64) {
-        self.members
-            .retain(|m| m.process != process && m.seen_ms + MEMBER_HORIZON_MS > now_ms);
-        self.members.push(Member {
-            process,
-            seen_ms: now_ms,
-        });
-    }
-
-    /// The fleet's state is out of reach: until the fleet's state replaces this copy, it admits
-    /// only this process's share of the last known quota (D39 c), the limit in force divided by
-    /// the processes seen in the scope lately, per window (in the window under way, what the
-    /// fleet had left of it, divided the same way), and counts only this process's requests
-    /// in flight (the others' reservations are theirs to settle).
-    pub fn decide_alone(&mut self, now_ms: u64) {
-        if self.alone.is_some() {
-            return;
-        }
-        self.roll(now_ms);
-        let processes = self.processes_seen(now_ms).max(1);
-        let left = self.server.map_or(0.0, |q| {
-            (q.remaining - self.in_flight.len() as f64).max(0.0)
-        });
-        self.alone = Some(Alone {
-            processes,
-            window_started_ms: self.server.map(|q| q.window_started_ms),
-            allowance: (left / f64::from(processes)).floor() as u32,
-            admitted: 0,
-        });
-    }
-
     /// An admitted request is no longer in flight (answered, failed or abandoned): removes one
     /// reservation of `holder`, never another's.
     pub fn release(&mut self, holder: u64) {
@@ -346,181 +271,6 @@ impl AdmissionState {
         }
     }
 
-    /// The processes that admitted requests in the scope within [`MEMBER_HORIZON_MS`].
-    fn processes_seen(&self, now_ms: u64) -> u32 {
-        self.members
-            .iter()
-            .filter(|m| m.seen_ms + MEMBER_HORIZON_MS > now_ms)
-            .count() as u32
-    }
-
-    /// Fold what the answer to a request dispatched at `dispatched_ms` tells into the estimate
-    /// (rules in the module doc).
-    pub fn learn(&mut self, answer: &Answer, floor: u32, dispatched_ms: u64, now_ms: u64) {
-        match answer {
-            Answer::Served(Some(reading)) => self.observe(reading, dispatched_ms, now_ms),
-            Answer::Served(None) => self.unmetered = true,
-            Answer::RateLimited(reading) => self.refused(reading.as_ref(), floor, now_ms),
-            Answer::Failed => {}
-        }
-    }
-
-    /// The limit admission follows: the announced one, or the learned one when lower.
-    fn limit_in_force(&self, announced: f64) -> f64 {
-        self.learned_limit
-            .map_or(announced, |learned| learned.min(announced))
-    }
-
-    fn observe(&mut self, reading: &QuotaReading, dispatched_ms: u64, now_ms: u64) {
-        self.roll(now_ms);
-        let stale_reset = reading.reset_ms.is_some_and(|reset| reset <= now_ms);
-        // Without a reset, the reading cannot say which window it counted the request in.
-        let older_window = reading.reset_ms.is_none()
-            && self
-                .server
-                .is_some_and(|q| dispatched_ms < q.window_started_ms);
-        if stale_reset || older_window {
-            return;
-        }
-        // A success of the window that revealed the lie: it was served, so it counts.
-        if self.server.is_some_and(|q| q.rate_limited) {
-            if let Some(learned) = &mut self.learned_limit {
-                let served = (reading.limit - reading.remaining).min(reading.limit);
-                *learned = learned.max(served);
-            }
-        }
-        // The headers count against the announced limit; what is left of the one in force is
-        // that much lower.
-        let overstated_by = reading.limit - self.limit_in_force(reading.limit);
-        let remaining = (reading.remaining - overstated_by).max(0.0);
-        let reset_ms = reading
-            .reset_ms
-            .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
-        let fresh = ServerQuota {
-            limit: reading.limit,
-            remaining,
-            window_end_ms: Some(reset_ms.unwrap_or(now_ms + DERIVED_WINDOW_MS)),
-            window_started_ms: self.server.map_or(0, |q| q.window_started_ms),
-            rate_limited: false,
-        };
-        self.server = Some(match self.server {
-            None => fresh,
-            Some(current) => match (current.window_end_ms, reset_ms) {
-                (Some(end), Some(reset)) if reset > end => ServerQuota {
-                    window_started_ms: end,
-                    ..fresh
-                },
-                (end, reset) => ServerQuota {
-                    limit: reading.limit,
-                    remaining: current.remaining.min(remaining),
-                    window_end_ms: reset.or(end).or(fresh.window_end_ms),
-                    ..current
-                },
-            },
-        });
-    }
-
-    /// A 429 when the estimate said this request fit (at least `floor` left, counting it): the
-    /// headers overstate the quota. The limit in force becomes what the window served, and
-    /// nothing more is admitted until the 429's reset (the server's timeout). Any other 429
-    /// leaves the waiting to the retry policy (its Retry-After) and pacing; every 429 keeps its
-    /// window from counting as clean.
-    fn refused(&mut self, reading: Option<&QuotaReading>, floor: u32, now_ms: u64) {
-        self.roll(now_ms);
-        let learned_limit = self.learned_limit;
-        let Some(quota) = &mut self.server else {
-            return;
-        };
-        quota.rate_limited = true;
-        // `rateLimitFloor: 0` turns admission off: nothing was predicted.
-        if floor == 0 || quota.remaining < f64::from(floor) {
-            return;
-        }
-        let in_force = learned_limit.map_or(quota.limit, |l| l.min(quota.limit));
-        self.learned_limit = Some((in_force - quota.remaining).max(1.0));
-        quota.remaining = 0.0;
-        let reset_ms = reading
-            .and_then(|r| r.reset_ms)
-            .filter(|&reset| reset > now_ms)
-            .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
-        quota.window_end_ms = reset_ms
-            .or(quota.window_end_ms)
-            .or(Some(now_ms + DERIVED_WINDOW_MS));
-    }
-
-    /// A window that has ended refills to the limit in force, which rises by one after a
-    /// window without a 429; its end is unknown until the next reading.
-    fn roll(&mut self, now_ms: u64) {
-        let Some(quota) = &mut self.server else {
-            return;
-        };
-        let Some(end) = quota.window_end_ms.filter(|&end| end <= now_ms) else {
-            return;
-        };
-        if !quota.rate_limited {
-            self.learned_limit = self
-                .learned_limit
-                .map(|learned| learned + 1.0)
-                .filter(|&learned| learned < quota.limit);
-        }
-        let in_force = self
-            .learned_limit
-            .map_or(quota.limit, |l| l.min(quota.limit));
-        quota.remaining = in_force;
-        quota.window_end_ms = None;
-        quota.window_started_ms = end;
-        quota.rate_limited = false;
-    }
-
-    fn server_wait(&mut self, floor: u32, process: u64, now_ms: u64) -> Option<u64> {
-        self.roll(now_ms);
-        // Alone, only this process's requests count: the others' are in their own shares.
-        let alone = self.alone.is_some();
-        let in_flight = self
-            .in_flight
-            .iter()
-            .filter(|r| !alone || process_of(r.holder) == process)
-            .count() as u32;
-        let Some(quota) = self.server else {
-            // Cold: one request asks the upstream for its quota while the others wait (D39 a).
-            return (!self.unmetered && in_flight > 0).then_some(RECHECK_MS);
-        };
-        let until_reset = quota
-            .window_end_ms
-            .map_or(RECHECK_MS, |end| end.saturating_sub(now_ms));
-        // Answers in flight do not give a spent share back: only the window's end does.
-        if self.share_spent(&quota) {
-            return Some(until_reset);
-        }
-        let available = quota.remaining - f64::from(in_flight);
-        if available >= f64::from(floor) {
-            return None;
-        }
-        Some(if in_flight > 0 {
-            until_reset.min(RECHECK_MS)
-        } else {
-            until_reset
-        })
-    }
-
-    /// Whether this process has admitted its share of the window (always false with the fleet).
-    fn share_spent(&mut self, quota: &ServerQuota) -> bool {
-        let in_force = self.limit_in_force(quota.limit);
-        let Some(alone) = &mut self.alone else {
-            return false;
-        };
-        if alone.window_started_ms != Some(quota.window_started_ms) {
-            // A window after the fleet went out of reach (or the first reading of a cold
-            // scope, whose request stays counted): a share of all of it.
-            if alone.window_started_ms.is_some() {
-                alone.admitted = 0;
-            }
-            alone.window_started_ms = Some(quota.window_started_ms);
-            alone.allowance = share_of(in_force, alone.processes);
-        }
-        alone.admitted >= alone.allowance
-    }
-
     /// The requests in flight count too: each may be written at any moment.
     fn ceiling_wait(&mut self, ceiling: &Ceiling, now_ms: u64) -> Option<u64> {
         while self
@@ -549,8 +299,8 @@ impl AdmissionState {
 mod tests {
     use super::*;
 
-    const NOW: u64 = 1_700_000_000_000;
-    const QUOTA_ONLY: Rules = Rules {
+    pub(super) const NOW: u64 = 1_700_000_000_000;
+    pub(super) const QUOTA_ONLY: Rules = Rules {
         server_quota: true,
         floor: 1,
         ceiling: None,
@@ -558,7 +308,7 @@ mod tests {
         lease_ms: None,
     };
 
-    fn reading(remaining: f64, reset_ms: Option<u64>) -> QuotaReading {
+    pub(super) fn reading(remaining: f64, reset_ms: Option<u64>) -> QuotaReading {
         QuotaReading {
             limit: 10.0,
             remaining,
@@ -567,13 +317,20 @@ mod tests {
     }
 
     /// Admit as many as the state allows at `now`.
-    fn admit_all(state: &mut AdmissionState, rules: &Rules, now: u64) -> u32 {
+    pub(super) fn admit_all(state: &mut AdmissionState, rules: &Rules, now: u64) -> u32 {
         let mut admitted = 0;
         while state.try_admit(rules, now).is_ok() {
             admitted += 1;
             assert!(admitted < 1_000, "admission never stopped");
         }
         admitted
+    }
+
+    /// A scope whose upstream answered without quota headers: nothing to wait for.
+    pub(super) fn unmetered() -> AdmissionState {
+        let mut state = AdmissionState::default();
+        state.learn(&Answer::Served(None), 1, NOW, NOW);
+        state
     }
 
     #[test]
@@ -592,215 +349,6 @@ mod tests {
             Some(1_700_000_000_500)
         );
         assert_eq!(QuotaReading::from_headers(Some("90"), None, None), None);
-    }
-
-    /// A scope whose upstream answered without quota headers: nothing to wait for.
-    fn unmetered() -> AdmissionState {
-        let mut state = AdmissionState::default();
-        state.learn(&Answer::Served(None), 1, NOW, NOW);
-        state
-    }
-
-    #[test]
-    fn a_cold_scope_admits_one_request_until_an_answer_tells_the_quota() {
-        let mut state = AdmissionState::default();
-        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()));
-        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Err(RECHECK_MS));
-        // A failure (not a 429) tells nothing: the next request asks alone again.
-        state.learn(&Answer::Failed, 1, NOW, NOW + 5);
-        state.release(0);
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5), 1);
-        state.learn(&Answer::Served(Some(reading(6.0, None))), 1, NOW, NOW + 10);
-        state.release(0);
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 10), 6);
-    }
-
-    #[test]
-    fn an_upstream_without_quota_headers_opens_up_after_its_first_answer() {
-        let mut state = unmetered();
-        for _ in 0..100 {
-            assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()));
-        }
-    }
-
-    #[test]
-    fn a_429_the_estimate_did_not_predict_teaches_the_limit_that_was_served() {
-        let mut state = AdmissionState::default();
-        // Announced 10; 3 served so far, by the headers.
-        state.learn(&Answer::Served(Some(reading(7.0, None))), 1, NOW, NOW);
-        let timeout_ends = NOW + 3_000;
-        let refusal = Answer::RateLimited(Some(reading(0.0, Some(timeout_ends))));
-        state.learn(&refusal, 1, NOW, NOW + 10);
-        assert_eq!(state.learned_limit, Some(3.0));
-        // A success of that window answered after the 429 was served too.
-        state.learn(&Answer::Served(Some(reading(6.0, None))), 1, NOW, NOW + 20);
-        assert_eq!(state.learned_limit, Some(4.0));
-        // Later 429s of the same window were predicted (nothing left): they teach nothing.
-        state.learn(&refusal, 1, NOW, NOW + 30);
-        assert_eq!(state.learned_limit, Some(4.0));
-        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW + 30), Err(3_000 - 30));
-        // The timeout over, the window refills to the learned limit, not the announced one.
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, timeout_ends), 4);
-        let snapshot = state.snapshot(timeout_ends);
-        assert_eq!(
-            (snapshot.limit, snapshot.learned_limit),
-            (Some(10.0), Some(4.0))
-        );
-        for _ in 0..4 {
-            state.release(0);
-        }
-        // The headers still count against 10: 9 left of 10 is 3 left of 4.
-        state.learn(
-            &Answer::Served(Some(reading(9.0, None))),
-            1,
-            timeout_ends,
-            timeout_ends,
-        );
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, timeout_ends), 3);
-    }
-
-    #[test]
-    fn a_429_on_a_cold_scope_leaves_the_wait_to_the_retry_policy() {
-        let mut cold = AdmissionState::default();
-        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 5_000))));
-        cold.learn(&refusal, 1, NOW, NOW);
-        assert_eq!(
-            cold.try_admit(&QUOTA_ONLY, NOW),
-            Ok(()),
-            "still cold, not held"
-        );
-    }
-
-    #[test]
-    fn the_learned_limit_rises_by_one_per_clean_window_up_to_the_announced_one() {
-        let mut state = AdmissionState::default();
-        state.learn(&Answer::Served(Some(reading(2.0, None))), 1, NOW, NOW);
-        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000))));
-        state.learn(&refusal, 1, NOW, NOW);
-        assert_eq!(state.learned_limit, Some(8.0));
-        let mut window_end = NOW + 1_000;
-        for expected in [8.0, 9.0] {
-            // Rolled at the window's end: a window with a 429 does not raise it.
-            assert_eq!(
-                admit_all(&mut state, &QUOTA_ONLY, window_end),
-                expected as u32
-            );
-            assert_eq!(state.learned_limit, Some(expected));
-            for _ in 0..expected as u32 {
-                state.release(0);
-            }
-            window_end += 1_000;
-            let last = reading(10.0 - expected, Some(window_end));
-            state.learn(
-                &Answer::Served(Some(last)),
-                1,
-                window_end - 1_000,
-                window_end - 900,
-            );
-        }
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, window_end), 10);
-        assert_eq!(state.learned_limit, None, "back to the announced limit");
-    }
-
-    #[test]
-    fn a_429_the_estimate_predicted_teaches_nothing_and_leaves_the_window_as_it_was() {
-        let mut state = AdmissionState::default();
-        state.learn(&Answer::Served(Some(reading(1.0, None))), 2, NOW, NOW);
-        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 2_000))));
-        state.learn(&refusal, 2, NOW, NOW);
-        assert_eq!(state.learned_limit, None);
-        let rules = Rules {
-            floor: 2,
-            ..QUOTA_ONLY
-        };
-        assert_eq!(
-            state.try_admit(&rules, NOW + 500),
-            Err(DERIVED_WINDOW_MS - 500),
-            "the Retry-After is the retry policy's"
-        );
-        // With admission off (floor 0) nothing is predicted either.
-        let mut off = AdmissionState::default();
-        off.learn(&Answer::Served(Some(reading(9.0, None))), 0, NOW, NOW);
-        off.learn(&refusal, 0, NOW, NOW);
-        assert_eq!(off.learned_limit, None);
-    }
-
-    /// Rules for a request of `process` (tokens carry it in their high half).
-    fn of_process(process: u64) -> Rules {
-        Rules {
-            holder: (process << 32) | 1,
-            ..QUOTA_ONLY
-        }
-    }
-
-    #[test]
-    fn alone_a_process_admits_its_share_of_the_last_known_quota_and_counts_only_its_own() {
-        let mut state = AdmissionState::default();
-        state.learn(
-            &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
-            1,
-            NOW,
-            NOW,
-        );
-        // Four processes admitted lately; process 4's request is still in flight.
-        for process in 1..=4 {
-            assert!(state.try_admit(&of_process(process), NOW).is_ok());
-            if process < 4 {
-                state.release(of_process(process).holder);
-            }
-        }
-        let shared = state.snapshot(NOW + 10);
-        assert_eq!(
-            (shared.processes, shared.share, shared.alone),
-            (4, Some(2), false)
-        );
-        state.decide_alone(NOW + 10);
-        // 9 left, 1 of them in flight: 8 for four processes, 2 each in this window.
-        assert_eq!(admit_all(&mut state, &of_process(1), NOW + 10), 2);
-        let alone = state.snapshot(NOW + 10);
-        assert_eq!((alone.share, alone.alone), (Some(2), true));
-        assert_eq!(
-            state.try_admit(&of_process(1), NOW + 10),
-            Err(990),
-            "its share is spent: the window's end"
-        );
-        // Next window: a quarter of the limit (10), rounded down; its 2 in flight count.
-        assert_eq!(admit_all(&mut state, &of_process(1), NOW + 1_000), 2);
-        // The fleet's state read again ends it.
-        state.alone = None;
-        assert_eq!(admit_all(&mut state, &of_process(1), NOW + 1_000), 5);
-    }
-
-    #[test]
-    fn alone_from_a_cold_start_the_first_reading_sets_the_share() {
-        let mut state = AdmissionState::default();
-        state.decide_alone(NOW);
-        assert_eq!(
-            admit_all(&mut state, &of_process(1), NOW),
-            1,
-            "cold: one asks"
-        );
-        state.learn(&Answer::Served(Some(reading(9.0, None))), 1, NOW, NOW + 5);
-        state.release(of_process(1).holder);
-        // Alone in the scope: the whole limit, the probe included.
-        assert_eq!(admit_all(&mut state, &of_process(1), NOW + 5), 9);
-    }
-
-    #[test]
-    fn a_process_alone_counts_the_processes_seen_lately_and_at_least_itself() {
-        let mut state = AdmissionState::default();
-        state.learn(
-            &Answer::Served(Some(reading(10.0, Some(NOW + 100_000)))),
-            1,
-            NOW,
-            NOW,
-        );
-        assert!(state.try_admit(&of_process(2), NOW).is_ok());
-        state.release(of_process(2).holder);
-        // Process 2 was last seen over a minute ago: process 1 is alone in the scope.
-        let later = NOW + MEMBER_HORIZON_MS;
-        state.decide_alone(later);
-        assert_eq!(admit_all(&mut state, &of_process(1), later), 10);
     }
 
     #[test]
@@ -823,71 +371,6 @@ mod tests {
             0,
             "3 left, 3 in flight"
         );
-    }
-
-    #[test]
-    fn an_out_of_order_higher_remaining_does_not_raise_the_estimate() {
-        let mut state = AdmissionState::default();
-        state.observe(&reading(2.0, None), NOW, NOW);
-        state.observe(&reading(7.0, None), NOW + 5, NOW + 5);
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5), 2);
-    }
-
-    #[test]
-    fn a_missing_reset_derives_the_window_from_the_first_reading() {
-        let mut state = AdmissionState::default();
-        state.observe(&reading(1.0, None), NOW, NOW);
-        state.observe(&reading(0.0, None), NOW + 20_000, NOW + 20_000);
-        assert_eq!(
-            state.try_admit(&QUOTA_ONLY, NOW + 20_000),
-            Err(DERIVED_WINDOW_MS - 20_000),
-            "nothing in flight: wait for the window first seen at NOW to end"
-        );
-        // The window rolls over: the estimate refills to the limit.
-        assert_eq!(
-            admit_all(&mut state, &QUOTA_ONLY, NOW + DERIVED_WINDOW_MS),
-            10
-        );
-    }
-
-    #[test]
-    fn a_reported_reset_bounds_the_window_and_a_later_one_starts_a_new_window() {
-        let mut state = AdmissionState::default();
-        state.observe(&reading(3.0, None), NOW, NOW);
-        state.observe(&reading(0.0, Some(NOW + 4_000)), NOW + 1_000, NOW + 1_000);
-        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW + 1_000), Err(3_000));
-        // A late answer of the next window reports a later reset: it is trusted as new.
-        state.observe(&reading(8.0, Some(NOW + 64_000)), NOW + 5_000, NOW + 5_000);
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5_000), 8);
-        // A stale reset in the past is not a window end, and cannot raise the estimate.
-        for _ in 0..8 {
-            state.release(0);
-        }
-        state.observe(&reading(9.0, Some(NOW)), NOW + 6_000, NOW + 6_000);
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 6_000), 8);
-    }
-
-    #[test]
-    fn a_late_answer_from_the_window_before_does_not_hold_the_host_for_a_minute() {
-        let mut state = AdmissionState::default();
-        state.observe(&reading(1.0, Some(NOW + 2_000)), NOW, NOW);
-        let after = NOW + 2_000;
-        // Dispatched in the first window, answered after it ended, no reset (AniList's success).
-        state.observe(&reading(0.0, None), NOW + 500, after + 10);
-        assert_eq!(admit_all(&mut state, &QUOTA_ONLY, after + 10), 10);
-        // A reset already past belongs to a window that is over, whenever it was dispatched.
-        let mut state = AdmissionState::default();
-        state.observe(&reading(0.0, Some(NOW - 1_000)), NOW, NOW);
-        assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()));
-    }
-
-    #[test]
-    fn an_answer_dispatched_in_the_current_window_still_counts() {
-        let mut state = AdmissionState::default();
-        state.observe(&reading(1.0, Some(NOW + 2_000)), NOW, NOW);
-        let after = NOW + 2_000;
-        state.observe(&reading(0.0, None), after + 5, after + 10);
-        assert!(state.try_admit(&QUOTA_ONLY, after + 10).is_err());
     }
 
     #[test]

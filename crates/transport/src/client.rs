@@ -9,10 +9,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::attempt::{self, Completed, LeaderOutcome, Shared};
+use crate::attempt::{self, ClientEnv, Coalescer, Completed, LeaderOutcome};
 use crate::cache::ResponseCache;
 use crate::clock::{Clock, SystemClock};
-use crate::coalesce::Coalescer;
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::host_state::HostSnapshot;
@@ -130,12 +129,12 @@ impl ProviderClient {
         sink: &impl EventSink,
         cancel: &CancellationToken,
     ) -> Result<Completed, TransportError> {
-        let shared = Shared {
+        let env = ClientEnv {
             hosts: &self.hosts,
             clock: self.clock.as_ref(),
             rng: self.rng.as_ref(),
         };
-        attempt::execute(&self.coalescer, &shared, pool, spec, options, sink, cancel).await
+        attempt::execute(&self.coalescer, &env, pool, spec, options, sink, cancel).await
     }
 
     /// Each host's state: with shared state, the fleet's as last read from Redis.

@@ -16,7 +16,7 @@ pub struct Context {
     pub method: &'static str,
     /// One-based.
     pub attempt: u32,
-    /// A coalesced call (module [`coalesce`](crate::coalesce)): the request id of the call
+    /// A coalesced call (`coalesce: true`, see `attempt::coalesce`): the request id of the call
     /// whose request it shared.
     pub coalesced_with: Option<Arc<str>>,
 }

@@ -20,7 +20,7 @@ use crate::decode::{decode_all, Encoding};
 use crate::error::{describe, TransportError};
 use crate::http1::request_head;
 use crate::http1::response_head::ResponseHead;
-use crate::pool::{Pool, Slot};
+use crate::pool::{Pool, SocketClaim};
 use crate::request::RequestSpec;
 use crate::timers;
 
@@ -28,7 +28,7 @@ pub struct RawResponse {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Bytes,
-    /// How long the round trip ran under its timeout (not its wait for a pool slot): what a
+    /// How long the round trip ran under its timeout (not its wait for a free socket): what a
     /// redirect's next hop no longer has of the attempt's timeout.
     pub timed: Duration,
 }
@@ -69,9 +69,9 @@ pub async fn send(
     max_body_bytes: u64,
     timeout: Option<Duration>,
 ) -> Result<RawResponse, TransportError> {
-    let slot = pool.slot(&spec.origin).await?;
+    let claim = pool.claim_socket(&spec.origin).await?;
     let started = tokio::time::Instant::now();
-    let exchange = exchange(pool, slot, spec, max_body_bytes);
+    let exchange = exchange(pool, claim, spec, max_body_bytes);
     let mut response = match timeout {
         Some(limit) => timers::timeout(limit, exchange)
             .await
@@ -84,17 +84,17 @@ pub async fn send(
 
 async fn exchange(
     pool: &Arc<Pool>,
-    slot: Slot,
+    claim: SocketClaim,
     spec: &RequestSpec,
     max_body_bytes: u64,
 ) -> Result<RawResponse, TransportError> {
     let mut fresh = false;
-    let mut slot = Some(slot);
+    let mut claim = Some(claim);
     let keep_open = !request_head::asks_to_close(spec);
     let to_head_request = spec.method == Method::HEAD;
     loop {
-        let mut lease = match slot.take() {
-            Some(slot) => slot.connect(&spec.origin, fresh).await?,
+        let mut lease = match claim.take() {
+            Some(claim) => claim.connect(&spec.origin, fresh).await?,
             None => pool.lease(&spec.origin, fresh).await?,
         };
         let head = request_head::encode(spec, lease.forward_proxy.as_deref());

@@ -8,7 +8,11 @@
 
 pub mod chunked;
 pub mod connection;
+mod error;
 pub mod request_head;
 pub mod response_head;
+mod stream;
 
-pub use connection::{Connection, Http1Error, Stream};
+pub use connection::Connection;
+pub use error::Http1Error;
+pub use stream::Stream;

@@ -15,7 +15,6 @@ pub mod budget;
 pub mod cache;
 pub mod client;
 pub mod clock;
-pub mod coalesce;
 pub mod connector;
 pub mod decode;
 pub mod envelope;

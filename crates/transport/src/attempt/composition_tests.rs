@@ -12,9 +12,10 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
 use super::*;
 use crate::error::{ErrorCode, Protocol};
+use crate::events::Event;
 use crate::exchange::RawResponse;
 use crate::host_state::HostStates;
-use crate::options::{HookSet, OptValue, PartialOptions};
+use crate::options::{Hook, HookSet, OptValue, PartialOptions};
 use crate::random::SeededRandom;
 use crate::request::ResultShape;
 
@@ -246,13 +247,13 @@ impl Harness {
         options: &ResolvedOptions,
         cancel: &CancellationToken,
     ) -> Result<Completed, TransportError> {
-        let shared = Shared {
+        let env = ClientEnv {
             hosts: &self.hosts,
             clock: &self.clock,
             rng: &self.rng,
         };
         execute_on(
-            &shared,
+            &env,
             &self.script,
             spec,
             options,

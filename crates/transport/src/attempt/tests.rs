@@ -1,6 +1,7 @@
 //! Unit tests of the loop's helpers; its composition is tested in `composition_tests`.
 
 use super::*;
+use crate::cache::ResponseCache;
 use crate::request::ResultShape;
 
 #[test]

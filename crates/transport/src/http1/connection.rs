@@ -8,13 +8,16 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http_body::{Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
-use tokio_rustls::client::TlsStream;
 
-use super::chunked::{self, Step};
+use super::chunked;
 use super::response_head::{self, Framing, ResponseHead, MAX_HEAD_BYTES};
+use super::{Http1Error, Stream};
+
+mod body;
+
+use body::BodyState;
+pub use body::ResponseBody;
 
 /// Bytes taken per read when the size of what comes is unknown (a head, a chunk, a body
 /// read until close): read on the stack, then copied into a buffer of their own size.
@@ -24,13 +27,6 @@ const STACK_READ: usize = 16 * 1024;
 /// `Content-Length` and sends nothing does not make the client allocate it all.
 const MAX_RESERVED: usize = 256 * 1024;
 
-/// What a connection carries its bytes over.
-pub enum Stream {
-    Plain(TcpStream),
-    /// Boxed: a TLS session's state is many times the size of a socket.
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
 pub struct Connection {
     stream: Stream,
     /// Bytes read and not consumed yet: the part of a response past what was parsed.
@@ -38,93 +34,6 @@ pub struct Connection {
     /// A response was read whole and the server keeps the connection open; cleared when a
     /// request goes out, so a call abandoned half-way leaves the connection unusable.
     reusable: bool,
-}
-
-/// Why an exchange on a connection failed.
-#[derive(Debug)]
-pub enum Http1Error {
-    /// The request could not be written; `sent_nothing` when not one byte was accepted.
-    Write {
-        source: io::Error,
-        sent_nothing: bool,
-    },
-    /// Reading failed (`source`) or the server closed the connection (none) before the
-    /// response was complete; `before_response` when not one byte of it had arrived.
-    Read {
-        source: Option<io::Error>,
-        before_response: bool,
-    },
-    /// The server's bytes are not an HTTP/1.1 response.
-    Malformed(String),
-}
-
-impl std::fmt::Display for Http1Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Http1Error::Write { .. } => f.write_str("sending the request failed"),
-            Http1Error::Read {
-                source: Some(_), ..
-            } => f.write_str("reading the response failed"),
-            Http1Error::Read {
-                source: None,
-                before_response: true,
-            } => f.write_str("the connection closed before any response"),
-            Http1Error::Read { source: None, .. } => {
-                f.write_str("the connection closed before the response was complete")
-            }
-            Http1Error::Malformed(detail) => {
-                write!(f, "the response is not valid HTTP/1.1: {detail}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for Http1Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Http1Error::Write { source, .. } => Some(source),
-            Http1Error::Read {
-                source: Some(source),
-                ..
-            } => Some(source),
-            _ => None,
-        }
-    }
-}
-
-impl Http1Error {
-    /// The connection ended (closed or reset) before a single response byte: on a reused
-    /// connection, the evidence of the keep-alive race (see [`crate::exchange`]).
-    pub fn died_before_response(&self) -> bool {
-        match self {
-            Http1Error::Write { source, .. } => is_reset(source),
-            Http1Error::Read {
-                source,
-                before_response: true,
-            } => source.as_ref().is_none_or(is_reset),
-            _ => false,
-        }
-    }
-
-    /// Not one byte of the request left the client.
-    pub fn sent_nothing(&self) -> bool {
-        matches!(
-            self,
-            Http1Error::Write {
-                sent_nothing: true,
-                ..
-            }
-        )
-    }
-}
-
-fn is_reset(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::ConnectionReset
-            | io::ErrorKind::BrokenPipe
-            | io::ErrorKind::ConnectionAborted
-    )
 }
 
 impl Connection {
@@ -385,184 +294,12 @@ fn poll_write_all(
     }
 }
 
-/// A response body, read from its connection as the caller polls it. The connection is
-/// reusable once the body has ended on a connection the server keeps open, with nothing
-/// unasked after it.
-pub struct ResponseBody<'a> {
-    connection: &'a mut Connection,
-    state: BodyState,
-    keep_open: bool,
-}
-
-enum BodyState {
-    /// Bytes of a declared length still to come.
-    Length(u64),
-    Chunked(chunked::Decoder),
-    UntilClose,
-    Ended,
-}
-
-impl ResponseBody<'_> {
-    fn end(&mut self) {
-        self.state = BodyState::Ended;
-        let connection = &mut *self.connection;
-        connection.reusable = self.keep_open && connection.buffer.is_empty();
-        if connection.buffer.is_empty() {
-            // The body's frames share this allocation: let them own it, and the idle
-            // connection hold none.
-            connection.buffer = BytesMut::new();
-        }
-    }
-}
-
-impl http_body::Body for ResponseBody<'_> {
-    type Data = Bytes;
-    type Error = Http1Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Http1Error>>> {
-        let this = &mut *self;
-        loop {
-            let expected = match &mut this.state {
-                BodyState::Ended => return Poll::Ready(None),
-                BodyState::Length(0) => {
-                    this.end();
-                    return Poll::Ready(None);
-                }
-                BodyState::Length(left) => {
-                    let buffer = &mut this.connection.buffer;
-                    if !buffer.is_empty() {
-                        let taken = (buffer.len() as u64).min(*left);
-                        *left -= taken;
-                        let data = buffer.split_to(taken as usize).freeze();
-                        if *left == 0 {
-                            this.end();
-                        }
-                        return Poll::Ready(Some(Ok(Frame::data(data))));
-                    }
-                    *left
-                }
-                BodyState::Chunked(decoder) => {
-                    match decoder
-                        .step(&mut this.connection.buffer)
-                        .map_err(Http1Error::Malformed)
-                    {
-                        Ok(Step::Data(data)) => return Poll::Ready(Some(Ok(Frame::data(data)))),
-                        Ok(Step::End) => {
-                            this.end();
-                            return Poll::Ready(None);
-                        }
-                        Ok(Step::NeedMore) => 0,
-                        Err(error) => return Poll::Ready(Some(Err(error))),
-                    }
-                }
-                BodyState::UntilClose => {
-                    let buffer = &mut this.connection.buffer;
-                    if !buffer.is_empty() {
-                        return Poll::Ready(Some(Ok(Frame::data(buffer.split().freeze()))));
-                    }
-                    0
-                }
-            };
-            let read = match ready!(this.connection.poll_fill(cx, expected)) {
-                Ok(read) => read,
-                Err(source) => {
-                    return Poll::Ready(Some(Err(Http1Error::Read {
-                        source: Some(source),
-                        before_response: false,
-                    })))
-                }
-            };
-            if read == 0 {
-                if matches!(this.state, BodyState::UntilClose) {
-                    this.keep_open = false;
-                    this.end();
-                    return Poll::Ready(None);
-                }
-                return Poll::Ready(Some(Err(Http1Error::Read {
-                    source: None,
-                    before_response: false,
-                })));
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self.state, BodyState::Ended)
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self.state {
-            BodyState::Length(left) => SizeHint::with_exact(left),
-            BodyState::Ended => SizeHint::with_exact(0),
-            _ => SizeHint::default(),
-        }
-    }
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use http_body_util::BodyExt;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
+    use tokio::net::{TcpListener, TcpStream};
 
     /// A connection to a server on 127.0.0.1 that reads one request, writes `answer` in the
     /// given pieces, then closes when `close`. Returns the connection and what the server read.

@@ -1,6 +1,6 @@
 //! What one row of the option table generates, so an option is declared once: its key joins
 //! [`TRANSPORT_OPTION_KEYS`](super::TRANSPORT_OPTION_KEYS) (in table order, which messages
-//! follow), its field joins `PartialOptions` as a [`Slot`](super::Slot), and parsing,
+//! follow), its field joins `PartialOptions` as a [`KeyState`](super::KeyState), and parsing,
 //! unsetting and merging cover it. A row that names a resolved type also gets a field of that
 //! name in `ResolvedOptions`, resolved from its slot; values that combine several keys (or
 //! depend on the call) are the table's derived fields.
@@ -25,7 +25,7 @@ macro_rules! transport_options {
         /// Options as given at one level (slot or request), validated but not yet defaulted.
         #[derive(Clone, Debug, Default, PartialEq)]
         pub struct PartialOptions {
-            $( $(#[$doc])* pub $field: Slot<$ty>, )*
+            $( $(#[$doc])* pub $field: KeyState<$ty>, )*
         }
 
         /// Options of one call after merging and defaulting: what the attempt loop reads.
@@ -38,7 +38,7 @@ macro_rules! transport_options {
         impl PartialOptions {
             /// `{...self, ...over}`, per key.
             pub fn merged_with(&self, over: &PartialOptions) -> PartialOptions {
-                PartialOptions { $( $field: Slot::merged(&self.$field, &over.$field), )* }
+                PartialOptions { $( $field: KeyState::merged(&self.$field, &over.$field), )* }
             }
 
             /// Apply the defaults. `is_write` is a mutation or REST write: with `retry` left
@@ -57,7 +57,7 @@ macro_rules! transport_options {
                     return Ok(self.unset(key));
                 }
                 match key {
-                    $( $key => self.$field = Slot::Set(($parse)(key, value)?), )*
+                    $( $key => self.$field = KeyState::Set(($parse)(key, value)?), )*
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -66,7 +66,7 @@ macro_rules! transport_options {
             /// A key given as `undefined`: it overrides a slot's value with the default.
             fn unset(&mut self, key: &str) -> bool {
                 match key {
-                    $( $key => self.$field = Slot::Unset, )*
+                    $( $key => self.$field = KeyState::Unset, )*
                     _ => return false,
                 }
                 true
@@ -75,7 +75,7 @@ macro_rules! transport_options {
             /// Whether `key` was given a value (not absent, not `undefined`).
             fn is_set(&self, key: &str) -> bool {
                 match key {
-                    $( $key => matches!(self.$field, Slot::Set(_)), )*
+                    $( $key => matches!(self.$field, KeyState::Set(_)), )*
                     _ => false,
                 }
             }

@@ -21,7 +21,7 @@ pub mod settings;
 pub mod table;
 pub mod value;
 
-pub use settings::{Hook, HookSet, PoolBounds, RetrySetting, Slot};
+pub use settings::{Hook, HookSet, KeyState, PoolBounds, RetrySetting};
 pub use table::{PartialOptions, ResolvedOptions, TRANSPORT_OPTION_KEYS};
 pub use value::{OptValue, OptionError};
 

@@ -1,4 +1,4 @@
-//! What options hold once parsed: the per-key [`Slot`] of a partial option set, and the values
+//! What options hold once parsed: the per-key [`KeyState`] of a partial option set, and the values
 //! the attempt loop and the pools read ([`RetrySetting`], [`PoolBounds`], [`HookSet`]), with
 //! their documented defaults.
 
@@ -15,25 +15,25 @@ pub const DEFAULT_MAX_FREE_SOCKETS: u32 = 5;
 
 /// One option in a partial option set: absent, present as `undefined`, or set.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub enum Slot<T> {
+pub enum KeyState<T> {
     #[default]
     Absent,
     Unset,
     Set(T),
 }
 
-impl<T: Clone> Slot<T> {
+impl<T: Clone> KeyState<T> {
     /// `{...base, ...over}` for one key.
-    pub(super) fn merged(base: &Slot<T>, over: &Slot<T>) -> Slot<T> {
+    pub(super) fn merged(base: &KeyState<T>, over: &KeyState<T>) -> KeyState<T> {
         match over {
-            Slot::Absent => base.clone(),
+            KeyState::Absent => base.clone(),
             other => other.clone(),
         }
     }
 
     pub(super) fn value(&self) -> Option<&T> {
         match self {
-            Slot::Set(v) => Some(v),
+            KeyState::Set(v) => Some(v),
             _ => None,
         }
     }

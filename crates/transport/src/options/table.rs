@@ -8,8 +8,9 @@ use super::declare::transport_options;
 use super::parse::{parse_bool, require_function};
 use super::rules;
 use super::settings::{
-    Hook, HookSet, PoolBounds, RetrySetting, Slot, DEFAULT_MAX_FREE_SOCKETS, DEFAULT_MAX_REDIRECTS,
-    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_SOCKETS, DEFAULT_RATE_LIMIT_FLOOR, DEFAULT_TIMEOUT_MS,
+    Hook, HookSet, KeyState, PoolBounds, RetrySetting, DEFAULT_MAX_FREE_SOCKETS,
+    DEFAULT_MAX_REDIRECTS, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_SOCKETS,
+    DEFAULT_RATE_LIMIT_FLOOR, DEFAULT_TIMEOUT_MS,
 };
 use super::value::{OptValue, OptionError};
 use crate::admission::Ceiling;

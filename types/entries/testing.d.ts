@@ -1,2 +1,2 @@
 // anilink-api-wrapper/testing: local AniList and MAL upstreams for users' tests.
-export * from './types/testing';
+export * from '../testing';

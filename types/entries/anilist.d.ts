@@ -12,11 +12,11 @@ export {
   type RequestAuthInput,
   type AniListTokenRefreshCallback,
   type AniListTokenRefreshErrorCallback,
-} from './types/anilink';
-export * from './types/errors';
-export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from './types/transport';
-export { paginate, paginatePages, paginateChunks } from './types/paginate';
-export type { PaginateOptions, PaginateResult, ChunkPaginateOptions, ChunkPaginateResult } from './types/paginate';
+} from '../anilink';
+export * from '../errors';
+export type { RequestOptions, RateLimitInfo, AniLinkErrorCode } from '../transport';
+export { paginate, paginatePages, paginateChunks } from '../paginate';
+export type { PaginateOptions, PaginateResult, ChunkPaginateOptions, ChunkPaginateResult } from '../paginate';
 export {
   fuzzyDate,
   fuzzyDateInt,
@@ -25,10 +25,10 @@ export {
   getTokenExpiry,
   getAccessToken,
   refreshAccessToken,
-} from './types/helpers';
-export type { TokenRequestOptions } from './types/helpers';
-export { mapExternalIds } from './types/helpers';
-export type { MapExternalIdsOptions, MapExternalIdsResult, MapExternalIdsSource } from './types/helpers';
+} from '../helpers';
+export type { TokenRequestOptions } from '../helpers';
+export { mapExternalIds } from '../helpers';
+export type { MapExternalIdsOptions, MapExternalIdsResult, MapExternalIdsSource } from '../helpers';
 export type {
   FuzzyDateOptions,
   CrossLinkMedia,
@@ -36,7 +36,7 @@ export type {
   FlattenedMediaListEntry,
   MediaListCollectionLike,
   MediaListCollectionEntryLike,
-} from './types/helpers';
-export * from './types/anilist.generated';
+} from '../helpers';
+export * from '../anilist.generated';
 /** The schema-exact AniList result types (AniList's own nullability), opt-in: `AniListStrict.Media`. */
-export * as AniListStrict from './types/anilist.strict.generated';
+export * as AniListStrict from '../anilist.strict.generated';

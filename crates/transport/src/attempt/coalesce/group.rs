@@ -1,18 +1,7 @@
-//! Coalescing identical reads (`coalesce: true`, our extension): a read whose request is the
-//! same as one already in flight does not dispatch; it waits for that request's outcome.
-//!
-//! One call of a group leads: it runs the attempt loop as any call does (its cache lookup,
-//! admission, retries, hooks), and on settling hands its outcome to the followers that joined
-//! meanwhile. A follower's own abort leaves only that follower. If the leader leaves without an
-//! outcome of the request's own (its caller aborted it, or its future was dropped), the group
-//! ends without one: every follower joins again, so one of them leads a new request and the
-//! others follow it. Nobody is failed by someone else's signal.
-//!
-//! Requests are the same when method, URL, body bytes and every header (credentials included)
-//! are; the options that shape an outcome must be equal too (all resolved options but the
-//! hooks), so a call with another `allowPartialData`, `maxResponseBytes`, `maxRedirects`,
-//! retry policy or cache never shares another's answer. Only reads join: a write, or a request whose auth
-//! guard will fail, has no key.
+//! The groups of identical reads in flight: the key two calls must share to be one request
+//! (a digest of method, URL, headers and body, plus the options that shape an outcome), and the
+//! group a call leads or follows. Generic over the outcome it hands on, so it knows nothing of
+//! the attempt loop; the call-level protocol around it is in the parent module.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

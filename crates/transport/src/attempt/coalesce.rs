@@ -1,66 +1,68 @@
-//! A call under `coalesce: true` (module [`coalesce`](crate::coalesce)): it leads a group and
-//! runs the attempt loop, or follows one and settles with the leader's outcome. A follower
-//! reports `onRequestStart` when it joins, then `onResponse` (`durationMs` 0: it had no network
-//! attempt) or `onError`, each with `coalesced: true` and the leader's request id. A follower
-//! whose leader was aborted joins again, so it reports `onRequestStart` once more: as a
-//! follower of the next leader, or without `coalesced` as that leader itself.
+//! Coalescing identical reads (`coalesce: true`, our extension): a read whose request is the
+//! same as one already in flight does not dispatch; it waits for that request's outcome.
+//!
+//! One call of a group leads: it runs the attempt loop as any call does (its cache lookup,
+//! admission, retries, hooks), and on settling hands its outcome to the followers that joined
+//! meanwhile. A follower's own abort leaves only that follower. If the leader leaves without an
+//! outcome of the request's own (its caller aborted it, or its future was dropped), the group
+//! ends without one: every follower joins again, so one of them leads a new request and the
+//! others follow it. Nobody is failed by someone else's signal.
+//!
+//! Requests are the same when method, URL, body bytes and every header (credentials included)
+//! are; the options that shape an outcome must be equal too (all resolved options but the
+//! hooks), so a call with another `allowPartialData`, `maxResponseBytes`, `maxRedirects`,
+//! retry policy or cache never shares another's answer. Only reads join: a write, or a request whose auth
+//! guard will fail, has no key.
+//!
+//! A call under `coalesce: true` leads a group and runs the attempt loop, or follows one and
+//! settles with the leader's outcome. A follower reports `onRequestStart` when it joins, then
+//! `onResponse` (`durationMs` 0: it had no network attempt) or `onError`, each with
+//! `coalesced: true` and the leader's request id. A follower whose leader was aborted joins
+//! again, so it reports `onRequestStart` once more: as a follower of the next leader, or without
+//! `coalesced` as that leader itself. [`attempt::execute`](super::execute) decides whether a
+//! call coalesces and hands this module the attempt loop to run when it leads.
+
+mod group;
 
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use std::future::Future;
+
 use super::report::{FailureExtras, Reporter};
-use super::{execute_on, new_request_id, CallResult, Completed, ResultText, Shared};
-use crate::coalesce::{CoalesceKey, Coalescer, Follow, Role};
+use super::{CallResult, Completed, ResultText};
 use crate::error::TransportError;
 use crate::events::EventSink;
-use crate::exchange::Exchange;
 use crate::options::ResolvedOptions;
 use crate::request::RequestSpec;
+pub(super) use group::CoalesceKey;
+pub use group::Coalescer;
+use group::{Follow, Role};
 
 /// What a leader hands its followers: its result (shared text, never re-read) or its error.
 pub type LeaderOutcome = Result<CallResult, TransportError>;
 
-/// Run one call, joining an identical read in flight when its options allow it.
-pub(super) async fn execute_coalesced(
-    coalescer: &Coalescer<LeaderOutcome>,
-    shared: &Shared<'_>,
-    exchange: &impl Exchange,
-    spec: &RequestSpec,
-    options: &ResolvedOptions,
-    sink: &impl EventSink,
-    cancel: &CancellationToken,
-) -> Result<Completed, TransportError> {
-    let request_id = new_request_id();
-    let Some(key) = CoalesceKey::for_call(spec, options) else {
-        return execute_on(shared, exchange, spec, options, sink, cancel, request_id).await;
-    };
-    // Boxed: only coalescing calls carry the room for leading or following a group.
-    Box::pin(lead_or_follow(
-        coalescer, key, shared, exchange, spec, options, sink, cancel, request_id,
-    ))
-    .await
-}
-
-/// Lead the group of identical reads in flight, follow its leader, or go alone.
+/// Lead the group of identical reads in flight (running `attempts`, the call's own attempt
+/// loop), follow its leader, or go alone.
 #[allow(clippy::too_many_arguments)]
-async fn lead_or_follow(
+pub(super) async fn lead_or_follow<Attempts>(
     coalescer: &Coalescer<LeaderOutcome>,
     key: CoalesceKey,
-    shared: &Shared<'_>,
-    exchange: &impl Exchange,
     spec: &RequestSpec,
     options: &ResolvedOptions,
     sink: &impl EventSink,
     cancel: &CancellationToken,
     request_id: Arc<str>,
-) -> Result<Completed, TransportError> {
+    attempts: impl FnOnce(Arc<str>) -> Attempts,
+) -> Result<Completed, TransportError>
+where
+    Attempts: Future<Output = Result<Completed, TransportError>>,
+{
     loop {
         let lead = match coalescer.join(&key, &request_id) {
             Role::Lead(lead) => lead,
-            Role::Alone => {
-                return execute_on(shared, exchange, spec, options, sink, cancel, request_id).await
-            }
+            Role::Alone => return attempts(request_id).await,
             Role::Follow(group) => {
                 match follow(group, spec, options, sink, cancel, &request_id).await {
                     Some(outcome) => return outcome,
@@ -69,8 +71,7 @@ async fn lead_or_follow(
                 }
             }
         };
-        let mut outcome =
-            execute_on(shared, exchange, spec, options, sink, cancel, request_id).await;
+        let mut outcome = attempts(request_id).await;
         // A failure after the leader's own abort is not the request's outcome: its followers
         // join again (`lead` dropped unsettled) rather than fail by another caller's signal.
         if !(cancel.is_cancelled() && outcome.is_err()) {

@@ -1,2 +1,2 @@
 // anilink-api-wrapper/otel: an OpenTelemetry instrumentation built on the diagnostics channels.
-export * from './types/otel';
+export * from '../otel';

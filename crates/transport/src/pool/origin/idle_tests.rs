@@ -9,6 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
+use super::super::*;
 use super::*;
 
 /// Bounds in any test's time: a connection the server closed must be gone well within this.

@@ -1,0 +1,12 @@
+// anilink-api-wrapper: AniList GraphQL and MyAnimeList REST client with a native transport.
+export * from '../anilink';
+export * from '../errors';
+export * from '../transport';
+export type * from '../channels';
+export * from '../response-cache';
+export * from '../paginate';
+export * from '../helpers';
+export * from '../mal';
+export * from '../anilist.generated';
+/** The schema-exact AniList result types (AniList's own nullability), opt-in: `AniListStrict.Media`. */
+export * as AniListStrict from '../anilist.strict.generated';
