@@ -28,7 +28,10 @@
 //!   stops the server, so it never outlives the process that started it.
 //! * `--tls-cert` and `--tls-key` (PEM files: the certificate chain, and its key) serve HTTPS
 //!   with rustls. The server keeps sessions and sends TLS 1.3 tickets, as real ones do, so a
-//!   client may resume; `--tls-no-resumption` refuses that, every handshake is a full one.
+//!   client may resume; `--tls-no-resumption` refuses that, every handshake is a full one. It
+//!   still sends tickets (and forgets them), as every real server does after a full handshake
+//!   (or one whose ticket keys have rotated does): the client's full handshake then does all a
+//!   real one does, the tickets' processing included, not less.
 //!
 //! Prints `listening <port>` once the socket is bound.
 
@@ -229,8 +232,8 @@ async fn serve(options: Options) -> io::Result<()> {
     }
 }
 
-/// The rustls server for `files`: sessions kept and TLS 1.3 tickets sent (rustls' defaults)
-/// unless resumption is off.
+/// The rustls server for `files`: sessions kept and TLS 1.3 tickets sent (rustls' defaults);
+/// with resumption off, tickets still sent but never honoured.
 fn tls_acceptor(files: &TlsFiles) -> io::Result<TlsAcceptor> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -248,10 +251,32 @@ fn tls_acceptor(files: &TlsFiles) -> io::Result<TlsAcceptor> {
     .and_then(|builder| builder.with_no_client_auth().with_single_cert(certs, key))
     .map_err(|e| invalid("TLS configuration", &e))?;
     if !files.resumption {
-        config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
-        config.send_tls13_tickets = 0;
+        config.session_storage = Arc::new(ForgetfulSessions);
     }
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Session storage that takes every session (so the server issues its tickets) and finds none
+/// (so no handshake resumes).
+#[derive(Debug)]
+struct ForgetfulSessions;
+
+impl rustls::server::StoresServerSessions for ForgetfulSessions {
+    fn put(&self, _: Vec<u8>, _: Vec<u8>) -> bool {
+        true
+    }
+
+    fn get(&self, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn take(&self, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn can_cache(&self) -> bool {
+        true
+    }
 }
 
 fn bind(port: u16) -> io::Result<TcpListener> {
