@@ -8,6 +8,7 @@
 //
 //   node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients a,b]
 //                      [--workload media,custom] [--concurrency 1,32] [--no-http] [--no-https] [--no-memory] [--no-idle]
+//   node bench/run.mjs [options] --only new-connection,full-handshake,new-connection-http
 //   node bench/run.mjs --warmup-probe [--seconds N] [--clients a,b] [--concurrency 1,32]
 //   node bench/run.mjs --startup
 import { spawn, spawnSync } from 'node:child_process';
@@ -70,6 +71,8 @@ const HANDSHAKE_SCENARIOS = ['new-connection', 'full-handshake', 'new-connection
 const TCP_ONLY_SCENARIO = 'new-connection-http';
 const METRICS = ['reqPerSec', 'p50Us', 'p99Us', 'cpuUsPerReq', 'peakRssBytes'];
 const ALL_WORKLOADS = Object.keys(WORKLOADS);
+/** What `--only` selects from: the scenarios of a run. */
+const SCENARIOS = ['throughput', 'https', ...HANDSHAKE_SCENARIOS, 'memory', 'idle'];
 /**
  * Which clients run which workload, to keep the full run near 25 minutes: fetch, axios and
  * the reqwest reference only on `media`, the reference only at 32 in flight (they are there
@@ -89,6 +92,13 @@ const NETWORK_FLOOR_CONCURRENCY = 32;
  */
 const MEMORY_IN_FLIGHT = 10_000;
 const MEMORY_HOLD_MAX_MS = 30_000;
+/**
+ * Every memory run starts with this many calls the server answers at once (`pass`), as a client
+ * that has been running has made: AniLink sends one call at a time while a scope has no quota
+ * reading (decision D39(a)), so without it its lone first request waited the whole hold (30 s,
+ * its default timeout) and the run failed. The same for every client; not timed.
+ */
+const MEMORY_WARMUP_CALLS = 1;
 /**
  * What one memory run takes on 2 cores, for the ETA (opening 10,000 sockets; measured with
  * the machine busy, from 2 s for anilink to 18 s for undici; fetch and axios 5–15 s idle).
@@ -176,7 +186,7 @@ function targetsFor({ workloads }) {
   return targets;
 }
 
-const USAGE = `usage: node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--workload ${ALL_WORKLOADS.join(',')}] [--concurrency 1,32,256] [--no-http] [--no-https] [--no-memory] [--no-idle]
+const USAGE = `usage: node bench/run.mjs [--plan] [--quick] [--seconds N] [--warmup-seconds N] [--rounds N] [--clients ${ALL_KINDS.join(',')}] [--workload ${ALL_WORKLOADS.join(',')}] [--concurrency 1,32,256] [--no-http] [--no-https] [--no-memory] [--no-idle] [--only ${SCENARIOS.join(',')}]
        node bench/run.mjs --warmup-probe [--seconds N] [--clients undici,anilink] [--concurrency 1,32,256]
        node bench/run.mjs --startup`;
 
@@ -195,6 +205,7 @@ function parseCli(argv) {
     https: true,
     memory: true,
     idle: true,
+    only: SCENARIOS,
     planOnly: false,
   };
   const list = (flag, value, known) => {
@@ -228,6 +239,7 @@ function parseCli(argv) {
     } else if (flag === '--seconds') options.seconds = number(flag, argv[++i], 0.1);
     else if (flag === '--warmup-seconds') options.warmupSeconds = number(flag, argv[++i], 0);
     else if (flag === '--clients') options.clients = list(flag, argv[++i], ALL_KINDS);
+    else if (flag === '--only') options.only = list(flag, argv[++i], SCENARIOS);
     else if (flag === '--workload') options.workloads = list(flag, argv[++i], ALL_WORKLOADS);
     else if (flag === '--concurrency') {
       options.concurrencies = list(flag, argv[++i]).map(Number);
@@ -284,7 +296,8 @@ function buildBinaries(clients) {
 function planRun(options) {
   const { profile } = options;
   const chosen = (kinds) => kinds.filter((kind) => options.clients.includes(kind));
-  const throughput = (options.http ? options.workloads : []).flatMap((workload) =>
+  const only = (scenario) => options.only.includes(scenario);
+  const throughput = (options.http && only('throughput') ? options.workloads : []).flatMap((workload) =>
     options.concurrencies.map((concurrency) => ({
       scenario: 'throughput',
       workload,
@@ -296,7 +309,7 @@ function planRun(options) {
       ),
     })),
   );
-  const https = (options.https ? options.workloads : []).flatMap((workload) =>
+  const https = (options.https && only('https') ? options.workloads : []).flatMap((workload) =>
     options.concurrencies.map((concurrency) => ({
       scenario: 'https',
       workload,
@@ -305,7 +318,7 @@ function planRun(options) {
     })),
   );
   const handshakes = options.https
-    ? HANDSHAKE_SCENARIOS.map((scenario) => ({
+    ? HANDSHAKE_SCENARIOS.filter(only).map((scenario) => ({
         scenario,
         workload: 'media',
         concurrency: HANDSHAKE_CONCURRENCY,
@@ -315,15 +328,16 @@ function planRun(options) {
   const perRunSec = options.warmupSeconds + options.seconds + RUN_OVERHEAD_SEC;
   const runs =
     [...throughput, ...https, ...handshakes].reduce((sum, { kinds }) => sum + kinds.length, 0) * options.rounds;
-  const memoryKinds = options.memory
-    ? options.clients.filter(
-        (kind) =>
-          ![SAME_WORK_FLOOR, ONE_THREAD_FLOOR, OURS_AT_DEFAULTS, ...OPT_IN_KINDS].includes(kind) &&
-          !profile.memorySkips.includes(kind),
-      )
-    : [];
+  const memoryKinds =
+    options.memory && only('memory')
+      ? options.clients.filter(
+          (kind) =>
+            ![SAME_WORK_FLOOR, ONE_THREAD_FLOOR, OURS_AT_DEFAULTS, ...OPT_IN_KINDS].includes(kind) &&
+            !profile.memorySkips.includes(kind),
+        )
+      : [];
   const memorySec = profile.memoryRounds * memoryKinds.reduce((sum, kind) => sum + MEMORY_RUN_SEC[kind], 0);
-  const idleKinds = options.idle ? IDLE_KINDS.filter((kind) => options.clients.includes(kind)) : [];
+  const idleKinds = options.idle && only('idle') ? IDLE_KINDS.filter((kind) => options.clients.includes(kind)) : [];
   const idleSec = idleKinds.length > 0 ? IDLE_SETTLE_MAX_SECONDS + IDLE_SECONDS + 3 : 0;
   const ceilingSec = options.clients.includes(NETWORK_FLOOR) ? profile.ceilingSeconds + 1 + RUN_OVERHEAD_SEC : 0;
   return {
@@ -483,6 +497,12 @@ async function startServer(extraArgs = []) {
       child.stdin.write('stats\n');
       return JSON.parse((await answer).replace(/^stats /, ''));
     },
+    /** Lets the next `count` requests through the server's hold at once, uncounted. */
+    async pass(count) {
+      const answer = nextLine();
+      child.stdin.write(`pass ${count}\n`);
+      if ((await answer) !== `pass ${count}`) throw new Error('bench-server did not acknowledge pass');
+    },
     stop() {
       if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
       child.removeAllListeners('exit');
@@ -610,12 +630,26 @@ function spread(values) {
  * Runs every client `rounds` times, rotating the order each round, each in a fresh process.
  * Clients found unavailable are recorded in `unavailable` and skipped from then on.
  */
-async function runRounds({ server, scenario, workload, concurrency, kinds, rounds, amount, warmup, unavailable }) {
+async function runRounds({
+  server,
+  scenario,
+  workload,
+  concurrency,
+  kinds,
+  rounds,
+  amount,
+  warmup,
+  unavailable,
+  beforeEach,
+  onlyRound,
+}) {
   const runs = [];
   const fresh = HANDSHAKE_SCENARIOS.includes(scenario);
-  for (let round = 0; round < rounds; round += 1) {
+  const roundsToRun = onlyRound === undefined ? [...Array(rounds).keys()] : [onlyRound];
+  for (const round of roundsToRun) {
     for (const kind of roundOrder(kinds, round)) {
       if (unavailable[kind]) continue;
+      await beforeEach?.();
       const result = await measure(server, { kind, workload, concurrency, amount, warmup, fresh });
       if (result.unavailable) {
         unavailable[kind] = result.unavailable;
@@ -1079,7 +1113,7 @@ function renderMarkdown(result) {
       `#### A new connection per call (HTTPS, \`media\`, ${HANDSHAKE_CONCURRENCY} in flight)`,
       '',
       'Every call opens a connection and the TLS handshake with it (AniLink with `maxFreeSockets: 0`, undici with `reset: true`). ' +
-        '"resumed" is the share of the handshakes the server saw resume a session: the server of `new-connection` keeps sessions and sends TLS 1.3 tickets as real ones do, the one of `full-handshake` refuses resumption. ' +
+        '"resumed" is the share of the handshakes the server saw resume a session: the server of `new-connection` keeps sessions and sends TLS 1.3 tickets as real ones do, the one of `full-handshake` refuses resumption (it still issues tickets, and forgets them). ' +
         '`new-connection-http` is the same call over plain HTTP: what a new connection costs without TLS.',
       '',
       markdownTable(
@@ -1102,7 +1136,7 @@ function renderMarkdown(result) {
     out.push(
       `#### Memory: ${fmtInt(MEMORY_IN_FLIGHT)} requests in flight (the server answers none until all ${fmtInt(MEMORY_IN_FLIGHT)} have arrived)`,
       '',
-      `Each client may open ${fmtInt(MEMORY_IN_FLIGHT)} sockets and fires every \`media\` request at once, without warm-up.`,
+      `Each client may open ${fmtInt(MEMORY_IN_FLIGHT)} sockets, makes ${MEMORY_WARMUP_CALLS} untimed \`media\` call the server answers at once (AniLink's first call in a scope waits for its answer, D39), then fires every \`media\` request at once.`,
       '',
       markdownTable(
         ['client', 'peak RSS MiB', '× undici', 'conns', 'all done in ms', 'CPU µs/req'],
@@ -1207,7 +1241,6 @@ async function main() {
   const amount = `${options.seconds}s`;
   const warmup = `${options.warmupSeconds}s`;
   const server = await startServer();
-  const onPlainServer = plan.handshakes.filter((part) => part.scenario === TCP_ONLY_SCENARIO);
   const runAll = async (onServer, parts) => {
     for (const { scenario, workload, concurrency, kinds } of parts) {
       log(`${scenario}, ${workload}, ${concurrency} in flight: ${options.rounds} round(s)…`);
@@ -1242,7 +1275,7 @@ async function main() {
           `  ${fmtInt(ceiling.reqPerSec)} req/s; server ${ceiling.serverCpuUsPerReq.toFixed(1)} µs CPU/req, one core ≈ ${fmtInt(1e6 / ceiling.serverCpuUsPerReq)} req/s`,
         );
     }
-    await runAll(server, [...plan.throughput, ...onPlainServer]);
+    await runAll(server, plan.throughput);
     if (plan.idleKinds.length > 0) {
       // Wake-ups do not depend on CPU load, so the idle clients are measured side by side.
       log(
@@ -1257,37 +1290,48 @@ async function main() {
         );
       runs.push(...idle.map((run) => ({ scenario: 'idle', ...run })));
     }
-  } finally {
-    await server.stop();
-  }
-
-  if (plan.https.length + plan.handshakes.length > 0) {
-    const ca = makeTestCa();
-    // Inherited by every client process from here on.
-    process.env.NODE_EXTRA_CA_CERTS = ca.caFile;
-    try {
+    if (plan.https.length + plan.handshakes.length > 0) {
+      const ca = makeTestCa();
+      // Inherited by every client process from here on.
+      process.env.NODE_EXTRA_CA_CERTS = ca.caFile;
       const resuming = await startServer(ca.serverArgs);
-      try {
-        await runAll(resuming, [
-          ...plan.https,
-          ...plan.handshakes.filter((part) => part.scenario === 'new-connection'),
-        ]);
-      } finally {
-        await resuming.stop();
-      }
       const fullOnly = await startServer([...ca.serverArgs, '--tls-no-resumption']);
       try {
-        await runAll(
-          fullOnly,
-          plan.handshakes.filter((part) => part.scenario === 'full-handshake'),
-        );
+        await runAll(resuming, plan.https);
+        // The handshake target subtracts one scenario's CPU from the others' in the same round,
+        // so a round runs all three back to back (rotated), on the same minute of the machine.
+        const handshakeServer = {
+          'new-connection': resuming,
+          'full-handshake': fullOnly,
+          [TCP_ONLY_SCENARIO]: server,
+        };
+        for (let round = 0; round < options.rounds && plan.handshakes.length > 0; round += 1) {
+          log(`handshakes, round ${round + 1}/${options.rounds}…`);
+          for (const { scenario, workload, concurrency, kinds } of rotate(plan.handshakes, round)) {
+            runs.push(
+              ...(await runRounds({
+                server: handshakeServer[scenario],
+                scenario,
+                workload,
+                concurrency,
+                kinds,
+                rounds: options.rounds,
+                onlyRound: round,
+                amount,
+                warmup,
+                unavailable,
+              })),
+            );
+          }
+        }
       } finally {
-        await fullOnly.stop();
+        await Promise.all([resuming.stop(), fullOnly.stop()]);
+        delete process.env.NODE_EXTRA_CA_CERTS;
+        ca.remove();
       }
-    } finally {
-      delete process.env.NODE_EXTRA_CA_CERTS;
-      ca.remove();
     }
+  } finally {
+    await server.stop();
   }
 
   if (plan.memoryKinds.length > 0) {
@@ -1310,8 +1354,9 @@ async function main() {
           kinds: plan.memoryKinds,
           rounds: profile.memoryRounds,
           amount: String(MEMORY_IN_FLIGHT),
-          warmup: '0',
+          warmup: String(MEMORY_WARMUP_CALLS),
           unavailable,
+          beforeEach: () => holdingServer.pass(MEMORY_WARMUP_CALLS),
         })),
       );
     } finally {

@@ -21,11 +21,17 @@
 //!   answers back before its last requests go out, and is measured with fewer in flight.
 //! * `--control-stdin` makes stdin a control channel: the line `stats` is answered on stdout
 //!   with `stats {json}` (connections accepted, requests served, CPU time, peak RSS, TLS
-//!   handshakes completed and how many of them resumed a session), and the end of stdin stops
-//!   the server, so it never outlives the process that started it.
+//!   handshakes completed and how many of them resumed a session); `pass N` lets the next N
+//!   requests through a hold at once, without counting them (answered `pass N`): the memory
+//!   scenario's warm-up call, which a client whose first call waits for its answer (AniLink
+//!   while it has no quota reading, decision D39) needs before the batch; and the end of stdin
+//!   stops the server, so it never outlives the process that started it.
 //! * `--tls-cert` and `--tls-key` (PEM files: the certificate chain, and its key) serve HTTPS
 //!   with rustls. The server keeps sessions and sends TLS 1.3 tickets, as real ones do, so a
-//!   client may resume; `--tls-no-resumption` refuses that, every handshake is a full one.
+//!   client may resume; `--tls-no-resumption` refuses that, every handshake is a full one. It
+//!   still sends tickets (and forgets them), as every real server does after a full handshake
+//!   (or one whose ticket keys have rotated does): the client's full handshake then does all a
+//!   real one does, the tickets' processing included, not less.
 //!
 //! Prints `listening <port>` once the socket is bound.
 
@@ -33,7 +39,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -226,8 +232,8 @@ async fn serve(options: Options) -> io::Result<()> {
     }
 }
 
-/// The rustls server for `files`: sessions kept and TLS 1.3 tickets sent (rustls' defaults)
-/// unless resumption is off.
+/// The rustls server for `files`: sessions kept and TLS 1.3 tickets sent (rustls' defaults);
+/// with resumption off, tickets still sent but never honoured.
 fn tls_acceptor(files: &TlsFiles) -> io::Result<TlsAcceptor> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -245,10 +251,32 @@ fn tls_acceptor(files: &TlsFiles) -> io::Result<TlsAcceptor> {
     .and_then(|builder| builder.with_no_client_auth().with_single_cert(certs, key))
     .map_err(|e| invalid("TLS configuration", &e))?;
     if !files.resumption {
-        config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
-        config.send_tls13_tickets = 0;
+        config.session_storage = Arc::new(ForgetfulSessions);
     }
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Session storage that takes every session (so the server issues its tickets) and finds none
+/// (so no handshake resumes).
+#[derive(Debug)]
+struct ForgetfulSessions;
+
+impl rustls::server::StoresServerSessions for ForgetfulSessions {
+    fn put(&self, _: Vec<u8>, _: Vec<u8>) -> bool {
+        true
+    }
+
+    fn get(&self, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn take(&self, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn can_cache(&self) -> bool {
+        true
+    }
 }
 
 fn bind(port: u16) -> io::Result<TcpListener> {
@@ -268,9 +296,23 @@ struct Hold {
 /// Requests held now, until `release_at` of them are; reset when they are released.
 static HELD: Mutex<usize> = Mutex::new(0);
 static RELEASE: Notify = Notify::const_new();
+/// Requests still to let through a hold at once (the control channel's `pass N`).
+static PASS_UNHELD: AtomicUsize = AtomicUsize::new(0);
+
+/// Takes one of the requests `pass N` lets through; false when none is left.
+fn take_pass() -> bool {
+    PASS_UNHELD
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            left.checked_sub(1)
+        })
+        .is_ok()
+}
 
 impl Hold {
     async fn wait(self) {
+        if take_pass() {
+            return;
+        }
         let Some(release_at) = self.release_at else {
             return tokio::time::sleep(self.longest).await;
         };
@@ -340,13 +382,19 @@ fn rate_limit_reset_epoch_secs() -> u64 {
     now.as_secs() + RATE_LIMIT_WINDOW_SECS
 }
 
-/// Serves `stats` requests from stdin and stops the process when stdin ends.
+/// Serves `stats` and `pass N` from stdin and stops the process when stdin ends.
 async fn answer_control_channel() {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     loop {
         match lines.next_line().await {
             Ok(Some(line)) if line.trim() == "stats" => println!("stats {}", stats_json()),
-            Ok(Some(line)) => eprintln!("{PROGRAM}: unknown control command {line:?}"),
+            Ok(Some(line)) => match line.trim().strip_prefix("pass ").map(str::parse::<usize>) {
+                Some(Ok(n)) => {
+                    PASS_UNHELD.store(n, Ordering::Relaxed);
+                    println!("pass {n}");
+                }
+                _ => eprintln!("{PROGRAM}: unknown control command {line:?}"),
+            },
             Ok(None) | Err(_) => std::process::exit(0),
         }
     }
@@ -438,8 +486,12 @@ mod tests {
         assert!(parse(&["--tls-no-resumption"]).is_err());
     }
 
+    /// The hold's counters are the process's: tests of it take turns.
+    static HOLD_TESTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
     #[tokio::test(start_paused = true)]
     async fn held_responses_go_out_together_once_enough_wait() {
+        let _turn = HOLD_TESTS.lock().await;
         let hold = Hold {
             longest: Duration::from_secs(30),
             release_at: Some(3),
@@ -458,6 +510,30 @@ mod tests {
         let alone = tokio::time::Instant::now();
         hold.wait().await;
         assert_eq!(alone.elapsed(), Duration::from_secs(30));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_passed_request_is_answered_at_once_and_not_counted() {
+        let _turn = HOLD_TESTS.lock().await;
+        let hold = Hold {
+            longest: Duration::from_secs(30),
+            release_at: Some(2),
+        };
+        PASS_UNHELD.store(1, Ordering::Relaxed);
+        let started = tokio::time::Instant::now();
+        hold.wait().await;
+        assert_eq!(
+            started.elapsed(),
+            Duration::ZERO,
+            "the passed request was held"
+        );
+        // The two after it are held until both wait: the passed one did not count.
+        let first = tokio::spawn(async move { hold.wait().await });
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(!first.is_finished(), "released before the second arrived");
+        hold.wait().await;
+        first.await.unwrap();
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
     }
 
     #[test]
