@@ -1,4 +1,4 @@
-// The contract between the binding and the facade (src/contract.rs, README "Architecture"):
+// The contract between the binding and the facade (src/wire/contract.rs, README "Architecture"):
 // the binding owns the outbox message kinds, the call flags, the error codes and the failure
 // messages, and the facade reads them; a call that fails before dispatch throws its error
 // description (the outbox carries every other failure); the provider is an enum parsed at the

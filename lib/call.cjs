@@ -7,7 +7,7 @@
 // `[callId, kind, payload?]` messages, parsed with a single JSON.parse (see src/outbox.rs).
 // A call that fails before dispatch throws its error description instead; that is the only
 // other way a failure comes back. The message kinds and call flags are the binding's
-// (src/contract.rs), read once here.
+// (src/wire/contract.rs), read once here.
 
 const native = require('./native.cjs');
 const { fromDescription, unknownFailure } = require('./errors.cjs');

@@ -2,7 +2,7 @@
 // The public error classes (api.md §5, decisions D16) and the adapter that turns the native
 // layer's failure descriptions into them. Real subclasses, so `instanceof` works across every
 // entry point (they all load this one module). The codes and messages are the binding's
-// (src/contract.rs), read once here: a caller's `new AniLinkApiError(503, …)` says what a
+// (src/wire/contract.rs), read once here: a caller's `new AniLinkApiError(503, …)` says what a
 // transport failure says.
 
 const native = require('./native.cjs');

@@ -9,15 +9,13 @@ mod allocator;
 mod cache_class;
 mod calls;
 mod catalog;
-mod contract;
 mod convert;
 mod driver;
-mod failure;
-mod hook_message;
 mod native_client;
 mod outbox;
 mod response_cache;
 mod sink;
+mod wire;
 
 use std::sync::OnceLock;
 

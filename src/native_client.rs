@@ -23,10 +23,10 @@ use anilink_transport::request::{host_of, RequestSpec};
 use anilink_transport::ProviderClient;
 
 use crate::calls;
-use crate::contract::{ALREADY_ABORTED, CANCELLABLE, OBSERVED};
+use crate::wire::contract::{ALREADY_ABORTED, CANCELLABLE, OBSERVED};
 use crate::convert::{enumerable_keys, kind_of, option_value};
 use crate::driver;
-use crate::failure::{throw, ErrorDescription};
+use crate::wire::failure::{throw, ErrorDescription};
 use crate::outbox::{Kind, Outbox, Payload};
 use crate::sink::HookEvents;
 

@@ -22,11 +22,11 @@ use serde::Serialize;
 
 use anilink_transport::error::TransportError;
 
-use crate::failure::ErrorDescription;
-use crate::hook_message::HookMessage;
+use crate::wire::failure::ErrorDescription;
+use crate::wire::hook_message::HookMessage;
 
 /// What a message says about its call (the second element of `[callId, kind, payload]`).
-/// The facade reads these numbers from [`crate::contract`], never copies them.
+/// The facade reads these numbers from [`crate::wire::contract`], never copies them.
 #[derive(Clone, Copy)]
 #[repr(u8)]
 pub enum Kind {

@@ -7,7 +7,7 @@
 use anilink_transport::events::{Event, EventSink};
 use anilink_transport::options::HookSet;
 
-use crate::hook_message::HookMessage;
+use crate::wire::hook_message::HookMessage;
 use crate::outbox::{Kind, Outbox, Payload};
 
 pub struct HookEvents {

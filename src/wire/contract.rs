@@ -7,7 +7,7 @@ use napi_derive::napi;
 
 use anilink_transport::error::{messages, ErrorCode};
 
-use crate::failure::TYPE_ERROR;
+use crate::wire::failure::TYPE_ERROR;
 use crate::outbox::Kind;
 
 /// Call flag: the call has an AbortSignal, so it can be cancelled by its id.

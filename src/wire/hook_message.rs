@@ -7,7 +7,7 @@ use anilink_transport::events::{Context, Event, FailureReport};
 use anilink_transport::options::{Hook, HookSet};
 use anilink_transport::shared_state::Notice;
 
-use crate::failure::{ErrorDescription, RateLimit};
+use crate::wire::failure::{ErrorDescription, RateLimit};
 
 /// `{ hook, ctx, error? }`: the hook to call, its context argument, and for `onError` and
 /// `onRetry` the failure (its first argument).
