@@ -9,7 +9,6 @@ use futures_util::FutureExt;
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
-use serde::Serialize;
 use serde_json::Value;
 
 use anilink_providers::requests::{
@@ -17,18 +16,18 @@ use anilink_providers::requests::{
 };
 use anilink_transport::attempt::Completed;
 use anilink_transport::error::TransportError;
-use anilink_transport::host_store::SharingMode;
 use anilink_transport::options::{OptValue, PartialOptions, TRANSPORT_OPTION_KEYS};
 use anilink_transport::request::{host_of, RequestSpec};
 use anilink_transport::ProviderClient;
 
 use crate::calls;
-use crate::wire::contract::{ALREADY_ABORTED, CANCELLABLE, OBSERVED};
 use crate::convert::{enumerable_keys, kind_of, option_value};
 use crate::driver;
-use crate::wire::failure::{throw, ErrorDescription};
 use crate::outbox::{Kind, Outbox, Payload};
 use crate::sink::HookEvents;
+use crate::wire::contract::{ALREADY_ABORTED, CANCELLABLE, OBSERVED};
+use crate::wire::failure::{throw, ErrorDescription};
+use crate::wire::snapshot;
 
 /// Which client a `NativeClient` is, parsed once at the napi boundary.
 #[napi(string_enum = "lowercase")]
@@ -334,179 +333,14 @@ impl NativeClient {
     #[napi(catch_unwind)]
     pub fn snapshot(&self) -> Result<Value> {
         let inner = &self.target.inner;
-        let hosts = inner.client.snapshot();
         let own_host = match &*self.target.endpoint.borrow() {
             Endpoint::AniList(e) => host_of(e.url()),
             Endpoint::Mal(e) => host_of(e.url()),
             Endpoint::External => None,
         };
-        let sharing = inner.client.sharing_mode();
-        let snapshot = Snapshot {
-            captured_at: inner.client.now_ms(),
-            shared_state: sharing.as_str(),
-            admission: hosts
-                .iter()
-                .filter_map(|h| {
-                    h.admission.map(|a| AdmissionEntry {
-                        host: &h.host,
-                        limit: a.limit,
-                        remaining: a.remaining,
-                        in_flight: a.in_flight,
-                        window_ends_at: a.window_ends_at,
-                        learned_limit: a.learned_limit,
-                        processes: a.processes,
-                        share: a.share,
-                        decided_by: decided_by(sharing, a.alone),
-                    })
-                })
-                .collect(),
-            circuit: hosts
-                .iter()
-                .filter_map(|h| {
-                    h.breaker.map(|b| CircuitState {
-                        host: &h.host,
-                        consecutive_failures: b.consecutive_failures,
-                        opened_at: b.opened_at,
-                        probe_in_flight: b.probe_in_flight,
-                        failed_probes: b.failed_probes,
-                    })
-                })
-                .collect(),
-            pace_deadlines: hosts
-                .iter()
-                .filter_map(|h| {
-                    h.pace_deadline.map(|deadline_ms| PaceDeadline {
-                        host: &h.host,
-                        deadline_ms,
-                    })
-                })
-                .collect(),
-            retry_budgets: hosts
-                .iter()
-                .filter_map(|h| {
-                    h.budget.map(|w| HostBudget {
-                        host: &h.host,
-                        budget: Budget::from(w),
-                    })
-                })
-                .collect(),
-            retry_budget: hosts
-                .iter()
-                .find(|h| Some(&h.host) == own_host.as_ref())
-                .and_then(|h| h.budget)
-                .map(Budget::from),
-            response_cache: inner.client.response_cache().map(|cache| {
-                let stats = cache.stats();
-                CacheCounters {
-                    entries: stats.entries,
-                    hits: stats.hits,
-                    misses: stats.misses,
-                    expirations: stats.expirations,
-                    evictions: stats.evictions,
-                }
-            }),
-        };
-        // Through JSON's value model: napi's own serializer would make large integers BigInts.
-        serde_json::to_value(&snapshot).map_err(|error| Error::from_reason(error.to_string()))
+        snapshot::transport_state(&inner.client, own_host.as_deref())
+            .map_err(|error| Error::from_reason(error.to_string()))
     }
-}
-
-/// `getTransportState()`'s view of one provider client (api.md §6).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Snapshot<'a> {
-    captured_at: u64,
-    /// `off`, `redis` (the fleet's state, as last read) or `local-fallback`.
-    shared_state: &'static str,
-    admission: Vec<AdmissionEntry<'a>>,
-    circuit: Vec<CircuitState<'a>>,
-    pace_deadlines: Vec<PaceDeadline<'a>>,
-    retry_budgets: Vec<HostBudget<'a>>,
-    /// The budget of the slot's own host, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_budget: Option<Budget>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    response_cache: Option<CacheCounters>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CircuitState<'a> {
-    host: &'a str,
-    consecutive_failures: u32,
-    opened_at: Option<u64>,
-    probe_in_flight: bool,
-    failed_probes: u32,
-}
-
-/// One host's admission estimate (quota-aware admission, issue 15).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AdmissionEntry<'a> {
-    host: &'a str,
-    /// The last limit the upstream reported; null before any.
-    limit: Option<f64>,
-    /// What the estimate says is left in the current window.
-    remaining: Option<f64>,
-    in_flight: u32,
-    /// Epoch ms; null when no window is open.
-    window_ends_at: Option<u64>,
-    /// The limit a 429 taught (decisions D39 b); null when none is in force.
-    learned_limit: Option<f64>,
-    /// Processes that admitted requests in the scope in the last minute.
-    processes: u32,
-    /// What this process admits per window when it decides alone (D39 c).
-    share: Option<u32>,
-    decided_by: &'static str,
-}
-
-/// Where a host's admission decisions are made: in this process (no `sharedState`), on the
-/// fleet's state in Redis, or on this process's share while Redis is out of reach.
-fn decided_by(sharing: SharingMode, alone: bool) -> &'static str {
-    match (sharing, alone) {
-        (SharingMode::Off, _) => "process",
-        (SharingMode::LocalFallback, _) | (_, true) => "local-share",
-        (SharingMode::Redis, false) => "redis",
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PaceDeadline<'a> {
-    host: &'a str,
-    deadline_ms: u64,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Budget {
-    retries_used: u32,
-    window_ends_at: u64,
-}
-
-impl From<anilink_transport::budget::BudgetWindow> for Budget {
-    fn from(window: anilink_transport::budget::BudgetWindow) -> Self {
-        Self {
-            retries_used: window.retries_used,
-            window_ends_at: window.window_ends_at,
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct HostBudget<'a> {
-    host: &'a str,
-    #[serde(flatten)]
-    budget: Budget,
-}
-
-#[derive(Serialize)]
-struct CacheCounters {
-    entries: u64,
-    hits: u64,
-    misses: u64,
-    expirations: u64,
-    evictions: u64,
 }
 
 impl CallTarget {

@@ -7,8 +7,8 @@ use napi_derive::napi;
 
 use anilink_transport::error::{messages, ErrorCode};
 
-use crate::wire::failure::TYPE_ERROR;
 use crate::outbox::Kind;
+use crate::wire::failure::TYPE_ERROR;
 
 /// Call flag: the call has an AbortSignal, so it can be cancelled by its id.
 pub const CANCELLABLE: u32 = 1;

@@ -6,3 +6,4 @@
 pub mod contract;
 pub mod failure;
 pub mod hook_message;
+pub mod snapshot;
