@@ -19,11 +19,11 @@ const NETWORK_MESSAGES = {
   [AniLinkErrorCodes.ABORTED]: MESSAGES.aborted,
 };
 
-/** A message template of the binding with each `{name}` replaced, in one pass (as Rust's `fill`). */
+/** A message template of the binding with each `{name}` replaced, by the binding's own rule. */
 function fill(template, values) {
-  return template.replace(/\{(\w+)\}/g, (placeholder, name) =>
-    Object.hasOwn(values, name) ? String(values[name]) : placeholder,
-  );
+  const text = {};
+  for (const [name, value] of Object.entries(values)) text[name] = String(value);
+  return native.fillMessage(template, text);
 }
 
 function defineReadOnly(target, key, value) {

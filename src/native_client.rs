@@ -11,8 +11,9 @@ use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
 
-use anilink_providers::requests::{
-    token_request, AniListEndpoint, MalEndpoint, ANILIST_DEFAULT_URL, MAL_DEFAULT_URL,
+use anilink_providers::requests::{token_request, AniListEndpoint, MalEndpoint};
+use anilink_providers::slot_schema::{
+    self, ProviderSlot, AUTH_FIELDS, BASE_URL_FIELD, TOKEN_REFRESH_CALLBACKS,
 };
 use anilink_transport::attempt::Completed;
 use anilink_transport::error::TransportError;
@@ -41,51 +42,40 @@ pub enum Provider {
 }
 
 impl Provider {
-    /// The slot field that holds the access token.
-    fn token_field(self) -> Option<&'static str> {
+    /// Its slot's fields besides the transport options (none for an external client).
+    fn slot(self) -> Option<&'static ProviderSlot> {
         match self {
-            Provider::AniList => Some("authToken"),
-            Provider::Mal => Some("accessToken"),
+            Provider::AniList => Some(&slot_schema::ANILIST),
+            Provider::Mal => Some(&slot_schema::MAL),
             Provider::External => None,
         }
     }
 
-    /// The default endpoint and the environment variable that overrides it (decisions D14).
-    fn default_base_url(self) -> Option<(&'static str, &'static str)> {
-        match self {
-            Provider::AniList => Some((ANILIST_DEFAULT_URL, "ANILINK_ANILIST_URL")),
-            Provider::Mal => Some((MAL_DEFAULT_URL, "ANILINK_MAL_URL")),
-            Provider::External => None,
-        }
+    /// The slot field that holds the access token.
+    fn token_field(self) -> Option<&'static str> {
+        self.slot().map(|slot| slot.token_field)
     }
 
     fn name(self) -> &'static str {
-        match self {
-            Provider::AniList => "anilist",
-            Provider::Mal => "mal",
-            Provider::External => "external",
-        }
+        self.slot().map_or("external", |slot| slot.name)
     }
 }
 
 /// What the facade read of the process for one slot when it was built (decisions D38).
 #[napi(object)]
 pub struct SlotEnvironment {
-    /// The variables of [`environment_variables`] that are set, by name.
+    /// The variables of [`slot_environment_variables`] that are set, by name.
     pub variables: std::collections::HashMap<String, String>,
     /// Whether the runtime has libuv (Node does; Bun and Deno only stub it): without it, calls
     /// always run on the worker.
     pub libuv: bool,
 }
 
-/// Every environment variable a slot reads, by exact name: the facade reads these from
-/// `process.env` when it builds a slot (decisions D38).
-#[napi(catch_unwind)]
-pub fn environment_variables() -> Vec<String> {
-    let endpoints = [Provider::AniList, Provider::Mal]
+/// Every environment variable a slot reads, by exact name (exported in the contract).
+pub fn slot_environment_variables() -> Vec<String> {
+    let endpoints = [&slot_schema::ANILIST, &slot_schema::MAL]
         .into_iter()
-        .filter_map(Provider::default_base_url)
-        .map(|(_, name)| name.to_string());
+        .map(|slot| slot.api.variable.to_string());
     endpoints
         .chain([driver::IO_THREAD_VARIABLE.to_string()])
         .chain(anilink_transport::client::environment_variables())
@@ -162,14 +152,6 @@ impl Drop for NativeClient {
     }
 }
 
-const AUTH_FIELDS_TAIL: [&str; 5] = [
-    "refreshToken",
-    "clientId",
-    "clientSecret",
-    "onTokenRefresh",
-    "onTokenRefreshError",
-];
-
 /// Fail a call before dispatch: `error` is thrown as its description (see [`throw`]).
 fn fail_before_dispatch<T>(env: &Env, error: &TransportError) -> Result<T> {
     Err(throw(env, &ErrorDescription::of(error)))
@@ -207,7 +189,7 @@ impl NativeClient {
             {
                 continue;
             }
-            let is_callback = key == "onTokenRefresh" || key == "onTokenRefreshError";
+            let is_callback = TOKEN_REFRESH_CALLBACKS.contains(&key.as_str());
             // An external client takes transport options only: no credentials, no endpoint.
             let Some(token_field) = provider.token_field() else {
                 return Err(invalid_arg(format!(
@@ -216,12 +198,12 @@ impl NativeClient {
                 )));
             };
             let known =
-                key == token_field || key == "baseUrl" || AUTH_FIELDS_TAIL.contains(&key.as_str());
+                key == token_field || key == BASE_URL_FIELD || AUTH_FIELDS.contains(&key.as_str());
             if !known {
                 return Err(invalid_arg(format!(
-                    "Unknown credential key \"{key}\". Valid transport options are: {}. Provider auth fields are: {token_field}, {}. Endpoint option: baseUrl.",
+                    "Unknown credential key \"{key}\". Valid transport options are: {}. Provider auth fields are: {token_field}, {}. Endpoint option: {BASE_URL_FIELD}.",
                     TRANSPORT_OPTION_KEYS.join(", "),
-                    AUTH_FIELDS_TAIL.join(", ")
+                    AUTH_FIELDS.join(", ")
                 )));
             }
             match (&value, is_callback) {
@@ -250,11 +232,11 @@ impl NativeClient {
                 .map(|(_, v)| v.clone())
         };
         let variable = |name: &str| environment.variables.get(name).cloned();
-        let base_url = match provider.default_base_url() {
-            Some((default, name)) => {
-                let url = field("baseUrl")
-                    .or_else(|| variable(name).filter(|v| !v.trim().is_empty()))
-                    .unwrap_or_else(|| default.into());
+        let base_url = match provider.slot() {
+            Some(slot) => {
+                let url = field(BASE_URL_FIELD)
+                    .or_else(|| variable(slot.api.variable).filter(|v| !v.trim().is_empty()))
+                    .unwrap_or_else(|| slot.api.default.into());
                 whatwg_base_url(&env, &url, provider.name())?
             }
             None => String::new(),

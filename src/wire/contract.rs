@@ -1,14 +1,22 @@
 //! The contract between the binding and the JavaScript facade, defined here once: the kinds of
-//! outbox messages, the call flags, the error codes and the failure messages. `lib/call.cjs`
-//! and `lib/errors.cjs` read them from [`contract`] when they load, so no number or text of the
-//! contract is copied into JavaScript.
+//! outbox messages, the call flags, the error codes and the failure messages, the slot schema
+//! (token field per provider, credential fields, `baseUrl`), every upstream URL with the
+//! environment variable that overrides it, the variables a slot reads (decisions D38), and
+//! the hook names. The facade reads them from [`contract`] when it loads, so no number, name
+//! or text of the contract is copied into JavaScript.
+
+use std::collections::HashMap;
 
 use napi_derive::napi;
 
+use anilink_providers::slot_schema::{self, Overridable, ProviderSlot};
 use anilink_transport::error::{messages, ErrorCode};
+use anilink_transport::options::Hook;
 
+use crate::native_client::slot_environment_variables;
 use crate::outbox::Kind;
 use crate::wire::failure::TYPE_ERROR;
+use crate::wire::hook_message::DIAGNOSTIC_HOOK;
 
 /// Call flag: the call has an AbortSignal, so it can be cancelled by its id.
 pub const CANCELLABLE: u32 = 1;
@@ -61,6 +69,58 @@ pub struct FailureMessages {
     pub validation: String,
 }
 
+/// A URL's default and the environment variable that replaces it when set and not blank.
+#[napi(object)]
+pub struct OverridableUrl {
+    pub default: String,
+    pub variable: String,
+}
+
+impl From<Overridable> for OverridableUrl {
+    fn from(url: Overridable) -> Self {
+        Self {
+            default: url.default.to_string(),
+            variable: url.variable.to_string(),
+        }
+    }
+}
+
+/// One provider's slot fields besides the transport options.
+#[napi(object)]
+pub struct ProviderSlotSchema {
+    pub token_field: String,
+    /// The API endpoint: the binding reads its variable when it builds the slot.
+    pub api: OverridableUrl,
+}
+
+impl From<&ProviderSlot> for ProviderSlotSchema {
+    fn from(slot: &ProviderSlot) -> Self {
+        Self {
+            token_field: slot.token_field.to_string(),
+            api: slot.api.into(),
+        }
+    }
+}
+
+/// What a provider slot takes besides the transport options.
+#[napi(object)]
+pub struct SlotSchema {
+    pub anilist: ProviderSlotSchema,
+    pub mal: ProviderSlotSchema,
+    /// The credential fields every provider slot takes after its token field.
+    pub auth_fields: Vec<String>,
+    /// The field that replaces a slot's API endpoint.
+    pub base_url_field: String,
+}
+
+/// The URLs the facade itself calls, read per call with their overrides.
+#[napi(object)]
+pub struct FacadeUrls {
+    pub anilist_token: OverridableUrl,
+    pub mal_token: OverridableUrl,
+    pub id_mapping: OverridableUrl,
+}
+
 #[napi(object)]
 pub struct Contract {
     pub kinds: MessageKinds,
@@ -70,6 +130,15 @@ pub struct Contract {
     /// The code of a failure the facade throws as a `TypeError` (an invalid option).
     pub type_error_code: String,
     pub messages: FailureMessages,
+    pub slot: SlotSchema,
+    pub urls: FacadeUrls,
+    /// Every environment variable a slot reads, by exact name: the facade reads these from
+    /// `process.env` when it builds a slot (decisions D38).
+    pub slot_environment: Vec<String>,
+    /// The hooks the transport calls, by option key.
+    pub hooks: Vec<String>,
+    /// The `hook` of an event message that carries a diagnostic record instead of a context.
+    pub diagnostic_hook: String,
 }
 
 /// The key of a code in the public `AniLinkErrorCodes` object (api.md §5).
@@ -123,5 +192,38 @@ pub fn contract() -> Contract {
             graphql_entry: messages::GRAPHQL_ENTRY.to_string(),
             validation: messages::VALIDATION.to_string(),
         },
+        slot: SlotSchema {
+            anilist: (&slot_schema::ANILIST).into(),
+            mal: (&slot_schema::MAL).into(),
+            auth_fields: strings(&slot_schema::AUTH_FIELDS),
+            base_url_field: slot_schema::BASE_URL_FIELD.to_string(),
+        },
+        urls: FacadeUrls {
+            anilist_token: slot_schema::ANILIST_TOKEN.into(),
+            mal_token: slot_schema::MAL_TOKEN.into(),
+            id_mapping: slot_schema::ID_MAPPING.into(),
+        },
+        slot_environment: slot_environment_variables(),
+        hooks: Hook::ALL
+            .iter()
+            .map(|hook| hook.key().to_string())
+            .collect(),
+        diagnostic_hook: DIAGNOSTIC_HOOK.to_string(),
     }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|item| item.to_string()).collect()
+}
+
+/// A failure template of [`contract`]'s `messages` with each `{name}` replaced, by the
+/// transport's one rule ([`fill`](anilink_transport::error::fill)): the JavaScript error classes
+/// build their messages with it when a caller constructs one.
+#[napi(catch_unwind)]
+pub fn fill_message(template: String, values: HashMap<String, String>) -> String {
+    let values: Vec<(&str, &str)> = values
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    anilink_transport::error::fill(&template, &values)
 }

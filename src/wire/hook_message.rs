@@ -9,6 +9,11 @@ use anilink_transport::shared_state::Notice;
 
 use crate::wire::failure::{ErrorDescription, RateLimit};
 
+/// The `hook` of a message that carries a diagnostic record (shared state fell back or
+/// rejoined) instead of a hook's context: no hook has this name, the facade routes it as every
+/// other diagnostic (lib/diagnostics.cjs).
+pub const DIAGNOSTIC_HOOK: &str = "diagnostic";
+
 /// `{ hook, ctx, error? }`: the hook to call, its context argument, and for `onError` and
 /// `onRetry` the failure (its first argument).
 #[derive(Serialize)]
@@ -124,7 +129,10 @@ fn common(ctx: &Context) -> Common<'_> {
 impl<'a> HookMessage<'a> {
     pub fn of(event: &'a Event) -> Self {
         let (hook, ctx) = match event {
-            Event::RequestStart(ctx) => ("onRequestStart", HookContext::RequestStart(common(ctx))),
+            Event::RequestStart(ctx) => (
+                Hook::OnRequestStart.key(),
+                HookContext::RequestStart(common(ctx)),
+            ),
             Event::Response {
                 context,
                 status: _,
@@ -134,7 +142,7 @@ impl<'a> HookMessage<'a> {
                 cache_write,
                 paced_ms,
             } => (
-                "onResponse",
+                Hook::OnResponse.key(),
                 HookContext::Response {
                     common: common(context),
                     duration_ms: *duration_ms,
@@ -149,7 +157,7 @@ impl<'a> HookMessage<'a> {
                 delay_ms,
                 aborted,
             } => (
-                "onPace",
+                Hook::OnPace.key(),
                 HookContext::Pace {
                     common: common(context),
                     delay_ms: *delay_ms,
@@ -163,7 +171,7 @@ impl<'a> HookMessage<'a> {
                 host,
                 redis,
             } => (
-                "diagnostic",
+                DIAGNOSTIC_HOOK,
                 shared_state_diagnostic(context, notice, host, redis),
             ),
             Event::CircuitOpen {
@@ -171,7 +179,7 @@ impl<'a> HookMessage<'a> {
                 host,
                 failures,
             } => (
-                "onCircuitOpen",
+                Hook::OnCircuitOpen.key(),
                 HookContext::CircuitOpen {
                     common: common(context),
                     host,
@@ -179,7 +187,7 @@ impl<'a> HookMessage<'a> {
                 },
             ),
             Event::CircuitClose { context, host } => (
-                "onCircuitClose",
+                Hook::OnCircuitClose.key(),
                 HookContext::CircuitClose {
                     common: common(context),
                     host,
@@ -223,9 +231,9 @@ impl<'a> HookMessage<'a> {
         };
         Self {
             hook: if report.via_retry_hook {
-                "onRetry"
+                Hook::OnRetry.key()
             } else {
-                "onError"
+                Hook::OnError.key()
             },
             ctx,
             error: Some(description),
@@ -322,7 +330,7 @@ mod tests {
         };
         assert_eq!(
             json(&event),
-            r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5,"cacheHit":false}}"#
+            r#"{"hook":Hook::OnResponse.key(),"ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5,"cacheHit":false}}"#
         );
     }
 
@@ -341,7 +349,7 @@ mod tests {
         message.observe(&event, HookSet(Hook::OnError as u32).observed());
         assert_eq!(
             serde_json::to_string(&message).expect("serializable"),
-            r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5},"unhooked":true,"status":503}"#
+            r#"{"hook":Hook::OnResponse.key(),"ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5},"unhooked":true,"status":503}"#
         );
     }
 
@@ -353,7 +361,7 @@ mod tests {
         });
         assert_eq!(
             json(&event),
-            r#"{"hook":"onRequestStart","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"coalesced":true,"leaderRequestId":"r-0"}}"#
+            r#"{"hook":Hook::OnRequestStart.key(),"ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"coalesced":true,"leaderRequestId":"r-0"}}"#
         );
     }
 
