@@ -8,111 +8,193 @@ use anilink_transport::options::{Hook, HookSet};
 use anilink_transport::shared_state::Notice;
 
 use crate::wire::failure::{ErrorDescription, RateLimit};
+#[cfg(test)]
+use crate::wire::typescript::TsType;
+use crate::wire::typescript::{wire_enum, wire_shape};
 
 /// The `hook` of a message that carries a diagnostic record (shared state fell back or
 /// rejoined) instead of a hook's context: no hook has this name, the facade routes it as every
 /// other diagnostic (lib/diagnostics.cjs).
 pub const DIAGNOSTIC_HOOK: &str = "diagnostic";
 
-/// `{ hook, ctx, error? }`: the hook to call, its context argument, and for `onError` and
-/// `onRetry` the failure (its first argument).
-#[derive(Serialize)]
-pub struct HookMessage<'a> {
-    pub hook: &'static str,
-    pub ctx: HookContext<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorDescription<'a>>,
-    /// Observed calls only (diagnostics channels): the call has no such hook, so the facade
-    /// publishes the event and calls nothing.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub unhooked: bool,
-    /// Observed calls only: the HTTP status of the answer an `onResponse` event reports.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
+wire_shape! {
+    /// `{ hook, ctx, error? }`: the hook to call, its context argument, and for `onError` and
+    /// `onRetry` the failure (its first argument).
+    #[derive(Serialize)]
+    pub struct HookMessage<'a> {
+        pub hook: &'static str as "HookName | typeof DIAGNOSTIC_HOOK",
+        pub ctx: HookContext<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub error: Option<ErrorDescription<'a>>,
+        /// Observed calls only (diagnostics channels): the call has no such hook, so the facade
+        /// publishes the event and calls nothing.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub unhooked: bool as "true",
+        /// Observed calls only: the HTTP status of the answer an `onResponse` event reports.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub status: Option<u16>,
+    }
 }
 
-/// What every hook's context carries.
-#[derive(Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Common<'a> {
-    request_id: &'a str,
-    url: &'a str,
-    method: &'static str,
-    attempt: u32,
-    /// A call that shared another's request (`coalesce: true`), and that request's id.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    coalesced: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    leader_request_id: Option<&'a str>,
+wire_shape! {
+    /// What every hook's context carries.
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Common<'a> as "RequestContext" {
+        /// A UUID v4 shared by every hook of one logical request and by its error.
+        request_id: &'a str,
+        url: &'a str,
+        method: &'static str as "HttpMethod",
+        /// One-based attempt number.
+        attempt: u32,
+        /// Present (true) on every hook of a call that shared an identical read in flight (`coalesce`).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        coalesced: bool as "true",
+        /// With `coalesced`: the `requestId` of the call whose request it shared.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        leader_request_id: Option<&'a str>,
+    }
 }
 
-/// The context of each hook: the common fields, then the hook's own (absent ones left out).
-#[derive(Clone, Serialize)]
-#[serde(untagged, rename_all_fields = "camelCase")]
-pub enum HookContext<'a> {
-    RequestStart(Common<'a>),
-    Response {
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ResponseContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
+        /// The network attempt only (pacing waits are reported by onPace / pacedMs).
         duration_ms: f64,
         #[serde(skip_serializing_if = "Option::is_none")]
         rate_limit: Option<RateLimit>,
+        /// true when served by the response cache (durationMs 0); false for a cacheable read that went to the network.
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_hit: Option<bool>,
+        /// Present (true) when the response was written to the cache.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         cache_write: bool,
+        /// Total pacing wait of this request so far (stagger excluded); absent when none.
         #[serde(skip_serializing_if = "Option::is_none")]
         paced_ms: Option<u64>,
-    },
-    Pace {
+    }
+}
+
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct PaceContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
         delay_ms: u64,
+        /// Present (true) when the wait was aborted by the caller's signal.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
-        aborted: bool,
-    },
-    Failure {
+        aborted: bool as "true",
+    }
+}
+
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct RequestErrorContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
-        code: &'static str,
+        code: &'static str as "AniLinkErrorCode",
         #[serde(skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
         #[serde(skip_serializing_if = "Option::is_none")]
         rate_limit: Option<RateLimit>,
+        /// Present when a retry is scheduled: the wait before it.
         #[serde(skip_serializing_if = "Option::is_none")]
         next_delay_ms: Option<u64>,
+        /// Total of the retry waits scheduled before this report; absent when none.
         #[serde(skip_serializing_if = "Option::is_none")]
         retry_wait_ms: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         retry_after_ms: Option<u64>,
+        /// Terminal report only: the retry budget stopped a retry the policy wanted.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         budget_exhausted: bool,
+        /// Circuit fast-fails only.
         #[serde(skip_serializing_if = "Option::is_none")]
         host: Option<&'a str>,
-    },
-    CircuitOpen {
+    }
+}
+
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CircuitOpenContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
         host: &'a str,
         failures: u32,
-    },
-    CircuitClose {
+    }
+}
+
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CircuitCloseContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
         host: &'a str,
-    },
-    /// Not a hook's context: the diagnostic record itself (`hook` is `"diagnostic"`), which the
-    /// facade routes as every other diagnostic (lib/diagnostics.cjs).
-    Diagnostic {
-        source: &'static str,
-        kind: &'static str,
+    }
+}
+
+wire_shape! {
+    /// Not a hook's context: the diagnostic record itself (`hook` is [`DIAGNOSTIC_HOOK`]), which
+    /// the facade routes as every other diagnostic (lib/diagnostics.cjs).
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SharedStateDiagnostic<'a> {
+        source: &'static str as "'anilink'",
+        kind: &'static str as "'shared-state'",
         hook_name: &'static str,
-        code: &'static str,
+        /// The slot fell back to its local state, or rejoined Redis.
+        code: SharedStateCode,
         request_id: &'a str,
+        /// The upstream host whose decision switched.
         host: &'a str,
+        /// `host:port` of the Redis server (never its credentials).
         redis: &'a str,
         message: String,
-    },
+    }
+}
+
+wire_enum! {
+    /// The code of a shared-state diagnostic (README, "Transport state").
+    pub enum SharedStateCode {
+        Unavailable = "SHARED_STATE_UNAVAILABLE",
+        Rejoined = "SHARED_STATE_REJOINED",
+    }
+}
+
+/// The context of each hook: the common fields, then the hook's own (absent ones left out).
+#[derive(Clone, Serialize)]
+#[serde(untagged)]
+pub enum HookContext<'a> {
+    RequestStart(Common<'a>),
+    Response(ResponseContext<'a>),
+    Pace(PaceContext<'a>),
+    Failure(RequestErrorContext<'a>),
+    CircuitOpen(CircuitOpenContext<'a>),
+    CircuitClose(CircuitCloseContext<'a>),
+    Diagnostic(SharedStateDiagnostic<'a>),
+}
+
+#[cfg(test)]
+impl TsType for HookContext<'_> {
+    fn ts() -> String {
+        [
+            Common::ts(),
+            ResponseContext::ts(),
+            PaceContext::ts(),
+            RequestErrorContext::ts(),
+            CircuitOpenContext::ts(),
+            CircuitCloseContext::ts(),
+            SharedStateDiagnostic::ts(),
+        ]
+        .join(" | ")
+    }
 }
 
 fn common(ctx: &Context) -> Common<'_> {
@@ -143,14 +225,14 @@ impl<'a> HookMessage<'a> {
                 paced_ms,
             } => (
                 Hook::OnResponse.key(),
-                HookContext::Response {
+                HookContext::Response(ResponseContext {
                     common: common(context),
                     duration_ms: *duration_ms,
                     rate_limit: rate_limit.as_ref().map(RateLimit::from),
                     cache_hit: *cache_hit,
                     cache_write: *cache_write,
                     paced_ms: *paced_ms,
-                },
+                }),
             ),
             Event::Pace {
                 context,
@@ -158,11 +240,11 @@ impl<'a> HookMessage<'a> {
                 aborted,
             } => (
                 Hook::OnPace.key(),
-                HookContext::Pace {
+                HookContext::Pace(PaceContext {
                     common: common(context),
                     delay_ms: *delay_ms,
                     aborted: *aborted,
-                },
+                }),
             ),
             Event::Failure(report) => return Self::failure(report),
             Event::SharedState {
@@ -180,18 +262,18 @@ impl<'a> HookMessage<'a> {
                 failures,
             } => (
                 Hook::OnCircuitOpen.key(),
-                HookContext::CircuitOpen {
+                HookContext::CircuitOpen(CircuitOpenContext {
                     common: common(context),
                     host,
                     failures: *failures,
-                },
+                }),
             ),
             Event::CircuitClose { context, host } => (
                 Hook::OnCircuitClose.key(),
-                HookContext::CircuitClose {
+                HookContext::CircuitClose(CircuitCloseContext {
                     common: common(context),
                     host,
-                },
+                }),
             ),
         };
         Self {
@@ -213,7 +295,7 @@ impl<'a> HookMessage<'a> {
 
     fn failure(report: &'a FailureReport) -> Self {
         let error = &report.error;
-        let ctx = HookContext::Failure {
+        let ctx = HookContext::Failure(RequestErrorContext {
             common: common(&report.context),
             code: error.code.as_str(),
             status: error.status,
@@ -223,7 +305,7 @@ impl<'a> HookMessage<'a> {
             retry_after_ms: report.retry_after_ms,
             budget_exhausted: report.budget_exhausted,
             host: report.host.as_deref(),
-        };
+        });
         // The hook's error names the request of the event it comes with.
         let description = ErrorDescription {
             request_id: Some(&report.context.request_id),
@@ -246,12 +328,12 @@ impl<'a> HookMessage<'a> {
     pub fn request_id(&self) -> &'a str {
         match &self.ctx {
             HookContext::RequestStart(common)
-            | HookContext::Response { common, .. }
-            | HookContext::Pace { common, .. }
-            | HookContext::Failure { common, .. }
-            | HookContext::CircuitOpen { common, .. }
-            | HookContext::CircuitClose { common, .. } => common.request_id,
-            HookContext::Diagnostic { request_id, .. } => request_id,
+            | HookContext::Response(ResponseContext { common, .. })
+            | HookContext::Pace(PaceContext { common, .. })
+            | HookContext::Failure(RequestErrorContext { common, .. })
+            | HookContext::CircuitOpen(CircuitOpenContext { common, .. })
+            | HookContext::CircuitClose(CircuitCloseContext { common, .. }) => common.request_id,
+            HookContext::Diagnostic(diagnostic) => diagnostic.request_id,
         }
     }
 }
@@ -273,17 +355,17 @@ fn shared_state_diagnostic<'a>(
 ) -> HookContext<'a> {
     let (code, message) = match notice {
         Notice::Unavailable { cause } => (
-            "SHARED_STATE_UNAVAILABLE",
+            SharedStateCode::Unavailable,
             format!(
                 "Shared state unavailable: Redis at {redis} did not serve a decision for {host} ({cause}). The slot decides on its local state until Redis answers again; calls go on."
             ),
         ),
         Notice::Rejoined => (
-            "SHARED_STATE_REJOINED",
+            SharedStateCode::Rejoined,
             format!("Shared state rejoined: Redis at {redis} answers again; {host} follows the fleet's state."),
         ),
     };
-    HookContext::Diagnostic {
+    HookContext::Diagnostic(SharedStateDiagnostic {
         source: "anilink",
         kind: "shared-state",
         hook_name: "sharedState",
@@ -292,7 +374,7 @@ fn shared_state_diagnostic<'a>(
         host,
         redis,
         message,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -7,3 +7,4 @@ pub mod contract;
 pub mod failure;
 pub mod hook_message;
 pub mod snapshot;
+pub mod typescript;

@@ -7,6 +7,10 @@ use serde_json::Value;
 use anilink_transport::host_store::SharingMode;
 use anilink_transport::ProviderClient;
 
+#[cfg(test)]
+use crate::wire::typescript::{union, TsType};
+use crate::wire::typescript::{wire_enum, wire_shape};
+
 /// The snapshot of `client`; `own_host` is the host of the slot's endpoint, whose retry budget
 /// is reported on its own. Through JSON's value model: napi's own serializer would make large
 /// integers BigInts.
@@ -18,7 +22,7 @@ pub fn transport_state(
     let sharing = client.sharing_mode();
     let snapshot = Snapshot {
         captured_at: client.now_ms(),
-        shared_state: sharing.as_str(),
+        shared_state: SharedState(sharing.as_str()),
         admission: hosts
             .iter()
             .filter_map(|h| {
@@ -84,77 +88,117 @@ pub fn transport_state(
     serde_json::to_value(&snapshot)
 }
 
-/// `getTransportState()`'s view of one provider client (api.md §6).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Snapshot<'a> {
-    captured_at: u64,
-    /// `off`, `redis` (the fleet's state, as last read) or `local-fallback`.
-    shared_state: &'static str,
-    admission: Vec<AdmissionEntry<'a>>,
-    circuit: Vec<CircuitState<'a>>,
-    pace_deadlines: Vec<PaceDeadline<'a>>,
-    retry_budgets: Vec<HostBudget<'a>>,
-    /// The budget of the slot's own host, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_budget: Option<Budget>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    response_cache: Option<CacheCounters>,
+wire_shape! {
+    /// `getTransportState()`'s view of one provider client (api.md §6).
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Snapshot<'a> as "TransportStateSnapshot" {
+        captured_at: u64,
+        /// `'redis'`: the lists are the fleet's state as last read; `'local-fallback'`: Redis is unreachable.
+        shared_state: SharedState,
+        admission: Vec<AdmissionEntry<'a>>,
+        circuit: Vec<CircuitState<'a>>,
+        pace_deadlines: Vec<PaceDeadline<'a>>,
+        /// Every host with a budget window.
+        retry_budgets: Vec<HostBudget<'a>>,
+        /// The window of the slot's own endpoint host, once one exists.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_budget: Option<Budget>,
+        /// The counters of the slot's response cache, when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        response_cache: Option<CacheCounters> as "ResponseCacheStats",
+    }
 }
 
+/// [`SharingMode`] as the snapshot's `sharedState` names it.
 #[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CircuitState<'a> {
-    host: &'a str,
-    consecutive_failures: u32,
-    opened_at: Option<u64>,
-    probe_in_flight: bool,
-    failed_probes: u32,
+#[serde(transparent)]
+struct SharedState(&'static str);
+
+#[cfg(test)]
+impl TsType for SharedState {
+    fn ts() -> String {
+        union(SharingMode::ALL.iter().map(|mode| mode.as_str()))
+    }
 }
 
-/// One host's admission estimate (quota-aware admission, issue 15).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AdmissionEntry<'a> {
-    host: &'a str,
-    /// The last limit the upstream reported; null before any.
-    limit: Option<f64>,
-    /// What the estimate says is left in the current window.
-    remaining: Option<f64>,
-    in_flight: u32,
-    /// Epoch ms; null when no window is open.
-    window_ends_at: Option<u64>,
-    /// The limit a 429 taught (decisions D39 b); null when none is in force.
-    learned_limit: Option<f64>,
-    /// Processes that admitted requests in the scope in the last minute.
-    processes: u32,
-    /// What this process admits per window when it decides alone (D39 c).
-    share: Option<u32>,
-    decided_by: &'static str,
+wire_shape! {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct CircuitState<'a> as "CircuitStateSnapshot" {
+        host: &'a str,
+        consecutive_failures: u32,
+        opened_at: Option<u64>,
+        probe_in_flight: bool,
+        failed_probes: u32,
+    }
+}
+
+wire_shape! {
+    /// One host's quota-aware admission estimate (issue 15).
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct AdmissionEntry<'a> as "AdmissionSnapshot" {
+        host: &'a str,
+        /// The last limit the upstream reported; null before any.
+        limit: Option<f64>,
+        /// What the estimate allows in the current window; null before any limit.
+        remaining: Option<f64>,
+        /// Requests admitted and not yet settled (expired leases not counted).
+        in_flight: u32,
+        /// Epoch ms; null when no window is open.
+        window_ends_at: Option<u64>,
+        /// The limit a 429 the estimate did not predict taught (the headers overstate the quota): in
+        /// force instead of `limit`, raised by one per window without a 429; null when none is
+        /// (decisions D39 b).
+        learned_limit: Option<f64>,
+        /// Processes that admitted requests in this scope in the last minute (with `sharedState`).
+        processes: u32,
+        /// What this process admits per window when it must decide without Redis; null before any
+        /// limit (D39 c).
+        share: Option<u32>,
+        decided_by: DecidedBy,
+    }
+}
+
+wire_enum! {
+    /// Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's state) or
+    /// `'local-share'` (Redis out of reach: this process's `share` only).
+    enum DecidedBy {
+        Process = "process",
+        Redis = "redis",
+        LocalShare = "local-share",
+    }
 }
 
 /// Where a host's admission decisions are made: in this process (no `sharedState`), on the
 /// fleet's state in Redis, or on this process's share while Redis is out of reach.
-fn decided_by(sharing: SharingMode, alone: bool) -> &'static str {
+fn decided_by(sharing: SharingMode, alone: bool) -> DecidedBy {
     match (sharing, alone) {
-        (SharingMode::Off, _) => "process",
-        (SharingMode::LocalFallback, _) | (_, true) => "local-share",
-        (SharingMode::Redis, false) => "redis",
+        (SharingMode::Off, _) => DecidedBy::Process,
+        (SharingMode::LocalFallback, _) | (_, true) => DecidedBy::LocalShare,
+        (SharingMode::Redis, false) => DecidedBy::Redis,
     }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PaceDeadline<'a> {
-    host: &'a str,
-    deadline_ms: u64,
+wire_shape! {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct PaceDeadline<'a> as "PaceDeadlineSnapshot" {
+        host: &'a str,
+        /// Epoch ms.
+        deadline_ms: u64,
+    }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Budget {
-    retries_used: u32,
-    window_ends_at: u64,
+wire_shape! {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Budget as "RetryBudgetSnapshot" {
+        retries_used: u32,
+        /// Epoch ms.
+        window_ends_at: u64,
+    }
 }
 
 impl From<anilink_transport::budget::BudgetWindow> for Budget {
@@ -166,11 +210,14 @@ impl From<anilink_transport::budget::BudgetWindow> for Budget {
     }
 }
 
-#[derive(Serialize)]
-struct HostBudget<'a> {
-    host: &'a str,
-    #[serde(flatten)]
-    budget: Budget,
+wire_shape! {
+    /// One host's retry budget window.
+    #[derive(Serialize)]
+    struct HostBudget<'a> as "HostRetryBudgetSnapshot" {
+        host: &'a str,
+        #[serde(flatten)]
+        budget: Budget,
+    }
 }
 
 #[derive(Serialize)]
