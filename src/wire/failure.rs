@@ -103,6 +103,13 @@ impl<'a> ErrorDescription<'a> {
     }
 }
 
+/// The declarations of this module's shapes, for the generated typings.
+#[cfg(test)]
+pub fn declarations() -> Vec<String> {
+    use crate::wire::typescript::WireShape;
+    vec![RateLimit::declaration(), ErrorDescription::declaration()]
+}
+
 /// Fail the current napi call with `description` as the thrown value: the one path by which a
 /// call that fails before dispatch (invalid variables, options or arguments) reaches the facade,
 /// which rejects the call's promise with the matching error class.

@@ -22,7 +22,7 @@ wire_shape! {
     /// `onRetry` the failure (its first argument).
     #[derive(Serialize)]
     pub struct HookMessage<'a> {
-        pub hook: &'static str as "HookName | typeof DIAGNOSTIC_HOOK",
+        pub hook: &'static str as "HookName | DiagnosticHook",
         pub ctx: HookContext<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<ErrorDescription<'a>>,
@@ -141,7 +141,7 @@ wire_shape! {
 }
 
 wire_shape! {
-    /// Not a hook's context: the diagnostic record itself (`hook` is [`DIAGNOSTIC_HOOK`]), which
+    /// Not a hook's context: the diagnostic record itself (its `hook` is the diagnostic pseudo-hook), which
     /// the facade routes as every other diagnostic (lib/diagnostics.cjs).
     #[derive(Clone, Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -195,6 +195,22 @@ impl TsType for HookContext<'_> {
         ]
         .join(" | ")
     }
+}
+
+/// The declarations of this module's shapes, for the generated typings.
+#[cfg(test)]
+pub fn declarations() -> Vec<String> {
+    use crate::wire::typescript::WireShape;
+    vec![
+        Common::declaration(),
+        ResponseContext::declaration(),
+        PaceContext::declaration(),
+        RequestErrorContext::declaration(),
+        CircuitOpenContext::declaration(),
+        CircuitCloseContext::declaration(),
+        SharedStateDiagnostic::declaration(),
+        HookMessage::declaration(),
+    ]
 }
 
 fn common(ctx: &Context) -> Common<'_> {
@@ -412,7 +428,7 @@ mod tests {
         };
         assert_eq!(
             json(&event),
-            r#"{"hook":Hook::OnResponse.key(),"ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5,"cacheHit":false}}"#
+            r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5,"cacheHit":false}}"#
         );
     }
 
@@ -431,7 +447,7 @@ mod tests {
         message.observe(&event, HookSet(Hook::OnError as u32).observed());
         assert_eq!(
             serde_json::to_string(&message).expect("serializable"),
-            r#"{"hook":Hook::OnResponse.key(),"ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5},"unhooked":true,"status":503}"#
+            r#"{"hook":"onResponse","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"durationMs":1.5},"unhooked":true,"status":503}"#
         );
     }
 
@@ -443,7 +459,7 @@ mod tests {
         });
         assert_eq!(
             json(&event),
-            r#"{"hook":Hook::OnRequestStart.key(),"ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"coalesced":true,"leaderRequestId":"r-0"}}"#
+            r#"{"hook":"onRequestStart","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"coalesced":true,"leaderRequestId":"r-0"}}"#
         );
     }
 

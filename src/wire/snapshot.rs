@@ -94,7 +94,8 @@ wire_shape! {
     #[serde(rename_all = "camelCase")]
     struct Snapshot<'a> as "TransportStateSnapshot" {
         captured_at: u64,
-        /// `'redis'`: the lists are the fleet's state as last read; `'local-fallback'`: Redis is unreachable.
+        /// `'redis'`: the lists are the fleet's state as last read; `'local-fallback'`: Redis is
+        /// unreachable.
         shared_state: SharedState,
         admission: Vec<AdmissionEntry<'a>>,
         circuit: Vec<CircuitState<'a>>,
@@ -157,13 +158,14 @@ wire_shape! {
         /// What this process admits per window when it must decide without Redis; null before any
         /// limit (D39 c).
         share: Option<u32>,
+        /// Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
+        /// state) or `'local-share'` (Redis out of reach: this process's `share` only).
         decided_by: DecidedBy,
     }
 }
 
 wire_enum! {
-    /// Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's state) or
-    /// `'local-share'` (Redis out of reach: this process's `share` only).
+    /// A host's `decidedBy`.
     enum DecidedBy {
         Process = "process",
         Redis = "redis",
@@ -227,4 +229,18 @@ struct CacheCounters {
     misses: u64,
     expirations: u64,
     evictions: u64,
+}
+
+/// The declarations of this module's shapes, for the generated typings.
+#[cfg(test)]
+pub fn declarations() -> Vec<String> {
+    use crate::wire::typescript::WireShape;
+    vec![
+        CircuitState::declaration(),
+        PaceDeadline::declaration(),
+        Budget::declaration(),
+        HostBudget::declaration(),
+        AdmissionEntry::declaration(),
+        Snapshot::declaration(),
+    ]
 }

@@ -156,8 +156,9 @@ mod describe {
     fn doc_comment(attributes: &[&str], indent: &str) -> String {
         let lines: Vec<String> = attributes
             .iter()
-            .filter_map(|attribute| attribute.strip_prefix("doc = "))
-            .map(doc_text)
+            .filter_map(|attribute| attribute.strip_prefix("doc"))
+            .filter_map(|rest| rest.trim_start().strip_prefix('='))
+            .map(|literal| doc_text(literal.trim()))
             .collect();
         jsdoc(&lines.join("\n"), indent)
     }

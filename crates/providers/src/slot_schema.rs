@@ -45,6 +45,9 @@ pub const MAL: ProviderSlot = ProviderSlot {
 /// The slot field that replaces the API endpoint.
 pub const BASE_URL_FIELD: &str = "baseUrl";
 
+/// What [`BASE_URL_FIELD`] accepts, as the documentation's option table says it.
+pub const BASE_URL_RULE: &str = "The provider's API endpoint: an absolute `http://` or `https://` URL, parsed as `new URL` parses it (a port above 65535 is a `TypeError`).";
+
 /// The slot's token-refresh callbacks: functions, where the other credential fields are strings.
 pub const TOKEN_REFRESH_CALLBACKS: [&str; 2] = ["onTokenRefresh", "onTokenRefreshError"];
 
