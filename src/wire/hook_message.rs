@@ -400,6 +400,7 @@ mod tests {
     use anilink_transport::error::TransportError;
 
     use super::*;
+    use crate::wire::typescript::{declared_keys, WireShape};
 
     fn context() -> Context {
         Context {
@@ -478,6 +479,75 @@ mod tests {
         assert_eq!(
             json(&event),
             r#"{"hook":"onRetry","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"code":"TIMEOUT_ERROR","nextDelayMs":100},"error":{"code":"TIMEOUT_ERROR","message":"The request timed out.","timeoutMs":30,"requestId":"r-1"}}"#
+        );
+    }
+
+    /// The keys of `value`, an object, sorted.
+    fn keys(value: &serde_json::Value) -> Vec<String> {
+        value
+            .as_object()
+            .expect("an object")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// The property names of `declarations`, sorted.
+    fn declared(declarations: &[String]) -> Vec<String> {
+        let mut keys: Vec<String> = declarations
+            .iter()
+            .flat_map(|declaration| declared_keys(declaration))
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn a_message_with_every_field_has_exactly_the_keys_its_typings_declare() {
+        let mut error = TransportError::timeout(30);
+        error.status = Some(503);
+        error.body = Some("down".into());
+        error.rate_limit = Some(anilink_transport::rate_limit::RateLimitInfo {
+            limit: 90.0,
+            remaining: 0.0,
+            reset: 1.0,
+        });
+        error.content_type = Some("text/plain".into());
+        error.graphql_errors = Some("[]".into());
+        error.graphql_data = Some("null".into());
+        error.aborted_during_pacing = true;
+        error.details = vec!["a detail".into()];
+        error.reason = Some("ECONNRESET".into());
+        let event = Event::Failure(Box::new(FailureReport {
+            context: Context {
+                coalesced_with: Some(Arc::from("r-0")),
+                ..context()
+            },
+            error,
+            via_retry_hook: false,
+            next_delay_ms: Some(1),
+            retry_wait_ms: Some(2),
+            budget_exhausted: true,
+            host: Some("example.org".into()),
+            retry_after_ms: Some(3),
+        }));
+        let mut message = HookMessage::of(&event);
+        message.unhooked = true;
+        message.status = Some(503);
+        let json = serde_json::to_value(&message).expect("serializable");
+
+        assert_eq!(keys(&json), declared(&[HookMessage::declaration()]));
+        assert_eq!(
+            keys(&json["ctx"]),
+            declared(&[Common::declaration(), RequestErrorContext::declaration()])
+        );
+        assert_eq!(
+            keys(&json["error"]),
+            declared(&[ErrorDescription::declaration()])
+        );
+        assert_eq!(
+            keys(&json["error"]["rateLimit"]),
+            declared(&[RateLimit::declaration()])
         );
     }
 }

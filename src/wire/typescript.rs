@@ -85,6 +85,17 @@ mod describe {
             .join(" | ")
     }
 
+    /// The property names of an `interface` that [`interface`] wrote (not those it extends).
+    pub fn declared_keys(declaration: &str) -> Vec<String> {
+        declaration
+            .lines()
+            .filter_map(|line| line.strip_prefix("  "))
+            .filter(|line| !line.starts_with(['/', '*', ' ']))
+            .filter_map(|line| line.split(':').next())
+            .map(|key| key.trim_end_matches('?').to_string())
+            .collect()
+    }
+
     /// A shape declared through [`wire_shape!`]: its TypeScript declaration.
     pub trait WireShape {
         fn declaration() -> String;
