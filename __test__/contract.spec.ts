@@ -74,7 +74,7 @@ describe('what the binding exports', () => {
 });
 
 describe('the facade reads the slot schema, the URLs and the hook names from the contract', () => {
-  it('the public URL constants and the credential fields are the contract\'s', () => {
+  it("the public URL constants and the credential fields are the contract's", () => {
     const root = require('../lib/index.cjs');
     expect(root.MAL_API_BASE_URL).toBe(contract.slot.mal.api.default);
     expect(root.ANILIST_TOKEN_URL).toBe(contract.urls.anilistToken.default);
@@ -121,7 +121,7 @@ describe('the facade reads the slot schema, the URLs and the hook names from the
 });
 
 describe('failure messages are written once, in Rust', () => {
-  it('templates are filled by the transport\'s one rule: every placeholder once, unknown ones kept', () => {
+  it("templates are filled by the transport's one rule: every placeholder once, unknown ones kept", () => {
     expect(native.fillMessage('{a}-{b}-{a} {c} {', { a: '1', b: '2' })).toBe('1-2-1 {c} {');
     expect(native.fillMessage('{a}', { a: '{b}', b: 'no' })).toBe('{b}');
   });

@@ -5,7 +5,6 @@
 // that are JavaScript objects are declared here.
 
 import type {
-  AniLinkErrorCode,
   CircuitCloseContext,
   CircuitOpenContext,
   PaceContext,
@@ -17,7 +16,6 @@ import type {
 
 export type {
   AdmissionSnapshot,
-  AniLinkErrorCode,
   CircuitCloseContext,
   CircuitOpenContext,
   CircuitStateSnapshot,

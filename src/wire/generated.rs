@@ -139,34 +139,58 @@ fn wrap(text: &str, width: usize) -> String {
 }
 
 /// The option table of the documentation: one row per option, in the table's order, then the
-/// slot's endpoint.
+/// slot's endpoint; laid out as the formatter (biome) lays out a Markdown table.
 fn option_table() -> String {
-    let mut text = String::from(
-        "| option | default | what it does and accepts (anything else is a `TypeError`) |\n| --- | --- | --- |\n",
-    );
+    let mut rows: Vec<[String; 3]> = vec![[
+        "option".into(),
+        "default".into(),
+        "what it does and accepts (anything else is a `TypeError`)".into(),
+    ]];
     for option in TRANSPORT_OPTION_DOCS {
         let scope = if SLOT_ONLY_KEYS.contains(&option.key) {
             " (slot only)"
         } else {
             ""
         };
-        text.push_str(&format!(
-            "| `{}`{scope} | {} | {} |\n",
-            option.key,
+        rows.push([
+            format!("`{}`{scope}", option.key),
             cell(option.default),
-            cell(option.text)
-        ));
+            cell(option.text),
+        ]);
     }
     let (anilist, mal) = (slot_schema::ANILIST.api, slot_schema::MAL.api);
-    text.push_str(&format!(
-        "| `{}` (slot only) | `{}`, `{}`; or `{}`, `{}` when set | {} |\n",
-        slot_schema::BASE_URL_FIELD,
-        anilist.default,
-        mal.default,
-        anilist.variable,
-        mal.variable,
-        cell(slot_schema::BASE_URL_RULE)
-    ));
+    rows.push([
+        format!("`{}` (slot only)", slot_schema::BASE_URL_FIELD),
+        "the provider's API".into(),
+        cell(&format!(
+            "{} AniList's is `{}`, MAL's `{}`; `{}` / `{}` replace them when set.",
+            slot_schema::BASE_URL_RULE,
+            anilist.default,
+            mal.default,
+            anilist.variable,
+            mal.variable
+        )),
+    ]);
+    let widths: Vec<usize> = (0..3)
+        .map(|column| {
+            rows.iter()
+                .map(|row| row[column].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(text, width)| format!("{text}{}", " ".repeat(width - text.chars().count())))
+            .collect();
+        format!("| {} |\n", padded.join(" | "))
+    };
+    let mut text = line(&rows[0]);
+    let rule: Vec<String> = widths.iter().map(|width| "-".repeat(*width)).collect();
+    text.push_str(&line(&rule));
+    rows[1..].iter().for_each(|row| text.push_str(&line(row)));
     text
 }
 
@@ -226,7 +250,7 @@ fn the_generated_files_match_the_declarations() {
 fn the_option_table_replaces_only_what_is_between_its_markers() {
     let page = format!("# Title\n\nBefore.\n\n{BEGIN}\nstale row\n{END}\n\nAfter.\n");
     let written = with_option_table(&page).expect("markers found");
-    assert!(written.starts_with(&format!("# Title\n\nBefore.\n\n{BEGIN}\n\n| option |")));
+    assert!(written.starts_with(&format!("# Title\n\nBefore.\n\n{BEGIN}\n\n| option ")));
     assert!(written.ends_with(&format!("|\n\n{END}\n\nAfter.\n")));
     assert!(!written.contains("stale row"));
     assert_eq!(
