@@ -244,3 +244,109 @@ pub fn declarations() -> Vec<String> {
         Snapshot::declaration(),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::typescript::{declared_keys, WireShape};
+
+    /// The keys of `value`, an object, sorted.
+    fn keys(value: &Value) -> Vec<String> {
+        value
+            .as_object()
+            .expect("an object")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// The property names of `declarations`, sorted.
+    fn declared(declarations: &[String]) -> Vec<String> {
+        let mut keys: Vec<String> = declarations
+            .iter()
+            .flat_map(|declaration| declared_keys(declaration))
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn a_snapshot_with_every_field_has_exactly_the_keys_its_typings_declare() {
+        let budget = || Budget {
+            retries_used: 1,
+            window_ends_at: 2,
+        };
+        let snapshot = Snapshot {
+            captured_at: 1,
+            shared_state: SharedState(SharingMode::Redis.as_str()),
+            admission: vec![AdmissionEntry {
+                host: "h",
+                limit: Some(90.0),
+                remaining: Some(1.0),
+                in_flight: 1,
+                window_ends_at: Some(3),
+                learned_limit: Some(80.0),
+                processes: 2,
+                share: Some(40),
+                decided_by: decided_by(SharingMode::Redis, false),
+            }],
+            circuit: vec![CircuitState {
+                host: "h",
+                consecutive_failures: 1,
+                opened_at: Some(4),
+                probe_in_flight: false,
+                failed_probes: 0,
+            }],
+            pace_deadlines: vec![PaceDeadline {
+                host: "h",
+                deadline_ms: 5,
+            }],
+            retry_budgets: vec![HostBudget {
+                host: "h",
+                budget: budget(),
+            }],
+            retry_budget: Some(budget()),
+            response_cache: Some(CacheCounters {
+                entries: 0,
+                hits: 0,
+                misses: 0,
+                expirations: 0,
+                evictions: 0,
+            }),
+        };
+        let json = serde_json::to_value(&snapshot).expect("serializable");
+        assert_eq!(keys(&json), declared(&[Snapshot::declaration()]));
+        assert_eq!(json["admission"][0]["decidedBy"], "redis");
+        assert_eq!(
+            keys(&json["admission"][0]),
+            declared(&[AdmissionEntry::declaration()])
+        );
+        assert_eq!(
+            keys(&json["circuit"][0]),
+            declared(&[CircuitState::declaration()])
+        );
+        assert_eq!(
+            keys(&json["paceDeadlines"][0]),
+            declared(&[PaceDeadline::declaration()])
+        );
+        assert_eq!(
+            keys(&json["retryBudgets"][0]),
+            declared(&[HostBudget::declaration(), Budget::declaration()])
+        );
+        assert_eq!(
+            keys(&json["retryBudget"]),
+            declared(&[Budget::declaration()])
+        );
+    }
+
+    #[test]
+    fn admission_is_decided_where_the_sharing_mode_says() {
+        assert_eq!(decided_by(SharingMode::Off, true), DecidedBy::Process);
+        assert_eq!(
+            decided_by(SharingMode::LocalFallback, false),
+            DecidedBy::LocalShare
+        );
+        assert_eq!(decided_by(SharingMode::Redis, true), DecidedBy::LocalShare);
+        assert_eq!(decided_by(SharingMode::Redis, false), DecidedBy::Redis);
+    }
+}
