@@ -108,7 +108,7 @@ export interface ResponseContext extends RequestContext {
 export interface PaceContext extends RequestContext {
   delayMs: number;
   /** Present (true) when the wait was aborted by the caller's signal. */
-  aborted?: true;
+  aborted?: boolean;
 }
 
 export interface RequestErrorContext extends RequestContext {

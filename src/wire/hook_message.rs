@@ -87,7 +87,7 @@ wire_shape! {
         delay_ms: u64,
         /// Present (true) when the wait was aborted by the caller's signal.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
-        aborted: bool as "true",
+        aborted: bool,
     }
 }
 
