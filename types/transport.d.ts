@@ -16,6 +16,7 @@ import type {
 
 export type {
   AdmissionSnapshot,
+  AniLinkErrorCode,
   CircuitCloseContext,
   CircuitOpenContext,
   CircuitStateSnapshot,
