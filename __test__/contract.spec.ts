@@ -1,4 +1,4 @@
-// The contract between the binding and the facade (src/contract.rs, docs/architecture.md):
+// The contract between the binding and the facade (src/wire/contract.rs, docs/architecture.md):
 // the binding owns the outbox message kinds, the call flags, the error codes and the failure
 // messages, and the facade reads them; a call that fails before dispatch throws its error
 // description (the outbox carries every other failure); the provider is an enum parsed at the
@@ -20,12 +20,26 @@ const require = createRequire(import.meta.url);
 const native = require('../lib/native.cjs');
 const { paginate } = require('../lib/paginate.cjs');
 
+interface OverridableUrl {
+  default: string;
+  variable: string;
+}
 interface Contract {
   kinds: Record<'value' | 'nothing' | 'failure' | 'event', number>;
   flags: Record<'cancellable' | 'alreadyAborted', number>;
   errorCodes: { key: string; code: string }[];
   typeErrorCode: string;
   messages: Record<string, string>;
+  slot: {
+    anilist: { tokenField: string; api: OverridableUrl };
+    mal: { tokenField: string; api: OverridableUrl };
+    authFields: string[];
+    baseUrlField: string;
+  };
+  urls: Record<'anilistToken' | 'malToken' | 'idMapping', OverridableUrl>;
+  slotEnvironment: string[];
+  hooks: string[];
+  diagnosticHook: string;
 }
 const contract = native.contract() as Contract;
 
@@ -59,7 +73,59 @@ describe('what the binding exports', () => {
   });
 });
 
+describe('the facade reads the slot schema, the URLs and the hook names from the contract', () => {
+  it("the public URL constants and the credential fields are the contract's", () => {
+    const root = require('../lib/index.cjs');
+    expect(root.MAL_API_BASE_URL).toBe(contract.slot.mal.api.default);
+    expect(root.ANILIST_TOKEN_URL).toBe(contract.urls.anilistToken.default);
+    expect(root.MAL_TOKEN_URL).toBe(contract.urls.malToken.default);
+    expect(require('../lib/map-external-ids.cjs').ARM_DEFAULT_URL).toBe(contract.urls.idMapping.default);
+    const { CREDENTIAL_FIELDS } = require('../lib/external.cjs');
+    expect(CREDENTIAL_FIELDS).toEqual(['authToken', 'accessToken', ...contract.slot.authFields]);
+    expect(contract.slot.authFields).toEqual([
+      'refreshToken',
+      'clientId',
+      'clientSecret',
+      'onTokenRefresh',
+      'onTokenRefreshError',
+    ]);
+  });
+
+  it('every environment variable a slot reads is named, the endpoint overrides first', () => {
+    const { slot, slotEnvironment } = contract;
+    expect(slotEnvironment.slice(0, 2)).toEqual([slot.anilist.api.variable, slot.mal.api.variable]);
+    expect(slotEnvironment).toContain('ANILINK_IO_THREAD');
+    expect(new Set(slotEnvironment).size).toBe(slotEnvironment.length);
+  });
+
+  it('an unknown slot key names the fields of the schema', () => {
+    expect(() => native.NativeClient.create('mal', { accesToken: 'x' }, NO_ENVIRONMENT, () => {})).toThrow(
+      `Provider auth fields are: ${contract.slot.mal.tokenField}, ${contract.slot.authFields.join(', ')}. Endpoint option: ${contract.slot.baseUrlField}.`,
+    );
+  });
+
+  it('the hooks are the transport option keys that take a hook, and the diagnostic pseudo-hook is none of them', () => {
+    expect(contract.hooks).toEqual([
+      'onRequestStart',
+      'onResponse',
+      'onError',
+      'onRetry',
+      'onPace',
+      'onCircuitOpen',
+      'onCircuitClose',
+    ]);
+    const optionKeys: string[] = native.transportOptionKeys();
+    expect(contract.hooks.every((hook) => optionKeys.includes(hook))).toBe(true);
+    expect(optionKeys).not.toContain(contract.diagnosticHook);
+  });
+});
+
 describe('failure messages are written once, in Rust', () => {
+  it("templates are filled by the transport's one rule: every placeholder once, unknown ones kept", () => {
+    expect(native.fillMessage('{a}-{b}-{a} {c} {', { a: '1', b: '2' })).toBe('1-2-1 {c} {');
+    expect(native.fillMessage('{a}', { a: '{b}', b: 'no' })).toBe('{b}');
+  });
+
   it('an error a caller builds says what the transport says for the same failure', async () => {
     server.enqueue({ status: 503, body: 'down' });
     const http = await rejectionOf<AniLinkApiError>(

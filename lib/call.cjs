@@ -6,8 +6,8 @@
 // The native side answers through one outbox per provider client: batches of
 // `[callId, kind, payload?]` messages, parsed with a single JSON.parse (see src/outbox.rs).
 // A call that fails before dispatch throws its error description instead; that is the only
-// other way a failure comes back. The message kinds and call flags are the binding's
-// (src/contract.rs), read once here.
+// other way a failure comes back. The message kinds, call flags and the diagnostic pseudo-hook are the binding's
+// (src/wire/contract.rs), read once here.
 
 const native = require('./native.cjs');
 const { fromDescription, unknownFailure } = require('./errors.cjs');
@@ -15,7 +15,7 @@ const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
 const { reportHttpMockOnce } = require('./http-mock-detection.cjs');
 const { observeCall } = require('./channels.cjs');
 
-const { kinds: KIND, flags: FLAG } = native.contract();
+const { kinds: KIND, flags: FLAG, diagnosticHook: DIAGNOSTIC_HOOK } = native.contract();
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /** Per-request keys the facade reads besides the transport options. */
@@ -69,7 +69,7 @@ class PendingCall {
     if (unhooked) return;
     const route = { onHookError: this.option('onHookError'), diagnostics: this.option('diagnostics') };
     // A native diagnostic (shared state fell back or rejoined): `ctx` is the record itself.
-    if (name === 'diagnostic') {
+    if (name === DIAGNOSTIC_HOOK) {
       reportDiagnostic(ctx, undefined, route);
       return;
     }

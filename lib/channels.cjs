@@ -82,7 +82,7 @@ class CallObservation {
     return call.tracePromise(startCall, this.context);
   }
 
-  /** One native event message (`{ hook, ctx, error?, status? }`, src/hook_message.rs). */
+  /** One native event message (`{ hook, ctx, error?, status? }`, src/wire/hook_message.rs). */
   event({ hook, ctx, error, status }) {
     const context = this.context;
     switch (hook) {

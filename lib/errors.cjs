@@ -2,7 +2,7 @@
 // The public error classes (api.md §5, decisions D16) and the adapter that turns the native
 // layer's failure descriptions into them. Real subclasses, so `instanceof` works across every
 // entry point (they all load this one module). The codes and messages are the binding's
-// (src/contract.rs), read once here: a caller's `new AniLinkApiError(503, …)` says what a
+// (src/wire/contract.rs), read once here: a caller's `new AniLinkApiError(503, …)` says what a
 // transport failure says.
 
 const native = require('./native.cjs');
@@ -19,11 +19,11 @@ const NETWORK_MESSAGES = {
   [AniLinkErrorCodes.ABORTED]: MESSAGES.aborted,
 };
 
-/** A message template of the binding with each `{name}` replaced, in one pass (as Rust's `fill`). */
+/** A message template of the binding with each `{name}` replaced, by the binding's own rule. */
 function fill(template, values) {
-  return template.replace(/\{(\w+)\}/g, (placeholder, name) =>
-    Object.hasOwn(values, name) ? String(values[name]) : placeholder,
-  );
+  const text = {};
+  for (const [name, value] of Object.entries(values)) text[name] = String(value);
+  return native.fillMessage(template, text);
 }
 
 function defineReadOnly(target, key, value) {

@@ -8,19 +8,13 @@ const native = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
 const { createNativeClient } = require('./slot-environment.cjs');
 
-/** Slot fields that authenticate a provider client (and observe its token refresh). */
-const CREDENTIAL_FIELDS = [
-  'authToken',
-  'accessToken',
-  'refreshToken',
-  'clientId',
-  'clientSecret',
-  'onTokenRefresh',
-  'onTokenRefreshError',
-];
+const { slot: SLOT } = native.contract();
+
+/** Slot fields that authenticate a provider client (and observe its token refresh): the binding's slot schema. */
+const CREDENTIAL_FIELDS = [SLOT.anilist.tokenField, SLOT.mal.tokenField, ...SLOT.authFields];
 
 /** Slot fields that are credentials or endpoints of a provider, not transport settings. */
-const PROVIDER_FIELDS = new Set([...CREDENTIAL_FIELDS, 'baseUrl']);
+const PROVIDER_FIELDS = new Set([...CREDENTIAL_FIELDS, SLOT.baseUrlField]);
 
 /**
  * A client that sends to any URL with the transport settings of `options` (a provider slot's

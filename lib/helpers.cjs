@@ -3,10 +3,14 @@
 // flattening, AniList↔MAL id maps, and the OAuth authorize-URL and token-expiry helpers.
 // Nothing here touches the network; the token exchanges themselves are not built yet.
 
+const native = require('./native.cjs');
+
 const ANILIST_AUTHORIZE_URL = 'https://anilist.co/api/v2/oauth/authorize';
-const ANILIST_TOKEN_URL = 'https://anilist.co/api/v2/oauth/token';
 const MAL_AUTHORIZE_URL = 'https://myanimelist.net/v1/oauth2/authorize';
-const MAL_TOKEN_URL = 'https://myanimelist.net/v1/oauth2/token';
+/** The token endpoints' defaults are the binding's, with the variables that override them (oauth.cjs). */
+const { anilistToken, malToken } = native.contract().urls;
+const ANILIST_TOKEN_URL = anilistToken.default;
+const MAL_TOKEN_URL = malToken.default;
 
 /** Upper bounds of the fuzzy-date parts; 0 means "unknown" in AniList's fuzzy dates. */
 const FUZZY_DATE_LIMITS = { year: 9999, month: 12, day: 31 };

@@ -43,7 +43,7 @@ module.exports = {
   getTokenExpiry: helpers.getTokenExpiry,
   getAccessToken: onDemand.getAccessToken,
   refreshAccessToken: onDemand.refreshAccessToken,
-  MAL_API_BASE_URL: 'https://api.myanimelist.net/v2',
+  MAL_API_BASE_URL: native.contract().slot.mal.api.default,
   MAL_API_REFERENCE: 'https://myanimelist.net/apiconfig/references/api/v2',
   MAL_AUTHORIZE_URL: helpers.MAL_AUTHORIZE_URL,
   MAL_TOKEN_URL: helpers.MAL_TOKEN_URL,

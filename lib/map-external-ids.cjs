@@ -2,12 +2,14 @@
 // mapExternalIds (api.md §9.1): AniList ↔ MyAnimeList id maps from the public ARM id-mapping
 // service (https://arm.haglund.dev), queried without any credentials through the native
 // transport. The service's base URL is overridable like a provider's `baseUrl`: the `armUrl`
-// option, else the ANILINK_ARM_URL environment variable (decisions D14 style).
+// option, else the ANILINK_ARM_URL environment variable (decisions D14 style); the default and
+// the variable are the binding's (`contract().urls.idMapping`).
 
+const native = require('./native.cjs');
 const { createExternalClient, postTo } = require('./external.cjs');
 const { describeKind, isObject } = require('./helpers.cjs');
 
-const ARM_DEFAULT_URL = 'https://arm.haglund.dev';
+const { default: ARM_DEFAULT_URL, variable: ARM_URL_VARIABLE } = native.contract().urls.idMapping;
 const ARM_IDS_PATH = '/api/v2/ids?include=anilist,myanimelist';
 const SOURCES = ['anilist', 'myanimelist'];
 /** The most ids ARM answers in one request. */
@@ -36,7 +38,7 @@ function checkArguments(source, ids, options) {
       `${helper}: options.armUrl must be an absolute http:// or https:// URL (received ${describeKind(armUrl)}).`,
     );
   }
-  const base = (armUrl ?? (process.env.ANILINK_ARM_URL || ARM_DEFAULT_URL)).replace(/\/+$/, '');
+  const base = (armUrl ?? (process.env[ARM_URL_VARIABLE] || ARM_DEFAULT_URL)).replace(/\/+$/, '');
   return { url: `${base}${ARM_IDS_PATH}`, transport };
 }
 

@@ -2,12 +2,12 @@
 // What a provider slot reads of the process, read here in JavaScript when the slot is built
 // (decisions D38): Bun's `process.env` never reaches the C environment, so a variable set
 // inside the program would be invisible to the addon. The addon names the variables it reads
-// (`environmentVariables()`) and decides what each means; this module only hands them over,
+// (`contract().slotEnvironment`) and decides what each means; this module only hands them over,
 // with whether the runtime has libuv, and warns when a slot skips certificate checks (D37).
 
 const native = require('./native.cjs');
 
-const VARIABLES = native.environmentVariables();
+const VARIABLES = native.contract().slotEnvironment;
 
 /**
  * Whether this runtime has libuv for the addon to drive calls on the JavaScript thread: Node

@@ -8,7 +8,7 @@ use napi::{sys, Env, JsValue, Status, ValueType};
 use anilink_transport::options::OptValue;
 
 use crate::cache_class::ResponseCache;
-use crate::failure::TYPE_ERROR;
+use crate::wire::failure::TYPE_ERROR;
 
 /// Deeper than any options object; a cycle would otherwise recurse forever.
 const MAX_DEPTH: u32 = 32;

@@ -11,16 +11,14 @@ mod cache_class;
 mod cancellation;
 mod catalog;
 mod client_registry;
-mod contract;
 mod convert;
 mod driver;
-mod failure;
-mod hook_message;
 mod native_client;
 mod outbox;
 mod response_cache;
 mod sink;
 mod start;
+mod wire;
 
 use std::sync::OnceLock;
 

@@ -11,17 +11,16 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
-use serde::Serialize;
 use serde_json::Value;
 
 use anilink_providers::slot::{self, EndpointSettings, SlotReader};
-use anilink_transport::host_store::SharingMode;
 use anilink_transport::ProviderClient;
 
 use crate::client_registry::{self, RegisteredClient};
 use crate::convert::{enumerable_keys, invalid_arg, option_value};
 use crate::driver;
 use crate::outbox::Outbox;
+use crate::wire::snapshot;
 
 /// Which client a `NativeClient` is, parsed once at the napi boundary.
 #[napi(string_enum = "lowercase")]
@@ -47,7 +46,7 @@ impl From<Provider> for slot::Provider {
 /// What the facade read of the process for one slot when it was built (decisions D38).
 #[napi(object)]
 pub struct SlotEnvironment {
-    /// The variables of [`environment_variables`] that are set, by name.
+    /// The variables of [`slot_environment_variables`] that are set, by name.
     pub variables: std::collections::HashMap<String, String>,
     /// Whether the runtime has libuv (Node does; Bun and Deno only stub it): without it, calls
     /// always run on the worker.
@@ -55,9 +54,8 @@ pub struct SlotEnvironment {
 }
 
 /// Every environment variable a slot reads, by exact name: the facade reads these from
-/// `process.env` when it builds a slot (decisions D38).
-#[napi(catch_unwind)]
-pub fn environment_variables() -> Vec<String> {
+/// `process.env` when it builds a slot (decisions D38), as the contract lists them.
+pub fn slot_environment_variables() -> Vec<String> {
     slot::endpoint_variables()
         .chain([driver::IO_THREAD_VARIABLE])
         .map(str::to_string)
@@ -168,185 +166,8 @@ impl NativeClient {
     /// with the stats of the slot's response cache when it has one.
     #[napi(catch_unwind)]
     pub fn snapshot(&self) -> Result<Value> {
-        let client = &self.client.provider_client;
-        let hosts = client.snapshot();
         let own_host = self.client.endpoint.borrow().host();
-        let sharing = client.sharing_mode();
-        let snapshot = Snapshot {
-            captured_at: client.now_ms(),
-            shared_state: sharing.as_str(),
-            admission: hosts
-                .iter()
-                .filter_map(|h| {
-                    h.admission.map(|a| AdmissionEntry {
-                        host: &h.host,
-                        limit: a.limit,
-                        remaining: a.remaining,
-                        in_flight: a.in_flight,
-                        window_ends_at: a.window_ends_at,
-                        learned_limit: a.learned_limit,
-                        processes: a.processes,
-                        share: a.share,
-                        decided_by: decided_by(sharing, a.alone),
-                    })
-                })
-                .collect(),
-            circuit: hosts
-                .iter()
-                .filter_map(|h| {
-                    h.breaker.map(|b| CircuitState {
-                        host: &h.host,
-                        consecutive_failures: b.consecutive_failures,
-                        opened_at: b.opened_at,
-                        probe_in_flight: b.probe_in_flight,
-                        failed_probes: b.failed_probes,
-                    })
-                })
-                .collect(),
-            pace_deadlines: hosts
-                .iter()
-                .filter_map(|h| {
-                    h.pace_deadline.map(|deadline_ms| PaceDeadline {
-                        host: &h.host,
-                        deadline_ms,
-                    })
-                })
-                .collect(),
-            retry_budgets: hosts
-                .iter()
-                .filter_map(|h| {
-                    h.budget.map(|w| HostBudget {
-                        host: &h.host,
-                        budget: Budget::from(w),
-                    })
-                })
-                .collect(),
-            retry_budget: hosts
-                .iter()
-                .find(|h| Some(&h.host) == own_host.as_ref())
-                .and_then(|h| h.budget)
-                .map(Budget::from),
-            response_cache: client.response_cache().map(|cache| {
-                let stats = cache.stats();
-                CacheCounters {
-                    entries: stats.entries,
-                    hits: stats.hits,
-                    misses: stats.misses,
-                    expirations: stats.expirations,
-                    evictions: stats.evictions,
-                    shared: cache.is_shared().then_some(true),
-                    fleet_hits: cache.is_shared().then_some(stats.fleet_hits),
-                    fleet_misses: cache.is_shared().then_some(stats.fleet_misses),
-                }
-            }),
-        };
-        // Through JSON's value model: napi's own serializer would make large integers BigInts.
-        serde_json::to_value(&snapshot).map_err(|error| Error::from_reason(error.to_string()))
+        snapshot::transport_state(&self.client.provider_client, own_host.as_deref())
+            .map_err(|error| Error::from_reason(error.to_string()))
     }
-}
-
-/// `getTransportState()`'s view of one provider client (api.md §6).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Snapshot<'a> {
-    captured_at: u64,
-    /// `off`, `redis` (the fleet's state, as last read) or `local-fallback`.
-    shared_state: &'static str,
-    admission: Vec<AdmissionEntry<'a>>,
-    circuit: Vec<CircuitState<'a>>,
-    pace_deadlines: Vec<PaceDeadline<'a>>,
-    retry_budgets: Vec<HostBudget<'a>>,
-    /// The budget of the slot's own host, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_budget: Option<Budget>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    response_cache: Option<CacheCounters>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CircuitState<'a> {
-    host: &'a str,
-    consecutive_failures: u32,
-    opened_at: Option<u64>,
-    probe_in_flight: bool,
-    failed_probes: u32,
-}
-
-/// One host's admission estimate (quota-aware admission, issue 15).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AdmissionEntry<'a> {
-    host: &'a str,
-    /// The last limit the upstream reported; null before any.
-    limit: Option<f64>,
-    /// What the estimate says is left in the current window.
-    remaining: Option<f64>,
-    in_flight: u32,
-    /// Epoch ms; null when no window is open.
-    window_ends_at: Option<u64>,
-    /// The limit a 429 taught (decisions D39 b); null when none is in force.
-    learned_limit: Option<f64>,
-    /// Processes that admitted requests in the scope in the last minute.
-    processes: u32,
-    /// What this process admits per window when it decides alone (D39 c).
-    share: Option<u32>,
-    decided_by: &'static str,
-}
-
-/// Where a host's admission decisions are made: in this process (no `sharedState`), on the
-/// fleet's state in Redis, or on this process's share while Redis is out of reach.
-fn decided_by(sharing: SharingMode, alone: bool) -> &'static str {
-    match (sharing, alone) {
-        (SharingMode::Off, _) => "process",
-        (SharingMode::LocalFallback, _) | (_, true) => "local-share",
-        (SharingMode::Redis, false) => "redis",
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PaceDeadline<'a> {
-    host: &'a str,
-    deadline_ms: u64,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Budget {
-    retries_used: u32,
-    window_ends_at: u64,
-}
-
-impl From<anilink_transport::budget::BudgetWindow> for Budget {
-    fn from(window: anilink_transport::budget::BudgetWindow) -> Self {
-        Self {
-            retries_used: window.retries_used,
-            window_ends_at: window.window_ends_at,
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct HostBudget<'a> {
-    host: &'a str,
-    #[serde(flatten)]
-    budget: Budget,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CacheCounters {
-    entries: u64,
-    hits: u64,
-    misses: u64,
-    expirations: u64,
-    evictions: u64,
-    /// A fleet-wide cache only (`shared: true`): reads its Redis answered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    shared: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fleet_hits: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fleet_misses: Option<u64>,
 }

@@ -25,7 +25,7 @@ use message::write_message;
 pub use message::Payload;
 
 /// What a message says about its call (the second element of `[callId, kind, payload]`).
-/// The facade reads these numbers from [`crate::contract`], never copies them.
+/// The facade reads these numbers from [`crate::wire::contract`], never copies them.
 #[derive(Clone, Copy)]
 #[repr(u8)]
 pub enum Kind {

@@ -7,8 +7,8 @@
 use anilink_transport::events::{Event, EventSink};
 use anilink_transport::options::HookSet;
 
-use crate::hook_message::HookMessage;
 use crate::outbox::{Kind, Outbox, Payload};
+use crate::wire::hook_message::HookMessage;
 
 pub struct HookEvents {
     pub outbox: Outbox,

@@ -22,11 +22,11 @@ use anilink_transport::request::RequestSpec;
 
 use crate::cancellation;
 use crate::client_registry::{self, RegisteredClient};
-use crate::contract::{ALREADY_ABORTED, CANCELLABLE, OBSERVED};
 use crate::convert::{enumerable_keys, invalid_arg, option_value};
-use crate::failure::{throw, ErrorDescription};
 use crate::outbox::{Kind, Payload};
 use crate::sink::HookEvents;
+use crate::wire::contract::{ALREADY_ABORTED, CANCELLABLE, OBSERVED};
+use crate::wire::failure::{throw, ErrorDescription};
 
 /// What every entry point takes after its own arguments: the call's per-request options, the
 /// id the facade chose for it and its flags ([`CANCELLABLE`] | [`ALREADY_ABORTED`] | [`OBSERVED`]).

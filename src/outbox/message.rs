@@ -11,8 +11,8 @@ use serde::Serialize;
 use anilink_transport::error::TransportError;
 
 use super::{Kind, BATCH_LIMIT};
-use crate::failure::ErrorDescription;
-use crate::hook_message::HookMessage;
+use crate::wire::failure::ErrorDescription;
+use crate::wire::hook_message::HookMessage;
 
 /// What a message carries after its call id and kind.
 pub enum Payload<'a> {

@@ -29,6 +29,13 @@ pub enum SharingMode {
 }
 
 impl SharingMode {
+    /// Every mode, for the typings generated from the snapshot's shape.
+    pub const ALL: [SharingMode; 3] = [
+        SharingMode::Off,
+        SharingMode::Redis,
+        SharingMode::LocalFallback,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             SharingMode::Off => "off",

@@ -9,12 +9,12 @@
 
 mod base_url;
 mod endpoint;
+pub mod schema;
 
 use anilink_transport::options::{OptValue, PartialOptions, TRANSPORT_OPTION_KEYS};
 
-use crate::requests::{ANILIST_DEFAULT_URL, MAL_DEFAULT_URL};
-
 pub use endpoint::{Endpoint, NotBuilt};
+use schema::{ProviderSlot, AUTH_FIELDS, BASE_URL_FIELD, TOKEN_REFRESH_CALLBACKS};
 
 /// Which client a slot builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,50 +27,32 @@ pub enum Provider {
 }
 
 impl Provider {
-    /// The slot field that holds the access token.
-    pub fn token_field(self) -> Option<&'static str> {
+    /// Its slot's fields besides the transport options (none for an external client).
+    pub fn schema(self) -> Option<&'static ProviderSlot> {
         match self {
-            Provider::AniList => Some("authToken"),
-            Provider::Mal => Some("accessToken"),
+            Provider::AniList => Some(&schema::ANILIST),
+            Provider::Mal => Some(&schema::MAL),
             Provider::External => None,
         }
     }
 
-    /// The default endpoint and the environment variable that overrides it (decisions D14).
-    pub fn default_base_url(self) -> Option<(&'static str, &'static str)> {
-        match self {
-            Provider::AniList => Some((ANILIST_DEFAULT_URL, "ANILINK_ANILIST_URL")),
-            Provider::Mal => Some((MAL_DEFAULT_URL, "ANILINK_MAL_URL")),
-            Provider::External => None,
-        }
+    /// The slot field that holds the access token.
+    pub fn token_field(self) -> Option<&'static str> {
+        self.schema().map(|slot| slot.token_field)
     }
 
     /// How the slot is named in messages and to the transport (`"anilist"`, …).
     pub fn name(self) -> &'static str {
-        match self {
-            Provider::AniList => "anilist",
-            Provider::Mal => "mal",
-            Provider::External => "external",
-        }
+        self.schema().map_or("external", |slot| slot.name)
     }
 }
 
 /// The environment variables that override a provider's endpoint, by exact name.
 pub fn endpoint_variables() -> impl Iterator<Item = &'static str> {
-    [Provider::AniList, Provider::Mal]
+    [&schema::ANILIST, &schema::MAL]
         .into_iter()
-        .filter_map(Provider::default_base_url)
-        .map(|(_, variable)| variable)
+        .map(|slot| slot.api.variable)
 }
-
-/// The auth fields every provider slot takes after its token field.
-pub const AUTH_FIELDS_AFTER_TOKEN: [&str; 5] = [
-    "refreshToken",
-    "clientId",
-    "clientSecret",
-    "onTokenRefresh",
-    "onTokenRefreshError",
-];
 
 /// A slot, checked: its transport options and its endpoint, with what rebuilds the endpoint.
 pub struct SlotSettings {
@@ -134,17 +116,16 @@ impl SlotReader {
                 TRANSPORT_OPTION_KEYS.join(", ")
             ));
         };
-        let known = key == token_field
-            || key == "baseUrl"
-            || AUTH_FIELDS_AFTER_TOKEN.contains(&key.as_str());
+        let known =
+            key == token_field || key == BASE_URL_FIELD || AUTH_FIELDS.contains(&key.as_str());
         if !known {
             return Err(format!(
-                "Unknown credential key \"{key}\". Valid transport options are: {}. Provider auth fields are: {token_field}, {}. Endpoint option: baseUrl.",
+                "Unknown credential key \"{key}\". Valid transport options are: {}. Provider auth fields are: {token_field}, {}. Endpoint option: {BASE_URL_FIELD}.",
                 TRANSPORT_OPTION_KEYS.join(", "),
-                AUTH_FIELDS_AFTER_TOKEN.join(", ")
+                AUTH_FIELDS.join(", ")
             ));
         }
-        let is_callback = key == "onTokenRefresh" || key == "onTokenRefreshError";
+        let is_callback = TOKEN_REFRESH_CALLBACKS.contains(&key.as_str());
         match (value, is_callback) {
             (OptValue::Undefined | OptValue::Null, _) | (OptValue::Function, true) => Ok(()),
             (OptValue::String(text), false) => {
@@ -171,11 +152,13 @@ impl SlotReader {
                 .find(|(key, _)| key == name)
                 .map(|(_, value)| value.clone())
         };
-        let base_url = match self.provider.default_base_url() {
-            Some((default, name)) => {
-                let url = field("baseUrl")
-                    .or_else(|| variable(name).filter(|value| !value.trim().is_empty()))
-                    .unwrap_or_else(|| default.into());
+        let base_url = match self.provider.schema() {
+            Some(slot) => {
+                let url = field(BASE_URL_FIELD)
+                    .or_else(|| {
+                        variable(slot.api.variable).filter(|value| !value.trim().is_empty())
+                    })
+                    .unwrap_or_else(|| slot.api.default.into());
                 base_url::whatwg_base_url(&url, self.provider.name())?
             }
             None => String::new(),

@@ -3,16 +3,23 @@
 //! follow), its field joins `PartialOptions` as a [`KeyState`](super::KeyState), and parsing,
 //! unsetting and merging cover it. A row that names a resolved type also gets a field of that
 //! name in `ResolvedOptions`, resolved from its slot; values that combine several keys (or
-//! depend on the call) are the table's derived fields.
+//! depend on the call) are the table's derived fields. Its documentation columns join
+//! [`TRANSPORT_OPTION_DOCS`](super::TRANSPORT_OPTION_DOCS), from which the binding generates
+//! the `RequestOptions` typings and the documentation's option table.
 
 /// `transport_options! { options { rows } derived { fields } }`, where a row is
-/// `"key" => field: Type = parser[, resolved Resolved = resolver];` with `parser(key, value)`
-/// returning `Result<Type, OptionError>` and `resolver(Option<&Type>)` returning `Resolved`,
-/// and a derived field is `field: Type = deriver;` with `deriver(&PartialOptions, is_write)`.
+/// `"key" => field: Type = parser[, resolved Resolved = resolver]; ts "T", default "d", "doc";`
+/// with `parser(key, value)` returning `Result<Type, OptionError>` and
+/// `resolver(Option<&Type>)` returning `Resolved`, the option's TypeScript type, its default
+/// as the documentation writes it (`–`: none) and what it does and accepts (Markdown);
+/// a derived field is `field: Type = deriver;` with `deriver(&PartialOptions, is_write)`.
 macro_rules! transport_options {
     (
         options {
-            $( $(#[$doc:meta])* $key:literal => $field:ident : $ty:ty = $parse:expr $(, resolved $resolved:ty = $resolve:expr)? ; )*
+            $(
+                $(#[$doc:meta])* $key:literal => $field:ident : $ty:ty = $parse:expr $(, resolved $resolved:ty = $resolve:expr)? ;
+                ts $ts:literal, default $default:literal, $text:literal ;
+            )*
         }
         derived {
             $( $(#[$derived_doc:meta])* $derived:ident : $derived_ty:ty = $derive:expr ; )*
@@ -21,6 +28,11 @@ macro_rules! transport_options {
         /// Every transport option key, in the table's order (the original's 23, then ours):
         /// the binding's "unknown option" message lists them so.
         pub const TRANSPORT_OPTION_KEYS: &[&str] = &[$($key),*];
+
+        /// Every transport option's documentation, in the table's order.
+        pub const TRANSPORT_OPTION_DOCS: &[$crate::options::declare::OptionDoc] = &[
+            $( $crate::options::declare::OptionDoc { key: $key, ts: $ts, default: $default, text: $text }, )*
+        ];
 
         /// Options as given at one level (slot or request), validated but not yet defaulted.
         #[derive(Clone, Debug, Default, PartialEq)]
@@ -84,3 +96,15 @@ macro_rules! transport_options {
 }
 
 pub(super) use transport_options;
+
+/// One option's documentation columns.
+#[derive(Clone, Copy, Debug)]
+pub struct OptionDoc {
+    pub key: &'static str,
+    /// Its TypeScript type, as the typings declare it.
+    pub ts: &'static str,
+    /// Its default, as the documentation writes it; `–` when it has none.
+    pub default: &'static str,
+    /// What it does and which values it accepts (Markdown, one paragraph).
+    pub text: &'static str,
+}

@@ -21,8 +21,9 @@ pub mod settings;
 pub mod table;
 pub mod value;
 
+pub use declare::OptionDoc;
 pub use settings::{Hook, HookSet, KeyState, PoolBounds, RetrySetting};
-pub use table::{PartialOptions, ResolvedOptions, TRANSPORT_OPTION_KEYS};
+pub use table::{PartialOptions, ResolvedOptions, TRANSPORT_OPTION_DOCS, TRANSPORT_OPTION_KEYS};
 pub use value::{OptValue, OptionError};
 
 #[cfg(test)]

@@ -10,16 +10,20 @@ use serde::Serialize;
 use anilink_transport::error::{ErrorCode, ErrorDetail};
 use anilink_transport::rate_limit::RateLimitInfo;
 
+use crate::wire::typescript::wire_shape;
+
 /// The code of an invalid option or argument, which the facade throws as a `TypeError`; the
 /// other codes are the transport's [`ErrorCode`](anilink_transport::error::ErrorCode)s.
 pub const TYPE_ERROR: &str = "TYPE_ERROR";
 
-/// `{ limit, remaining, reset }` of the `x-ratelimit-*` headers.
-#[derive(Clone, Serialize)]
-pub struct RateLimit {
-    limit: f64,
-    remaining: f64,
-    reset: f64,
+wire_shape! {
+    /// The upstream's quota from `x-ratelimit-*` headers; `reset` is Unix epoch seconds.
+    #[derive(Clone, Serialize)]
+    pub struct RateLimit as "RateLimitInfo" {
+        limit: f64,
+        remaining: f64,
+        reset: f64,
+    }
 }
 
 impl From<&RateLimitInfo> for RateLimit {
@@ -32,35 +36,41 @@ impl From<&RateLimitInfo> for RateLimit {
     }
 }
 
-/// Every field of a failure that applies; absent ones are left out. Bodies, GraphQL `errors`
-/// and `data` stay JSON text: the facade parses them when it builds the error.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ErrorDescription<'a> {
-    pub code: &'static str,
-    pub message: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub body: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_limit: Option<RateLimit>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub content_type: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub graphql_errors: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub graphql_data: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub aborted_during_pacing: bool,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    pub details: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<&'a str>,
+wire_shape! {
+    /// Every field of a failure that applies; absent ones are left out. Bodies, GraphQL `errors`
+    /// and `data` stay JSON text: the facade parses them when it builds the error.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ErrorDescription<'a> {
+        pub code: &'static str as "WireErrorCode",
+        pub message: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub status: Option<u16>,
+        /// The response body, as text.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub body: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub rate_limit: Option<RateLimit>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub content_type: Option<&'a str>,
+        /// The envelope's `errors`, as JSON text.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub graphql_errors: Option<&'a str>,
+        /// The envelope's `data`, as JSON text.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub graphql_data: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub timeout_ms: Option<u64>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub aborted_during_pacing: bool as "true",
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        pub details: &'a [String],
+        /// Socket-level description of a network failure (never secrets).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub reason: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub request_id: Option<&'a str>,
+    }
 }
 
 impl<'a> ErrorDescription<'a> {
@@ -91,6 +101,13 @@ impl<'a> ErrorDescription<'a> {
             ..Self::of(&NOTHING_ELSE)
         }
     }
+}
+
+/// The declarations of this module's shapes, for the generated typings.
+#[cfg(test)]
+pub fn declarations() -> Vec<String> {
+    use crate::wire::typescript::WireShape;
+    vec![RateLimit::declaration(), ErrorDescription::declaration()]
 }
 
 /// Fail the current napi call with `description` as the thrown value: the one path by which a

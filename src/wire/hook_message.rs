@@ -7,107 +7,210 @@ use anilink_transport::events::{Context, Event, FailureReport};
 use anilink_transport::options::{Hook, HookSet};
 use anilink_transport::shared_state::Notice;
 
-use crate::failure::{ErrorDescription, RateLimit};
+use crate::wire::failure::{ErrorDescription, RateLimit};
+#[cfg(test)]
+use crate::wire::typescript::TsType;
+use crate::wire::typescript::{wire_enum, wire_shape};
 
-/// `{ hook, ctx, error? }`: the hook to call, its context argument, and for `onError` and
-/// `onRetry` the failure (its first argument).
-#[derive(Serialize)]
-pub struct HookMessage<'a> {
-    pub hook: &'static str,
-    pub ctx: HookContext<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorDescription<'a>>,
-    /// Observed calls only (diagnostics channels): the call has no such hook, so the facade
-    /// publishes the event and calls nothing.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub unhooked: bool,
-    /// Observed calls only: the HTTP status of the answer an `onResponse` event reports.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
+/// The `hook` of a message that carries a diagnostic record (shared state fell back or
+/// rejoined) instead of a hook's context: no hook has this name, the facade routes it as every
+/// other diagnostic (lib/diagnostics.cjs).
+pub const DIAGNOSTIC_HOOK: &str = "diagnostic";
+
+wire_shape! {
+    /// `{ hook, ctx, error? }`: the hook to call, its context argument, and for `onError` and
+    /// `onRetry` the failure (its first argument).
+    #[derive(Serialize)]
+    pub struct HookMessage<'a> {
+        pub hook: &'static str as "HookName | DiagnosticHook",
+        pub ctx: HookContext<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub error: Option<ErrorDescription<'a>>,
+        /// Observed calls only (diagnostics channels): the call has no such hook, so the facade
+        /// publishes the event and calls nothing.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub unhooked: bool as "true",
+        /// Observed calls only: the HTTP status of the answer an `onResponse` event reports.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub status: Option<u16>,
+    }
 }
 
-/// What every hook's context carries.
-#[derive(Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Common<'a> {
-    request_id: &'a str,
-    url: &'a str,
-    method: &'static str,
-    attempt: u32,
-    /// A call that shared another's request (`coalesce: true`), and that request's id.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    coalesced: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    leader_request_id: Option<&'a str>,
+wire_shape! {
+    /// What every hook's context carries.
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Common<'a> as "RequestContext" {
+        /// A UUID v4 shared by every hook of one logical request and by its error.
+        request_id: &'a str,
+        url: &'a str,
+        method: &'static str as "HttpMethod",
+        /// One-based attempt number.
+        attempt: u32,
+        /// Present (true) on every hook of a call that shared an identical read in flight (`coalesce`).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        coalesced: bool as "true",
+        /// With `coalesced`: the `requestId` of the call whose request it shared.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        leader_request_id: Option<&'a str>,
+    }
 }
 
-/// The context of each hook: the common fields, then the hook's own (absent ones left out).
-#[derive(Clone, Serialize)]
-#[serde(untagged, rename_all_fields = "camelCase")]
-pub enum HookContext<'a> {
-    RequestStart(Common<'a>),
-    Response {
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ResponseContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
+        /// The network attempt only (pacing waits are reported by onPace / pacedMs).
         duration_ms: f64,
         #[serde(skip_serializing_if = "Option::is_none")]
         rate_limit: Option<RateLimit>,
+        /// true when served by the response cache (durationMs 0); false for a cacheable read that went to the network.
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_hit: Option<bool>,
+        /// Present (true) when the response was written to the cache.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         cache_write: bool,
+        /// Total pacing wait of this request so far (stagger excluded); absent when none.
         #[serde(skip_serializing_if = "Option::is_none")]
         paced_ms: Option<u64>,
-    },
-    Pace {
+    }
+}
+
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct PaceContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
         delay_ms: u64,
+        /// Present (true) when the wait was aborted by the caller's signal.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         aborted: bool,
-    },
-    Failure {
+    }
+}
+
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct RequestErrorContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
-        code: &'static str,
+        code: &'static str as "AniLinkErrorCode",
         #[serde(skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
         #[serde(skip_serializing_if = "Option::is_none")]
         rate_limit: Option<RateLimit>,
+        /// Present when a retry is scheduled: the wait before it.
         #[serde(skip_serializing_if = "Option::is_none")]
         next_delay_ms: Option<u64>,
+        /// Total of the retry waits scheduled before this report; absent when none.
         #[serde(skip_serializing_if = "Option::is_none")]
         retry_wait_ms: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         retry_after_ms: Option<u64>,
+        /// Terminal report only: the retry budget stopped a retry the policy wanted.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         budget_exhausted: bool,
+        /// Circuit fast-fails only.
         #[serde(skip_serializing_if = "Option::is_none")]
         host: Option<&'a str>,
-    },
-    CircuitOpen {
+    }
+}
+
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CircuitOpenContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
         host: &'a str,
         failures: u32,
-    },
-    CircuitClose {
+    }
+}
+
+wire_shape! {
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CircuitCloseContext<'a> {
         #[serde(flatten)]
         common: Common<'a>,
         host: &'a str,
-    },
-    /// Not a hook's context: the diagnostic record itself (`hook` is `"diagnostic"`), which the
-    /// facade routes as every other diagnostic (lib/diagnostics.cjs).
-    Diagnostic {
-        source: &'static str,
-        kind: &'static str,
+    }
+}
+
+wire_shape! {
+    /// Not a hook's context: the diagnostic record itself (its `hook` is the diagnostic pseudo-hook), which
+    /// the facade routes as every other diagnostic (lib/diagnostics.cjs).
+    #[derive(Clone, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SharedStateDiagnostic<'a> {
+        source: &'static str as "'anilink'",
+        kind: &'static str as "'shared-state'",
         hook_name: &'static str,
-        code: &'static str,
+        /// The slot fell back to its local state, or rejoined Redis.
+        code: SharedStateCode,
         request_id: &'a str,
+        /// The upstream host whose decision switched.
         host: &'a str,
+        /// `host:port` of the Redis server (never its credentials).
         redis: &'a str,
         message: String,
-    },
+    }
+}
+
+wire_enum! {
+    /// The code of a shared-state diagnostic (README, "Transport state").
+    pub enum SharedStateCode {
+        Unavailable = "SHARED_STATE_UNAVAILABLE",
+        Rejoined = "SHARED_STATE_REJOINED",
+    }
+}
+
+/// The context of each hook: the common fields, then the hook's own (absent ones left out).
+#[derive(Clone, Serialize)]
+#[serde(untagged)]
+pub enum HookContext<'a> {
+    RequestStart(Common<'a>),
+    Response(ResponseContext<'a>),
+    Pace(PaceContext<'a>),
+    Failure(RequestErrorContext<'a>),
+    CircuitOpen(CircuitOpenContext<'a>),
+    CircuitClose(CircuitCloseContext<'a>),
+    Diagnostic(SharedStateDiagnostic<'a>),
+}
+
+#[cfg(test)]
+impl TsType for HookContext<'_> {
+    fn ts() -> String {
+        [
+            Common::ts(),
+            ResponseContext::ts(),
+            PaceContext::ts(),
+            RequestErrorContext::ts(),
+            CircuitOpenContext::ts(),
+            CircuitCloseContext::ts(),
+            SharedStateDiagnostic::ts(),
+        ]
+        .join(" | ")
+    }
+}
+
+/// The declarations of this module's shapes, for the generated typings.
+#[cfg(test)]
+pub fn declarations() -> Vec<String> {
+    use crate::wire::typescript::WireShape;
+    vec![
+        Common::declaration(),
+        ResponseContext::declaration(),
+        PaceContext::declaration(),
+        RequestErrorContext::declaration(),
+        CircuitOpenContext::declaration(),
+        CircuitCloseContext::declaration(),
+        SharedStateDiagnostic::declaration(),
+        HookMessage::declaration(),
+    ]
 }
 
 fn common(ctx: &Context) -> Common<'_> {
@@ -124,7 +227,10 @@ fn common(ctx: &Context) -> Common<'_> {
 impl<'a> HookMessage<'a> {
     pub fn of(event: &'a Event) -> Self {
         let (hook, ctx) = match event {
-            Event::RequestStart(ctx) => ("onRequestStart", HookContext::RequestStart(common(ctx))),
+            Event::RequestStart(ctx) => (
+                Hook::OnRequestStart.key(),
+                HookContext::RequestStart(common(ctx)),
+            ),
             Event::Response {
                 context,
                 status: _,
@@ -134,27 +240,27 @@ impl<'a> HookMessage<'a> {
                 cache_write,
                 paced_ms,
             } => (
-                "onResponse",
-                HookContext::Response {
+                Hook::OnResponse.key(),
+                HookContext::Response(ResponseContext {
                     common: common(context),
                     duration_ms: *duration_ms,
                     rate_limit: rate_limit.as_ref().map(RateLimit::from),
                     cache_hit: *cache_hit,
                     cache_write: *cache_write,
                     paced_ms: *paced_ms,
-                },
+                }),
             ),
             Event::Pace {
                 context,
                 delay_ms,
                 aborted,
             } => (
-                "onPace",
-                HookContext::Pace {
+                Hook::OnPace.key(),
+                HookContext::Pace(PaceContext {
                     common: common(context),
                     delay_ms: *delay_ms,
                     aborted: *aborted,
-                },
+                }),
             ),
             Event::Failure(report) => return Self::failure(report),
             Event::SharedState {
@@ -163,7 +269,7 @@ impl<'a> HookMessage<'a> {
                 host,
                 redis,
             } => (
-                "diagnostic",
+                DIAGNOSTIC_HOOK,
                 shared_state_diagnostic(context, notice, host, redis),
             ),
             Event::CircuitOpen {
@@ -171,19 +277,19 @@ impl<'a> HookMessage<'a> {
                 host,
                 failures,
             } => (
-                "onCircuitOpen",
-                HookContext::CircuitOpen {
+                Hook::OnCircuitOpen.key(),
+                HookContext::CircuitOpen(CircuitOpenContext {
                     common: common(context),
                     host,
                     failures: *failures,
-                },
+                }),
             ),
             Event::CircuitClose { context, host } => (
-                "onCircuitClose",
-                HookContext::CircuitClose {
+                Hook::OnCircuitClose.key(),
+                HookContext::CircuitClose(CircuitCloseContext {
                     common: common(context),
                     host,
-                },
+                }),
             ),
         };
         Self {
@@ -205,7 +311,7 @@ impl<'a> HookMessage<'a> {
 
     fn failure(report: &'a FailureReport) -> Self {
         let error = &report.error;
-        let ctx = HookContext::Failure {
+        let ctx = HookContext::Failure(RequestErrorContext {
             common: common(&report.context),
             code: error.code.as_str(),
             status: error.status,
@@ -215,7 +321,7 @@ impl<'a> HookMessage<'a> {
             retry_after_ms: report.retry_after_ms,
             budget_exhausted: report.budget_exhausted,
             host: report.host.as_deref(),
-        };
+        });
         // The hook's error names the request of the event it comes with.
         let description = ErrorDescription {
             request_id: Some(&report.context.request_id),
@@ -223,9 +329,9 @@ impl<'a> HookMessage<'a> {
         };
         Self {
             hook: if report.via_retry_hook {
-                "onRetry"
+                Hook::OnRetry.key()
             } else {
-                "onError"
+                Hook::OnError.key()
             },
             ctx,
             error: Some(description),
@@ -238,12 +344,12 @@ impl<'a> HookMessage<'a> {
     pub fn request_id(&self) -> &'a str {
         match &self.ctx {
             HookContext::RequestStart(common)
-            | HookContext::Response { common, .. }
-            | HookContext::Pace { common, .. }
-            | HookContext::Failure { common, .. }
-            | HookContext::CircuitOpen { common, .. }
-            | HookContext::CircuitClose { common, .. } => common.request_id,
-            HookContext::Diagnostic { request_id, .. } => request_id,
+            | HookContext::Response(ResponseContext { common, .. })
+            | HookContext::Pace(PaceContext { common, .. })
+            | HookContext::Failure(RequestErrorContext { common, .. })
+            | HookContext::CircuitOpen(CircuitOpenContext { common, .. })
+            | HookContext::CircuitClose(CircuitCloseContext { common, .. }) => common.request_id,
+            HookContext::Diagnostic(diagnostic) => diagnostic.request_id,
         }
     }
 }
@@ -266,17 +372,17 @@ fn shared_state_diagnostic<'a>(
 ) -> HookContext<'a> {
     let (code, message) = match notice {
         Notice::Unavailable { cause } => (
-            "SHARED_STATE_UNAVAILABLE",
+            SharedStateCode::Unavailable,
             format!(
                 "Shared state unavailable: Redis at {redis} did not serve a decision for {host} ({cause}). The slot decides on its local state until Redis answers again; calls go on."
             ),
         ),
         Notice::Rejoined => (
-            "SHARED_STATE_REJOINED",
+            SharedStateCode::Rejoined,
             format!("Shared state rejoined: Redis at {redis} answers again; {host} follows the fleet's state."),
         ),
     };
-    HookContext::Diagnostic {
+    HookContext::Diagnostic(SharedStateDiagnostic {
         source: "anilink",
         kind: "shared-state",
         hook_name: "sharedState",
@@ -285,7 +391,7 @@ fn shared_state_diagnostic<'a>(
         host,
         redis,
         message,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -295,6 +401,7 @@ mod tests {
     use anilink_transport::error::TransportError;
 
     use super::*;
+    use crate::wire::typescript::{declared_keys, WireShape};
 
     fn context() -> Context {
         Context {
@@ -373,6 +480,75 @@ mod tests {
         assert_eq!(
             json(&event),
             r#"{"hook":"onRetry","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"code":"TIMEOUT_ERROR","nextDelayMs":100},"error":{"code":"TIMEOUT_ERROR","message":"The request timed out.","timeoutMs":30,"requestId":"r-1"}}"#
+        );
+    }
+
+    /// The keys of `value`, an object, sorted.
+    fn keys(value: &serde_json::Value) -> Vec<String> {
+        value
+            .as_object()
+            .expect("an object")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// The property names of `declarations`, sorted.
+    fn declared(declarations: &[String]) -> Vec<String> {
+        let mut keys: Vec<String> = declarations
+            .iter()
+            .flat_map(|declaration| declared_keys(declaration))
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn a_message_with_every_field_has_exactly_the_keys_its_typings_declare() {
+        let mut error = TransportError::timeout(30);
+        error.status = Some(503);
+        error.body = Some("down".into());
+        error.rate_limit = Some(anilink_transport::rate_limit::RateLimitInfo {
+            limit: 90.0,
+            remaining: 0.0,
+            reset: 1.0,
+        });
+        error.content_type = Some("text/plain".into());
+        error.graphql_errors = Some("[]".into());
+        error.graphql_data = Some("null".into());
+        error.aborted_during_pacing = true;
+        error.details = vec!["a detail".into()];
+        error.reason = Some("ECONNRESET".into());
+        let event = Event::Failure(Box::new(FailureReport {
+            context: Context {
+                coalesced_with: Some(Arc::from("r-0")),
+                ..context()
+            },
+            error,
+            via_retry_hook: false,
+            next_delay_ms: Some(1),
+            retry_wait_ms: Some(2),
+            budget_exhausted: true,
+            host: Some("example.org".into()),
+            retry_after_ms: Some(3),
+        }));
+        let mut message = HookMessage::of(&event);
+        message.unhooked = true;
+        message.status = Some(503);
+        let json = serde_json::to_value(&message).expect("serializable");
+
+        assert_eq!(keys(&json), declared(&[HookMessage::declaration()]));
+        assert_eq!(
+            keys(&json["ctx"]),
+            declared(&[Common::declaration(), RequestErrorContext::declaration()])
+        );
+        assert_eq!(
+            keys(&json["error"]),
+            declared(&[ErrorDescription::declaration()])
+        );
+        assert_eq!(
+            keys(&json["error"]["rateLimit"]),
+            declared(&[RateLimit::declaration()])
         );
     }
 }

@@ -1,0 +1,229 @@
+//! The contract between the binding and the JavaScript facade, defined here once: the kinds of
+//! outbox messages, the call flags, the error codes and the failure messages, the slot schema
+//! (token field per provider, credential fields, `baseUrl`), every upstream URL with the
+//! environment variable that overrides it, the variables a slot reads (decisions D38), and
+//! the hook names. The facade reads them from [`contract`] when it loads, so no number, name
+//! or text of the contract is copied into JavaScript.
+
+use std::collections::HashMap;
+
+use napi_derive::napi;
+
+use anilink_providers::slot::schema::{self as slot_schema, Overridable, ProviderSlot};
+use anilink_transport::error::{messages, ErrorCode};
+use anilink_transport::options::Hook;
+
+use crate::native_client::slot_environment_variables;
+use crate::outbox::Kind;
+use crate::wire::failure::TYPE_ERROR;
+use crate::wire::hook_message::DIAGNOSTIC_HOOK;
+
+/// Call flag: the call has an AbortSignal, so it can be cancelled by its id.
+pub const CANCELLABLE: u32 = 1;
+/// Call flag: its AbortSignal had fired before the call started (decisions D22).
+pub const ALREADY_ABORTED: u32 = 2;
+/// Call flag: a diagnostics channel has a subscriber, so the call sends every event, hooks or not.
+pub const OBSERVED: u32 = 4;
+
+/// The second element of an outbox message, `[callId, kind, payload?]`.
+#[napi(object)]
+pub struct MessageKinds {
+    pub value: u8,
+    pub nothing: u8,
+    pub failure: u8,
+    pub event: u8,
+}
+
+/// The bits of a call's `flags` argument.
+#[napi(object)]
+pub struct CallFlags {
+    pub cancellable: u32,
+    pub already_aborted: u32,
+    pub observed: u32,
+}
+
+/// One entry of the public `AniLinkErrorCodes`: `API` → `"API_ERROR"`.
+#[napi(object)]
+pub struct ErrorCodeEntry {
+    pub key: String,
+    pub code: String,
+}
+
+/// The failure messages; `{name}` marks where a template takes a value.
+#[napi(object)]
+pub struct FailureMessages {
+    pub network: String,
+    pub timeout: String,
+    pub aborted: String,
+    pub unknown: String,
+    pub auth: String,
+    /// `{auth}`, `{operation}`.
+    pub auth_for_operation: String,
+    /// `{status}`.
+    pub http_status: String,
+    /// `{messages}`.
+    pub graphql: String,
+    /// An entry of `errors` without a string message.
+    pub graphql_entry: String,
+    /// `{details}`.
+    pub validation: String,
+}
+
+/// A URL's default and the environment variable that replaces it when set and not blank.
+#[napi(object)]
+pub struct OverridableUrl {
+    pub default: String,
+    pub variable: String,
+}
+
+impl From<Overridable> for OverridableUrl {
+    fn from(url: Overridable) -> Self {
+        Self {
+            default: url.default.to_string(),
+            variable: url.variable.to_string(),
+        }
+    }
+}
+
+/// One provider's slot fields besides the transport options.
+#[napi(object)]
+pub struct ProviderSlotSchema {
+    pub token_field: String,
+    /// The API endpoint: the binding reads its variable when it builds the slot.
+    pub api: OverridableUrl,
+}
+
+impl From<&ProviderSlot> for ProviderSlotSchema {
+    fn from(slot: &ProviderSlot) -> Self {
+        Self {
+            token_field: slot.token_field.to_string(),
+            api: slot.api.into(),
+        }
+    }
+}
+
+/// What a provider slot takes besides the transport options.
+#[napi(object)]
+pub struct SlotSchema {
+    pub anilist: ProviderSlotSchema,
+    pub mal: ProviderSlotSchema,
+    /// The credential fields every provider slot takes after its token field.
+    pub auth_fields: Vec<String>,
+    /// The field that replaces a slot's API endpoint.
+    pub base_url_field: String,
+}
+
+/// The URLs the facade itself calls, read per call with their overrides.
+#[napi(object)]
+pub struct FacadeUrls {
+    pub anilist_token: OverridableUrl,
+    pub mal_token: OverridableUrl,
+    pub id_mapping: OverridableUrl,
+}
+
+#[napi(object)]
+pub struct Contract {
+    pub kinds: MessageKinds,
+    pub flags: CallFlags,
+    /// In the order `AniLinkErrorCodes` lists them.
+    pub error_codes: Vec<ErrorCodeEntry>,
+    /// The code of a failure the facade throws as a `TypeError` (an invalid option).
+    pub type_error_code: String,
+    pub messages: FailureMessages,
+    pub slot: SlotSchema,
+    pub urls: FacadeUrls,
+    /// Every environment variable a slot reads, by exact name: the facade reads these from
+    /// `process.env` when it builds a slot (decisions D38).
+    pub slot_environment: Vec<String>,
+    /// The hooks the transport calls, by option key.
+    pub hooks: Vec<String>,
+    /// The `hook` of an event message that carries a diagnostic record instead of a context.
+    pub diagnostic_hook: String,
+}
+
+/// The key of a code in the public `AniLinkErrorCodes` object (api.md §5).
+fn public_key(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::Api => "API",
+        ErrorCode::GraphQl => "GRAPHQL",
+        ErrorCode::Rest => "REST",
+        ErrorCode::Network => "NETWORK",
+        ErrorCode::Timeout => "TIMEOUT",
+        ErrorCode::Aborted => "ABORTED",
+        ErrorCode::CircuitOpen => "CIRCUIT",
+        ErrorCode::Auth => "AUTH",
+        ErrorCode::Validation => "VALIDATION",
+        ErrorCode::Unknown => "UNKNOWN",
+    }
+}
+
+/// The binding's side of the contract with the facade, read once when the facade loads.
+#[napi(catch_unwind)]
+pub fn contract() -> Contract {
+    Contract {
+        kinds: MessageKinds {
+            value: Kind::Value as u8,
+            nothing: Kind::Nothing as u8,
+            failure: Kind::Failure as u8,
+            event: Kind::Event as u8,
+        },
+        flags: CallFlags {
+            cancellable: CANCELLABLE,
+            already_aborted: ALREADY_ABORTED,
+            observed: OBSERVED,
+        },
+        error_codes: ErrorCode::ALL
+            .iter()
+            .map(|&code| ErrorCodeEntry {
+                key: public_key(code).to_string(),
+                code: code.as_str().to_string(),
+            })
+            .collect(),
+        type_error_code: TYPE_ERROR.to_string(),
+        messages: FailureMessages {
+            network: messages::NETWORK.to_string(),
+            timeout: messages::TIMEOUT.to_string(),
+            aborted: messages::ABORTED.to_string(),
+            unknown: messages::UNKNOWN.to_string(),
+            auth: messages::AUTH.to_string(),
+            auth_for_operation: messages::AUTH_FOR_OPERATION.to_string(),
+            http_status: messages::HTTP_STATUS.to_string(),
+            graphql: messages::GRAPHQL.to_string(),
+            graphql_entry: messages::GRAPHQL_ENTRY.to_string(),
+            validation: messages::VALIDATION.to_string(),
+        },
+        slot: SlotSchema {
+            anilist: (&slot_schema::ANILIST).into(),
+            mal: (&slot_schema::MAL).into(),
+            auth_fields: strings(&slot_schema::AUTH_FIELDS),
+            base_url_field: slot_schema::BASE_URL_FIELD.to_string(),
+        },
+        urls: FacadeUrls {
+            anilist_token: slot_schema::ANILIST_TOKEN.into(),
+            mal_token: slot_schema::MAL_TOKEN.into(),
+            id_mapping: slot_schema::ID_MAPPING.into(),
+        },
+        slot_environment: slot_environment_variables(),
+        hooks: Hook::ALL
+            .iter()
+            .map(|hook| hook.key().to_string())
+            .collect(),
+        diagnostic_hook: DIAGNOSTIC_HOOK.to_string(),
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|item| item.to_string()).collect()
+}
+
+/// A failure template of [`contract`]'s `messages` with each `{name}` replaced, by the
+/// transport's one rule ([`fill`](anilink_transport::error::fill)): the JavaScript error classes
+/// build their messages with it when a caller constructs one.
+#[napi(catch_unwind)]
+pub fn fill_message(template: String, values: HashMap<String, String>) -> String {
+    let values: Vec<(&str, &str)> = values
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    anilink_transport::error::fill(&template, &values)
+}

@@ -1,0 +1,13 @@
+//! Everything that crosses the boundary between the binding and the JavaScript facade, in one
+//! place: the [`contract`] the facade reads when it loads, the [`failure`] descriptions, the
+//! [`hook_message`]s of transport events and the transport-state [`snapshot`]s. The TypeScript
+//! of these shapes is described from their declarations ([`typescript`]) and generated into
+//! `types/wire.generated.d.ts`, with the transport options' typings (`generated`).
+
+pub mod contract;
+pub mod failure;
+#[cfg(test)]
+mod generated;
+pub mod hook_message;
+pub mod snapshot;
+pub mod typescript;

@@ -1,0 +1,368 @@
+//! `getTransportState()`'s view of one provider client (api.md §6, decisions D20): the shapes
+//! of a snapshot as the facade receives them, built from the transport's per-host state.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use anilink_transport::host_store::SharingMode;
+use anilink_transport::ProviderClient;
+
+#[cfg(test)]
+use crate::wire::typescript::{union, TsType};
+use crate::wire::typescript::{wire_enum, wire_shape};
+
+/// The snapshot of `client`; `own_host` is the host of the slot's endpoint, whose retry budget
+/// is reported on its own. Through JSON's value model: napi's own serializer would make large
+/// integers BigInts.
+pub fn transport_state(
+    client: &ProviderClient,
+    own_host: Option<&str>,
+) -> serde_json::Result<Value> {
+    let hosts = client.snapshot();
+    let sharing = client.sharing_mode();
+    let snapshot = Snapshot {
+        captured_at: client.now_ms(),
+        shared_state: SharedState(sharing.as_str()),
+        admission: hosts
+            .iter()
+            .filter_map(|h| {
+                h.admission.map(|a| AdmissionEntry {
+                    host: &h.host,
+                    limit: a.limit,
+                    remaining: a.remaining,
+                    in_flight: a.in_flight,
+                    window_ends_at: a.window_ends_at,
+                    learned_limit: a.learned_limit,
+                    processes: a.processes,
+                    share: a.share,
+                    decided_by: decided_by(sharing, a.alone),
+                })
+            })
+            .collect(),
+        circuit: hosts
+            .iter()
+            .filter_map(|h| {
+                h.breaker.map(|b| CircuitState {
+                    host: &h.host,
+                    consecutive_failures: b.consecutive_failures,
+                    opened_at: b.opened_at,
+                    probe_in_flight: b.probe_in_flight,
+                    failed_probes: b.failed_probes,
+                })
+            })
+            .collect(),
+        pace_deadlines: hosts
+            .iter()
+            .filter_map(|h| {
+                h.pace_deadline.map(|deadline_ms| PaceDeadline {
+                    host: &h.host,
+                    deadline_ms,
+                })
+            })
+            .collect(),
+        retry_budgets: hosts
+            .iter()
+            .filter_map(|h| {
+                h.budget.map(|w| HostBudget {
+                    host: &h.host,
+                    budget: Budget::from(w),
+                })
+            })
+            .collect(),
+        retry_budget: hosts
+            .iter()
+            .find(|h| Some(h.host.as_str()) == own_host)
+            .and_then(|h| h.budget)
+            .map(Budget::from),
+        response_cache: client.response_cache().map(|cache| {
+            let stats = cache.stats();
+            CacheCounters {
+                entries: stats.entries,
+                hits: stats.hits,
+                misses: stats.misses,
+                expirations: stats.expirations,
+                evictions: stats.evictions,
+                shared: cache.is_shared().then_some(true),
+                fleet_hits: cache.is_shared().then_some(stats.fleet_hits),
+                fleet_misses: cache.is_shared().then_some(stats.fleet_misses),
+            }
+        }),
+    };
+    serde_json::to_value(&snapshot)
+}
+
+wire_shape! {
+    /// `getTransportState()`'s view of one provider client (api.md §6).
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Snapshot<'a> as "TransportStateSnapshot" {
+        captured_at: u64,
+        /// `'redis'`: the lists are the fleet's state as last read; `'local-fallback'`: Redis is
+        /// unreachable.
+        shared_state: SharedState,
+        admission: Vec<AdmissionEntry<'a>>,
+        circuit: Vec<CircuitState<'a>>,
+        pace_deadlines: Vec<PaceDeadline<'a>>,
+        /// Every host with a budget window.
+        retry_budgets: Vec<HostBudget<'a>>,
+        /// The window of the slot's own endpoint host, once one exists.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_budget: Option<Budget>,
+        /// The counters of the slot's response cache, when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        response_cache: Option<CacheCounters> as "ResponseCacheStats",
+    }
+}
+
+/// [`SharingMode`] as the snapshot's `sharedState` names it.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct SharedState(&'static str);
+
+#[cfg(test)]
+impl TsType for SharedState {
+    fn ts() -> String {
+        union(SharingMode::ALL.iter().map(|mode| mode.as_str()))
+    }
+}
+
+wire_shape! {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct CircuitState<'a> as "CircuitStateSnapshot" {
+        host: &'a str,
+        consecutive_failures: u32,
+        opened_at: Option<u64>,
+        probe_in_flight: bool,
+        failed_probes: u32,
+    }
+}
+
+wire_shape! {
+    /// One host's quota-aware admission estimate (issue 15).
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct AdmissionEntry<'a> as "AdmissionSnapshot" {
+        host: &'a str,
+        /// The last limit the upstream reported; null before any.
+        limit: Option<f64>,
+        /// What the estimate allows in the current window; null before any limit.
+        remaining: Option<f64>,
+        /// Requests admitted and not yet settled (expired leases not counted).
+        in_flight: u32,
+        /// Epoch ms; null when no window is open.
+        window_ends_at: Option<u64>,
+        /// The limit a 429 the estimate did not predict taught (the headers overstate the quota): in
+        /// force instead of `limit`, raised by one per window without a 429; null when none is
+        /// (decisions D39 b).
+        learned_limit: Option<f64>,
+        /// Processes that admitted requests in this scope in the last minute (with `sharedState`).
+        processes: u32,
+        /// What this process admits per window when it must decide without Redis; null before any
+        /// limit (D39 c).
+        share: Option<u32>,
+        /// Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
+        /// state) or `'local-share'` (Redis out of reach: this process's `share` only).
+        decided_by: DecidedBy,
+    }
+}
+
+wire_enum! {
+    /// A host's `decidedBy`.
+    enum DecidedBy {
+        Process = "process",
+        Redis = "redis",
+        LocalShare = "local-share",
+    }
+}
+
+/// Where a host's admission decisions are made: in this process (no `sharedState`), on the
+/// fleet's state in Redis, or on this process's share while Redis is out of reach.
+fn decided_by(sharing: SharingMode, alone: bool) -> DecidedBy {
+    match (sharing, alone) {
+        (SharingMode::Off, _) => DecidedBy::Process,
+        (SharingMode::LocalFallback, _) | (_, true) => DecidedBy::LocalShare,
+        (SharingMode::Redis, false) => DecidedBy::Redis,
+    }
+}
+
+wire_shape! {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct PaceDeadline<'a> as "PaceDeadlineSnapshot" {
+        host: &'a str,
+        /// Epoch ms.
+        deadline_ms: u64,
+    }
+}
+
+wire_shape! {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Budget as "RetryBudgetSnapshot" {
+        retries_used: u32,
+        /// Epoch ms.
+        window_ends_at: u64,
+    }
+}
+
+impl From<anilink_transport::budget::BudgetWindow> for Budget {
+    fn from(window: anilink_transport::budget::BudgetWindow) -> Self {
+        Self {
+            retries_used: window.retries_used,
+            window_ends_at: window.window_ends_at,
+        }
+    }
+}
+
+wire_shape! {
+    /// One host's retry budget window.
+    #[derive(Serialize)]
+    struct HostBudget<'a> as "HostRetryBudgetSnapshot" {
+        host: &'a str,
+        #[serde(flatten)]
+        budget: Budget,
+    }
+}
+
+/// The response cache's counters; typed by the hand-written `ResponseCacheStats`, which its
+/// `stats()` shares.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheCounters {
+    entries: u64,
+    hits: u64,
+    misses: u64,
+    expirations: u64,
+    evictions: u64,
+    /// A fleet-wide cache only (`shared: true`): reads its Redis answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fleet_hits: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fleet_misses: Option<u64>,
+}
+
+/// The declarations of this module's shapes, for the generated typings.
+#[cfg(test)]
+pub fn declarations() -> Vec<String> {
+    use crate::wire::typescript::WireShape;
+    vec![
+        CircuitState::declaration(),
+        PaceDeadline::declaration(),
+        Budget::declaration(),
+        HostBudget::declaration(),
+        AdmissionEntry::declaration(),
+        Snapshot::declaration(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::typescript::{declared_keys, WireShape};
+
+    /// The keys of `value`, an object, sorted.
+    fn keys(value: &Value) -> Vec<String> {
+        value
+            .as_object()
+            .expect("an object")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// The property names of `declarations`, sorted.
+    fn declared(declarations: &[String]) -> Vec<String> {
+        let mut keys: Vec<String> = declarations
+            .iter()
+            .flat_map(|declaration| declared_keys(declaration))
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn a_snapshot_with_every_field_has_exactly_the_keys_its_typings_declare() {
+        let budget = || Budget {
+            retries_used: 1,
+            window_ends_at: 2,
+        };
+        let snapshot = Snapshot {
+            captured_at: 1,
+            shared_state: SharedState(SharingMode::Redis.as_str()),
+            admission: vec![AdmissionEntry {
+                host: "h",
+                limit: Some(90.0),
+                remaining: Some(1.0),
+                in_flight: 1,
+                window_ends_at: Some(3),
+                learned_limit: Some(80.0),
+                processes: 2,
+                share: Some(40),
+                decided_by: decided_by(SharingMode::Redis, false),
+            }],
+            circuit: vec![CircuitState {
+                host: "h",
+                consecutive_failures: 1,
+                opened_at: Some(4),
+                probe_in_flight: false,
+                failed_probes: 0,
+            }],
+            pace_deadlines: vec![PaceDeadline {
+                host: "h",
+                deadline_ms: 5,
+            }],
+            retry_budgets: vec![HostBudget {
+                host: "h",
+                budget: budget(),
+            }],
+            retry_budget: Some(budget()),
+            response_cache: Some(CacheCounters {
+                entries: 0,
+                hits: 0,
+                misses: 0,
+                expirations: 0,
+                evictions: 0,
+                shared: Some(true),
+                fleet_hits: Some(0),
+                fleet_misses: Some(0),
+            }),
+        };
+        let json = serde_json::to_value(&snapshot).expect("serializable");
+        assert_eq!(keys(&json), declared(&[Snapshot::declaration()]));
+        assert_eq!(json["admission"][0]["decidedBy"], "redis");
+        assert_eq!(
+            keys(&json["admission"][0]),
+            declared(&[AdmissionEntry::declaration()])
+        );
+        assert_eq!(
+            keys(&json["circuit"][0]),
+            declared(&[CircuitState::declaration()])
+        );
+        assert_eq!(
+            keys(&json["paceDeadlines"][0]),
+            declared(&[PaceDeadline::declaration()])
+        );
+        assert_eq!(
+            keys(&json["retryBudgets"][0]),
+            declared(&[HostBudget::declaration(), Budget::declaration()])
+        );
+        assert_eq!(
+            keys(&json["retryBudget"]),
+            declared(&[Budget::declaration()])
+        );
+    }
+
+    #[test]
+    fn admission_is_decided_where_the_sharing_mode_says() {
+        assert_eq!(decided_by(SharingMode::Off, true), DecidedBy::Process);
+        assert_eq!(
+            decided_by(SharingMode::LocalFallback, false),
+            DecidedBy::LocalShare
+        );
+        assert_eq!(decided_by(SharingMode::Redis, true), DecidedBy::LocalShare);
+        assert_eq!(decided_by(SharingMode::Redis, false), DecidedBy::Redis);
+    }
+}
