@@ -366,87 +366,96 @@ describe.runIf(process.platform !== 'win32')('packaging', () => {
     // versions and the package from its tarballs; then `next start` on 127.0.0.1 and one request.
     // Minutes of a 2-core machine and nothing that depends on the Node major or the I/O path, so
     // the repeated runs of the suite (.ci/run: worker mode, Node 22 and 24) leave it out.
-    it.skipIf(process.env.ANILINK_REPEATED_RUN === '1')('Next.js with serverExternalPackages builds, and its route handler calls through the package', async () => {
-      const app = join(work, 'nextjs-app');
-      cpSync(join(__dirname, 'fixtures', 'nextjs'), app, { recursive: true });
-      const versions = ['next', 'react', 'react-dom'].map(
-        (name) => `${name}@${require(`${name}/package.json`).version}`,
-      );
-      // --prefer-offline: npm's cache has them after this repo's install; the registry otherwise.
-      npm(['install', '--prefer-offline', '--no-package-lock', installable, ...versions], app, 240_000);
-      const nextEnv = { ...env, NEXT_TELEMETRY_DISABLED: '1' };
-      const nextCli = join(app, 'node_modules', 'next', 'dist', 'bin', 'next');
-      const build = () =>
-        spawnSync(process.execPath, [nextCli, 'build'], { cwd: app, env: nextEnv, encoding: 'utf8', timeout: 240_000 });
-
-      // Without the recipe the build stops on the loader's run-time require of the binary.
-      const config = join(app, 'next.config.mjs');
-      const recipe = readFileSync(config, 'utf8');
-      writeFileSync(config, 'export default {};\n');
-      const unconfigured = build();
-      expect(unconfigured.status).not.toBe(0);
-      expect(unconfigured.stdout + unconfigured.stderr).toContain(`${pkg.name}/lib/native.cjs`);
-
-      writeFileSync(config, recipe);
-      const built = build();
-      expect(built.stderr).toBe('');
-      expect(built.status).toBe(0);
-
-      const listen = (server: Server) =>
-        new Promise<number>((done) =>
-          server.listen(0, '127.0.0.1', () => done((server.address() as AddressInfo).port)),
+    it.skipIf(process.env.ANILINK_REPEATED_RUN === '1')(
+      'Next.js with serverExternalPackages builds, and its route handler calls through the package',
+      async () => {
+        const app = join(work, 'nextjs-app');
+        cpSync(join(__dirname, 'fixtures', 'nextjs'), app, { recursive: true });
+        const versions = ['next', 'react', 'react-dom'].map(
+          (name) => `${name}@${require(`${name}/package.json`).version}`,
         );
-      const upstream = createServer((req, res) => {
-        req.resume();
-        req.on('end', () => {
-          res.setHeader('content-type', 'application/json');
-          res.end(JSON.stringify({ data: { Media: { id: 1, title: { romaji: 'Cowboy Bebop' } } } }));
+        // --prefer-offline: npm's cache has them after this repo's install; the registry otherwise.
+        npm(['install', '--prefer-offline', '--no-package-lock', installable, ...versions], app, 240_000);
+        const nextEnv = { ...env, NEXT_TELEMETRY_DISABLED: '1' };
+        const nextCli = join(app, 'node_modules', 'next', 'dist', 'bin', 'next');
+        const build = () =>
+          spawnSync(process.execPath, [nextCli, 'build'], {
+            cwd: app,
+            env: nextEnv,
+            encoding: 'utf8',
+            timeout: 240_000,
+          });
+
+        // Without the recipe the build stops on the loader's run-time require of the binary.
+        const config = join(app, 'next.config.mjs');
+        const recipe = readFileSync(config, 'utf8');
+        writeFileSync(config, 'export default {};\n');
+        const unconfigured = build();
+        expect(unconfigured.status).not.toBe(0);
+        expect(unconfigured.stdout + unconfigured.stderr).toContain(`${pkg.name}/lib/native.cjs`);
+
+        writeFileSync(config, recipe);
+        const built = build();
+        expect(built.stderr).toBe('');
+        expect(built.status).toBe(0);
+
+        const listen = (server: Server) =>
+          new Promise<number>((done) =>
+            server.listen(0, '127.0.0.1', () => done((server.address() as AddressInfo).port)),
+          );
+        const upstream = createServer((req, res) => {
+          req.resume();
+          req.on('end', () => {
+            res.setHeader('content-type', 'application/json');
+            res.end(JSON.stringify({ data: { Media: { id: 1, title: { romaji: 'Cowboy Bebop' } } } }));
+          });
         });
-      });
-      const freePort = async () => {
-        const probe = createServer();
-        const port = await listen(probe);
-        await new Promise((done) => probe.close(done));
-        return port;
-      };
-      const upstreamPort = await listen(upstream);
-      const [closedPort, nextPort] = [await freePort(), await freePort()];
-      const server = spawn(process.execPath, [nextCli, 'start', '-H', '127.0.0.1', '-p', String(nextPort)], {
-        cwd: app,
-        env: {
-          ...nextEnv,
-          UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
-          CLOSED_URL: `http://127.0.0.1:${closedPort}`,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      try {
-        let output = '';
-        await new Promise<void>((ready, fail) => {
-          const timer = setTimeout(() => fail(new Error(`next start was not ready in 60 s:\n${output}`)), 60_000);
-          const read = (chunk: Buffer) => {
-            output += chunk;
-            if (output.includes('Ready')) {
-              clearTimeout(timer);
-              ready();
-            }
-          };
-          server.stdout.on('data', read);
-          server.stderr.on('data', read);
-          server.on('exit', (code) => fail(new Error(`next start exited (${code}):\n${output}`)));
+        const freePort = async () => {
+          const probe = createServer();
+          const port = await listen(probe);
+          await new Promise((done) => probe.close(done));
+          return port;
+        };
+        const upstreamPort = await listen(upstream);
+        const [closedPort, nextPort] = [await freePort(), await freePort()];
+        const server = spawn(process.execPath, [nextCli, 'start', '-H', '127.0.0.1', '-p', String(nextPort)], {
+          cwd: app,
+          env: {
+            ...nextEnv,
+            UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
+            CLOSED_URL: `http://127.0.0.1:${closedPort}`,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
-        const response = await fetch(`http://127.0.0.1:${nextPort}/media`, { signal: AbortSignal.timeout(30_000) });
-        expect(response.status).toBe(200);
-        expect(await response.json()).toEqual(expected);
-      } finally {
-        if (server.exitCode === null && server.signalCode === null) {
-          const exited = new Promise((done) => server.once('exit', done));
-          server.kill();
-          await exited;
+        try {
+          let output = '';
+          await new Promise<void>((ready, fail) => {
+            const timer = setTimeout(() => fail(new Error(`next start was not ready in 60 s:\n${output}`)), 60_000);
+            const read = (chunk: Buffer) => {
+              output += chunk;
+              if (output.includes('Ready')) {
+                clearTimeout(timer);
+                ready();
+              }
+            };
+            server.stdout.on('data', read);
+            server.stderr.on('data', read);
+            server.on('exit', (code) => fail(new Error(`next start exited (${code}):\n${output}`)));
+          });
+          const response = await fetch(`http://127.0.0.1:${nextPort}/media`, { signal: AbortSignal.timeout(30_000) });
+          expect(response.status).toBe(200);
+          expect(await response.json()).toEqual(expected);
+        } finally {
+          if (server.exitCode === null && server.signalCode === null) {
+            const exited = new Promise((done) => server.once('exit', done));
+            server.kill();
+            await exited;
+          }
+          upstream.close();
         }
-        upstream.close();
-      }
-    }, 600_000);
+      },
+      600_000,
+    );
 
     it('a bundle that cannot reach the binary says it is bundled and how to fix it', () => {
       const withoutBinary = install('bundle-build-without-binary', installable, ['--omit=optional']);
