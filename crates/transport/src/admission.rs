@@ -53,6 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::pacing::MAX_PACE_WAIT_MS;
 use crate::rate_limit::{epoch_ms, QuotaHeaders};
+use crate::shared_state::link::REJOIN_INTERVAL_MS;
 
 /// How long a window whose reset was never reported is taken to last (AniList's minute).
 pub const DERIVED_WINDOW_MS: u64 = 60_000;
@@ -473,6 +474,17 @@ impl AdmissionState {
     }
 
     fn server_wait(&mut self, floor: u32, process: u64, now_ms: u64) -> Option<u64> {
+        let wait = self.quota_wait(floor, process, now_ms);
+        // Alone, a waiter asks again at least as often as the fleet's state may be tried: a
+        // decision that finds Redis back ends the share (a failover takes a second or two,
+        // while an unknown window's end may be a minute away).
+        if self.alone.is_some() {
+            return wait.map(|wait_ms| wait_ms.min(REJOIN_INTERVAL_MS));
+        }
+        wait
+    }
+
+    fn quota_wait(&mut self, floor: u32, process: u64, now_ms: u64) -> Option<u64> {
         self.roll(now_ms);
         // Alone, only this process's requests count: the others' are in their own shares.
         let alone = self.alone.is_some();
@@ -761,8 +773,9 @@ mod tests {
         assert_eq!((alone.share, alone.alone), (Some(2), true));
         assert_eq!(
             state.try_admit(&of_process(1), NOW + 10),
-            Err(990),
-            "its share is spent: the window's end"
+            Err(REJOIN_INTERVAL_MS),
+            "its share is spent until the window's end (990 ms away), but it asks again sooner: \
+             the fleet's state may be back"
         );
         // Next window: a quarter of the limit (10), rounded down; its 2 in flight count.
         assert_eq!(admit_all(&mut state, &of_process(1), NOW + 1_000), 2);

@@ -6,7 +6,9 @@
 //! starts from the fleet's view rather than from nothing, and it keeps deciding (responses,
 //! reservations, breaker) while Redis is away. The requests a local decision admits are carried
 //! into the fleet's state by the scope's next Redis decision (the rejoin, after an outage), in
-//! the same compare-and-set, so the other processes count them while they are in flight.
+//! the same compare-and-set, so the other processes count them while they are in flight; and
+//! the requests a local decision settled are released from the fleet's state there too (else
+//! the reservations they took through Redis would hold the fleet's quota until their lease).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -39,6 +41,10 @@ pub struct SharedHostStates<B> {
     /// Per scope key, the holders of requests admitted by local decisions and still held in
     /// the local copy: not yet in the fleet's state.
     unshared: Mutex<HashMap<String, Vec<u64>>>,
+    /// Per scope key, the holders whose requests a local decision released: their
+    /// reservations in the fleet's state (if they took one through Redis) are released by the
+    /// next Redis decision.
+    settled: Mutex<HashMap<String, Vec<u64>>>,
     /// Spreads the pauses after lost compare-and-sets.
     random: Box<dyn RandomSource>,
 }
@@ -58,6 +64,7 @@ impl<B: StateBackend> SharedHostStates<B> {
             turn: tokio::sync::Mutex::new(()),
             local: HostStates::default(),
             unshared: Mutex::default(),
+            settled: Mutex::default(),
             random,
         }
     }
@@ -98,9 +105,13 @@ impl<B: StateBackend> SharedHostStates<B> {
             return (self.decide_locally(host, key, now_ms, decide), None);
         }
         let unshared = self.lock_unshared().get(key).cloned().unwrap_or_default();
+        let settled = self.lock_settled().get(key).cloned().unwrap_or_default();
         let carried =
             (!unshared.is_empty()).then(|| self.local.with(host, |s| s.admission.clone()));
         let mut with_unshared = |fleet: &mut HostState| {
+            for holder in &settled {
+                fleet.admission.release(*holder);
+            }
             if let Some(carried) = &carried {
                 fleet.admission.adopt(carried, &unshared, now_ms);
             }
@@ -120,6 +131,9 @@ impl<B: StateBackend> SharedHostStates<B> {
                 self.local.with(host, |state| *state = fleet);
                 if !unshared.is_empty() {
                     self.lock_unshared().remove(key);
+                }
+                if !settled.is_empty() {
+                    self.lock_settled().remove(key);
                 }
                 (result, self.lock_link().succeeded())
             }
@@ -173,6 +187,14 @@ impl<B: StateBackend> SharedHostStates<B> {
                 state.admission.holders().collect::<Vec<u64>>(),
             )
         });
+        let released = before.iter().filter(|holder| !held.contains(holder));
+        let mut settled = self.lock_settled();
+        let holders = settled.entry(key.to_string()).or_default();
+        holders.extend(released);
+        if holders.is_empty() {
+            settled.remove(key);
+        }
+        drop(settled);
         let mut unshared = self.lock_unshared();
         let holders = unshared.entry(key.to_string()).or_default();
         holders.retain(|holder| held.contains(holder));
@@ -204,6 +226,10 @@ impl<B: StateBackend> SharedHostStates<B> {
 
     fn lock_unshared(&self) -> MutexGuard<'_, HashMap<String, Vec<u64>>> {
         self.unshared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_settled(&self) -> MutexGuard<'_, HashMap<String, Vec<u64>>> {
+        self.settled.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -393,6 +419,42 @@ mod tests {
             .with("h", "k", now_ms, |s| s.admission.snapshot(now_ms).in_flight)
             .await;
         in_flight
+    }
+
+    #[tokio::test]
+    async fn requests_admitted_through_redis_and_settled_in_an_outage_are_released_on_rejoin() {
+        // A failover: the fleet's state (reservations of 1 to 4) outlives the outage, but the
+        // releases decided meanwhile reached only the local copy.
+        let backend = Arc::new(FakeBackend::default());
+        let slot = store(&backend);
+        for holder in 1..=4 {
+            let (admitted, _) = slot
+                .with("h", "k", 10, |s| s.admission.try_admit(&leased(holder), 10))
+                .await;
+            assert_eq!(admitted, Ok(()));
+        }
+        assert_eq!(fleet_in_flight(&backend, 10).await, 4);
+        backend.down.store(true, Ordering::SeqCst);
+        for holder in [1, 2, 3] {
+            slot.with("h", "k", 20, |s| s.admission.release(holder))
+                .await;
+        }
+        // 3 is retried while Redis is away: admitted again, on the local copy.
+        let (admitted, _) = slot
+            .with("h", "k", 30, |s| s.admission.try_admit(&leased(3), 30))
+            .await;
+        assert_eq!(admitted, Ok(()));
+
+        backend.down.store(false, Ordering::SeqCst);
+        let rejoin_at = 20 + REJOIN_INTERVAL_MS;
+        let (_, notice) = slot.with("h", "k", rejoin_at, |_| ()).await;
+        assert_eq!(notice, Some(Notice::Rejoined));
+        assert_eq!(
+            fleet_in_flight(&backend, rejoin_at).await,
+            2,
+            "4 (never settled) and the retry of 3; not their lease's worth of stale reservations"
+        );
+        assert!(slot.lock_settled().is_empty(), "nothing left to release");
     }
 
     #[tokio::test]
