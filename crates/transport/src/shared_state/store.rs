@@ -29,6 +29,18 @@ fn ttl_ms(config: &SharedStateConfig) -> u64 {
     config.lease_ms.max(MAX_PACE_WAIT_MS)
 }
 
+/// What a scope's local decisions did since its last Redis decision, for the next one to carry
+/// into the fleet's state (with the local copy's estimate of the window, which the answers
+/// received meanwhile lowered).
+#[derive(Clone, Debug, Default)]
+struct Unshared {
+    /// The holders of requests admitted locally and still held in the local copy.
+    admitted: Vec<u64>,
+    /// The holders whose requests a local decision released: the reservations they may hold
+    /// in the fleet's state (taken through Redis) are released there.
+    released: Vec<u64>,
+}
+
 pub struct SharedHostStates<B> {
     config: Arc<SharedStateConfig>,
     /// The provider part of the keys (`anilist`, `mal`).
@@ -38,13 +50,9 @@ pub struct SharedHostStates<B> {
     /// One Redis decision of the slot at a time: its own calls never conflict with each other.
     turn: tokio::sync::Mutex<()>,
     local: HostStates,
-    /// Per scope key, the holders of requests admitted by local decisions and still held in
-    /// the local copy: not yet in the fleet's state.
-    unshared: Mutex<HashMap<String, Vec<u64>>>,
-    /// Per scope key, the holders whose requests a local decision released: their
-    /// reservations in the fleet's state (if they took one through Redis) are released by the
-    /// next Redis decision.
-    settled: Mutex<HashMap<String, Vec<u64>>>,
+    /// The scopes decided locally since their last Redis decision, and what those decisions
+    /// did that the fleet's state has not seen.
+    unshared: Mutex<HashMap<String, Unshared>>,
     /// Spreads the pauses after lost compare-and-sets.
     random: Box<dyn RandomSource>,
 }
@@ -64,7 +72,6 @@ impl<B: StateBackend> SharedHostStates<B> {
             turn: tokio::sync::Mutex::new(()),
             local: HostStates::default(),
             unshared: Mutex::default(),
-            settled: Mutex::default(),
             random,
         }
     }
@@ -104,16 +111,17 @@ impl<B: StateBackend> SharedHostStates<B> {
         if !self.lock_link().try_claim(now_ms) {
             return (self.decide_locally(host, key, now_ms, decide), None);
         }
-        let unshared = self.lock_unshared().get(key).cloned().unwrap_or_default();
-        let settled = self.lock_settled().get(key).cloned().unwrap_or_default();
-        let carried =
-            (!unshared.is_empty()).then(|| self.local.with(host, |s| s.admission.clone()));
+        let unshared = self.lock_unshared().get(key).cloned();
+        let carried = unshared
+            .as_ref()
+            .map(|unshared| (unshared, self.local.with(host, |s| s.admission.clone())));
         let mut with_unshared = |fleet: &mut HostState| {
-            for holder in &settled {
-                fleet.admission.release(*holder);
-            }
-            if let Some(carried) = &carried {
-                fleet.admission.adopt(carried, &unshared, now_ms);
+            if let Some((unshared, local)) = &carried {
+                for holder in &unshared.released {
+                    fleet.admission.release(*holder);
+                }
+                fleet.admission.absorb(local, now_ms);
+                fleet.admission.adopt(local, &unshared.admitted, now_ms);
             }
             decide(fleet)
         };
@@ -129,11 +137,8 @@ impl<B: StateBackend> SharedHostStates<B> {
         match outcome {
             Ok((result, fleet)) => {
                 self.local.with(host, |state| *state = fleet);
-                if !unshared.is_empty() {
+                if unshared.is_some() {
                     self.lock_unshared().remove(key);
-                }
-                if !settled.is_empty() {
-                    self.lock_settled().remove(key);
                 }
                 (result, self.lock_link().succeeded())
             }
@@ -187,21 +192,15 @@ impl<B: StateBackend> SharedHostStates<B> {
                 state.admission.holders().collect::<Vec<u64>>(),
             )
         });
-        let released = before.iter().filter(|holder| !held.contains(holder));
-        let mut settled = self.lock_settled();
-        let holders = settled.entry(key.to_string()).or_default();
-        holders.extend(released);
-        if holders.is_empty() {
-            settled.remove(key);
-        }
-        drop(settled);
         let mut unshared = self.lock_unshared();
-        let holders = unshared.entry(key.to_string()).or_default();
-        holders.retain(|holder| held.contains(holder));
-        holders.extend(held.iter().filter(|holder| !before.contains(holder)));
-        if holders.is_empty() {
-            unshared.remove(key);
-        }
+        let unshared = unshared.entry(key.to_string()).or_default();
+        unshared
+            .released
+            .extend(before.iter().filter(|holder| !held.contains(holder)));
+        unshared.admitted.retain(|holder| held.contains(holder));
+        unshared
+            .admitted
+            .extend(held.iter().filter(|holder| !before.contains(holder)));
         result
     }
 
@@ -224,12 +223,8 @@ impl<B: StateBackend> SharedHostStates<B> {
         self.link.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn lock_unshared(&self) -> MutexGuard<'_, HashMap<String, Vec<u64>>> {
+    fn lock_unshared(&self) -> MutexGuard<'_, HashMap<String, Unshared>> {
         self.unshared.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn lock_settled(&self) -> MutexGuard<'_, HashMap<String, Vec<u64>>> {
-        self.settled.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -454,7 +449,7 @@ mod tests {
             2,
             "4 (never settled) and the retry of 3; not their lease's worth of stale reservations"
         );
-        assert!(slot.lock_settled().is_empty(), "nothing left to release");
+        assert!(slot.lock_unshared().is_empty(), "nothing left to release");
     }
 
     #[tokio::test]
