@@ -82,10 +82,17 @@ describe('quota-aware admission', () => {
         served.add(index);
       });
       expect(served.size).toBe(jobs);
-      // The lie costs the requests in flight when it shows (decisions D39 b), then the one
-      // request that tries the limit above the learned one after a clean window; trusting the
-      // headers cost 8 in every window (24).
-      expect(sim.stats().rateLimited).toBeLessThanOrEqual(inFlight + 1);
+      // The honest bound under D39 b, not the target of 1: the headers cannot show the
+      // lie, only a refusal can, and by the time the first refusal is answered the requests in
+      // flight (up to 8; measured 7-8) have reached the server and are refused too. Then the 4
+      // windows of 30 have one clean window followed by a rise to 31 (D39 b: one per clean
+      // window), whose one request above 30 costs one more 429. Trusting the headers cost 8 in
+      // every window (24). Reaching 1 would need a rule D39 does not have: past a provider's
+      // documented floor (AniList's degraded 30), one request in flight at a time until a
+      // window proves the announced limit, and no rise within the run.
+      const { rateLimited } = sim.stats();
+      expect(rateLimited).toBeGreaterThanOrEqual(1);
+      expect(rateLimited).toBeLessThanOrEqual(inFlight + 1);
       const [host] = aniLink.getTransportState().anilist.admission;
       expect(host).toMatchObject({ limit: 90, learnedLimit: expect.any(Number) });
       expect(host.learnedLimit).toBeLessThanOrEqual(31);

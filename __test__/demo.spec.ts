@@ -112,5 +112,26 @@ describe('demo arguments', () => {
     const mixed = await runDemo(['--fleet', '4', '--quick']);
     expect(mixed.exitCode).toBe(2);
     expect(mixed.stderr).toContain('--fleet runs alone');
+    const alone = await runDemo(['--degraded']);
+    expect(alone.exitCode).toBe(2);
+    expect(alone.stderr).toContain('--degraded applies to --fleet');
   });
+});
+
+describe('npm run demo -- --fleet 4 --degraded', () => {
+  it('serves every media through headers that overstate the quota, printing the 429s and the learned limit', async () => {
+    const startedAt = performance.now();
+    const run = await runDemo(['--fleet', '4', '--degraded']);
+    expect(run.stderr).toBe('');
+    expect(run.exitCode).toBe(0);
+    expect(performance.now() - startedAt).toBeLessThan(40_000);
+    const row = (label: string) => new RegExp(`^ {2}${label} +\\| +(.*)$`, 'm').exec(run.stdout)?.[1];
+    expect(row('requests served')).toBe('120 of 120');
+    expect(row('learned limit')).toMatch(/^3[01] per window \(announced 90\)$/);
+    // The lie shows only when the server refuses; what the fleet had in flight then (at most
+    // 4 × 8) is refused with it, and each probe above the learned limit costs one more (D39 b).
+    const rateLimited = Number(row('429s received'));
+    expect(rateLimited).toBeGreaterThanOrEqual(1);
+    expect(rateLimited).toBeLessThanOrEqual(4 * 8 + 2);
+  }, 60_000);
 });

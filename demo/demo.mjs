@@ -10,6 +10,7 @@
  *   npm run demo -- --live          # the same job against https://graphql.anilist.co (30 media)
  *   npm run demo -- --live --count 60 --concurrency 4
  *   npm run demo -- --fleet 4       # 4 worker processes on one quota, with and without Redis (about 1 min)
+ *   npm run demo -- --fleet 4 --degraded  # the same fleet against a quota whose headers lie (about 15 s)
  *
  * Exit code: 0 when the job is done (on the simulator: every media fetched; live: failures are
  * listed with their reason), 1 when a simulator run lost an item or the demo itself failed,
@@ -18,12 +19,13 @@
 import { parseArgs } from 'node:util';
 import { destroyCachedAgents } from 'anilink-api-wrapper';
 import { startSimulator } from '../sim/anilist-simulator.mjs';
-import { runFleetDemo } from './fleet-demo.mjs';
+import { runDegradedFleetDemo, runFleetDemo } from './fleet-demo.mjs';
 import { MediaJob } from './media-job.mjs';
 import { LIVE_ANILIST_URL, livePlan, quickPlan, simulatorPlan } from './plans.mjs';
 import { ProgressReporter, formatDuration, formatTable, summaryRows } from './report.mjs';
 
-const USAGE = 'usage: npm run demo [-- --quick | --live [--count <n>] [--concurrency <n>] | --fleet <workers>]';
+const USAGE =
+  'usage: npm run demo [-- --quick | --live [--count <n>] [--concurrency <n>] | --fleet <workers> [--degraded]]';
 const EXIT_INTERRUPTED = 130;
 
 class UsageError extends Error {}
@@ -37,7 +39,7 @@ function positiveInteger(name, text) {
 
 /**
  * The plan the command line asks for; --count and --concurrency only tune the live job, and
- * --fleet asks for the fleet demo instead (`{ fleetSize }`).
+ * --fleet asks for the fleet demo instead (`{ fleetSize, degraded }`).
  */
 function planFromArguments(argv) {
   let values;
@@ -50,6 +52,7 @@ function planFromArguments(argv) {
         count: { type: 'string' },
         concurrency: { type: 'string' },
         fleet: { type: 'string' },
+        degraded: { type: 'boolean', default: false },
       },
     }));
   } catch (error) {
@@ -59,8 +62,9 @@ function planFromArguments(argv) {
   if (values.fleet !== undefined) {
     if (values.quick || values.live || values.count !== undefined || values.concurrency !== undefined)
       throw new UsageError('--fleet runs alone: its job and quota are fixed');
-    return { fleetSize: positiveInteger('fleet', values.fleet) };
+    return { fleetSize: positiveInteger('fleet', values.fleet), degraded: values.degraded };
   }
+  if (values.degraded) throw new UsageError('--degraded applies to --fleet');
   if (!values.live && (values.count !== undefined || values.concurrency !== undefined)) {
     throw new UsageError('--count and --concurrency apply to --live; the simulator runs are fixed stories');
   }
@@ -89,7 +93,10 @@ function describeSetup(plan, baseUrl) {
 
 async function main() {
   const plan = planFromArguments(process.argv.slice(2));
-  if (plan.fleetSize !== undefined) return runFleetDemo({ size: plan.fleetSize, output: process.stdout });
+  if (plan.fleetSize !== undefined) {
+    const runFleet = plan.degraded ? runDegradedFleetDemo : runFleetDemo;
+    return runFleet({ size: plan.fleetSize, output: process.stdout });
+  }
   const simulator = plan.simulatedQuota ? await startSimulator({ quota: plan.simulatedQuota }) : undefined;
   const interrupt = new AbortController();
   const onInterrupt = () => interrupt.abort();

@@ -3,6 +3,11 @@
  * job through one simulator quota, twice: sharing their per-host state through a local
  * redis-server (`sharedState`), then each on its own. The two runs are printed side by side:
  * 429s received, requests sent and served, quota used and wall time.
+ *
+ * `npm run demo -- --fleet N --degraded`: the same fleet, sharing state, against a simulator in
+ * AniList's degraded mode (headers announce 90 per window, the server enforces 30). The 429s
+ * that reveal the lie teach the fleet the real limit (decisions D39 b); the run prints how many
+ * there were and the limit the fleet learned.
  */
 import { startSimulator } from '../sim/anilist-simulator.mjs';
 import { quotaUsed, splitIds, startFleet } from './fleet.mjs';
@@ -100,6 +105,73 @@ export async function runFleetDemo({ size, output }) {
         '  beyond it is answered 429 and has to be retried.\n',
     );
     return shared.rateLimited === 0 && shared.failed === 0 ? 0 : 1;
+  } finally {
+    await Promise.all([simulator.close(), redis.stop()]);
+  }
+}
+
+/** AniList's degraded mode, in short windows: the headers say 90, the server allows 30. */
+const DEGRADED = { announced: 90, enforced: 30, windowMs: 3_000 };
+const DEGRADED_WINDOWS_OF_WORK = 4;
+
+/**
+ * @param {{ size: number, output: NodeJS.WritableStream }} options
+ * @returns {Promise<number>} the exit code: 0 when every media was served and the fleet learned
+ *   a limit no higher than the enforced one plus one (its probe)
+ */
+export async function runDegradedFleetDemo({ size, output }) {
+  const total = DEGRADED_WINDOWS_OF_WORK * DEGRADED.enforced;
+  const [simulator, redis] = await Promise.all([
+    startSimulator({ quota: { limit: DEGRADED.announced, windowMs: DEGRADED.windowMs } }),
+    startRedisServer(),
+  ]);
+  simulator.script.degrade({ enforce: DEGRADED.enforced });
+  try {
+    output.write(
+      [
+        `AniLink fleet demo, degraded quota: ${total} media by id, ${size} worker processes × ${IN_FLIGHT} in flight, one quota`,
+        `  upstream   simulator at ${simulator.url}, headers announce ${DEGRADED.announced} per ${formatDuration(DEGRADED.windowMs)}, the server enforces ${DEGRADED.enforced} (AniList's degraded mode)`,
+        `  shared     redis-server at ${redis.url} (sharedState)`,
+        '',
+      ].join('\n'),
+    );
+    const fleet = await startFleet({
+      size,
+      slot: { baseUrl: simulator.url, ...TRANSPORT, sharedState: { redis: redis.url, keyPrefix: 'anilink-demo' } },
+    });
+    let run;
+    let learnedLimits;
+    try {
+      run = await fleet.run(splitIds(total, size), IN_FLIGHT);
+      const states = await fleet.states();
+      learnedLimits = states.map((state) => state.admission[0]?.learnedLimit ?? null);
+    } finally {
+      await fleet.close();
+    }
+    const served = run.reports.reduce((sum, report) => sum + report.served, 0);
+    const failed = run.reports.reduce((sum, report) => sum + report.failures.length, 0);
+    const { rateLimited, requests } = simulator.stats();
+    const learned = learnedLimits.find((limit) => limit !== null) ?? null;
+    output.write(
+      `${formatComparison(
+        ['shared state (Redis)'],
+        [
+          ['429s received', String(rateLimited)],
+          ['requests sent', String(requests)],
+          ['requests served', `${served} of ${total}${failed > 0 ? `, ${failed} failed` : ''}`],
+          ['learned limit', learned === null ? 'none' : `${learned} per window (announced ${DEGRADED.announced})`],
+          ['wall time', formatDuration(run.wallMs)],
+        ],
+      )}\n`,
+    );
+    output.write(
+      '\n  The headers cannot tell the lie: it shows when the server refuses a request the quota said it\n' +
+        '  had room for, and every request the fleet already had in flight then is refused too. From\n' +
+        '  that 429 on, the whole fleet keeps to what the window served (kept in Redis), and tries one\n' +
+        '  more after each window without a 429: one 429 each time the server still enforces less.\n',
+    );
+    const learnedEnough = learned !== null && learned <= DEGRADED.enforced + 1;
+    return failed === 0 && served === total && learnedEnough ? 0 : 1;
   } finally {
     await Promise.all([simulator.close(), redis.stop()]);
   }

@@ -130,8 +130,9 @@ function parseReply(buffer, offset) {
 
 /**
  * Start `redis-server` on a free port (or `port`) in a new temporary directory.
- * @param {{ port?: number, password?: string, tls?: { keyFile: string, certFile: string }, cluster?: boolean }} [options]
- *   `password` sets `requirepass`; `tls` adds a TLS port; `cluster` starts it in cluster mode (no slots yet)
+ * @param {{ port?: number, password?: string, tls?: { keyFile: string, certFile: string }, cluster?: boolean, clusterNodeTimeoutMs?: number }} [options]
+ *   `password` sets `requirepass`; `tls` adds a TLS port; `cluster` starts it in cluster mode (no slots yet),
+ *   with `cluster-node-timeout` set to `clusterNodeTimeoutMs` when given
  */
 export async function startRedisServer(options = {}) {
   const port = options.port ?? (await freePort());
@@ -151,6 +152,8 @@ export async function startRedisServer(options = {}) {
       args.push('--tls-auth-clients', 'no');
     }
     if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf');
+    if (options.clusterNodeTimeoutMs !== undefined)
+      args.push('--cluster-node-timeout', String(options.clusterNodeTimeoutMs));
     child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text) => {
@@ -208,28 +211,37 @@ export async function startRedisServer(options = {}) {
 }
 
 /**
- * `size` servers in cluster mode joined into one Redis Cluster of `size` masters (no replicas),
- * the slots spread by `redis-cli --cluster create`; ready once every node reports
- * `cluster_state:ok`.
- * @param {number} [size] at least 3, as `--cluster create` requires
+ * `masters` servers in cluster mode joined into one Redis Cluster, the slots spread by
+ * `redis-cli --cluster create`, each master with `replicas` replicas (another server each);
+ * ready once every node reports `cluster_state:ok` and every replica is in sync with its
+ * master. `nodeTimeoutMs` (`cluster-node-timeout`) is how long a master may be silent before
+ * its replica takes over: short here, so a failover takes about a second or two.
+ * @param {number} [masters] at least 3, as `--cluster create` requires
+ * @param {{ replicas?: number, nodeTimeoutMs?: number }} [options]
  */
-export async function startRedisCluster(size = 3) {
+export async function startRedisCluster(masters = 3, { replicas = 0, nodeTimeoutMs } = {}) {
   const nodes = [];
   const stop = () => Promise.all(nodes.map((node) => node.stop()));
   try {
-    for (let index = 0; index < size; index += 1) nodes.push(await startRedisServer({ cluster: true }));
+    for (let index = 0; index < masters * (1 + replicas); index += 1)
+      nodes.push(await startRedisServer({ cluster: true, clusterNodeTimeoutMs: nodeTimeoutMs }));
     const addresses = nodes.map((node) => `${HOST}:${node.port}`);
     await promisify(execFile)(redisCliBinary(), [
       '--cluster',
       'create',
       ...addresses,
       '--cluster-replicas',
-      '0',
+      String(replicas),
       '--cluster-yes',
     ]);
     const deadline = Date.now() + READY_TIMEOUT_MS;
+    const ready = async (node) => {
+      if (!String(await node.command('CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
+      const replication = String(await node.command('INFO', 'replication'));
+      return replication.includes('role:master') || replication.includes('master_link_status:up');
+    };
     for (const node of nodes) {
-      while (!String(await node.command('CLUSTER', 'INFO')).includes('cluster_state:ok')) {
+      while (!(await ready(node))) {
         if (Date.now() > deadline) throw new Error(`the cluster was not ready in ${READY_TIMEOUT_MS} ms`);
         await sleep(READY_POLL_MS);
       }

@@ -2,6 +2,8 @@
 // the `sharedState` slot option): admission is fleet-wide (no 429 where unshared workers earn
 // them), a Redis outage costs no call and ends in a rejoin, a crashed worker's reservations
 // expire after `leaseMs`, different tokens never share, and an unreachable Redis costs nothing.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
 import { startSimulator } from '../../sim/anilist-simulator.mjs';
@@ -97,6 +99,21 @@ describe('sharedState: a fleet of processes on one quota', () => {
     }
   }, 60_000);
 
+  it('4 × 8 in flight beside two CPU-bound processes (both cores busy), default timeoutMs: no 429', async () => {
+    const sim = await startSimulator({ quota: TIGHT_QUOTA });
+    const busy = [startBusyLoop(), startBusyLoop()];
+    try {
+      const { reports } = await runFleet({ sharedState: { redis: redis.url, keyPrefix: 'fleet-h' } }, sim.url);
+      const { served, failures } = totals(reports);
+      expect(failures).toEqual([]);
+      expect(served).toBe(JOBS);
+      expect(sim.stats()).toMatchObject({ rateLimited: 0, requests: JOBS });
+    } finally {
+      await Promise.all(busy.map(stopBusyLoop));
+      await sim.close();
+    }
+  }, 90_000);
+
   it('Redis 150 ms away (a latency proxy), default timeoutMs: still shared, no 429', async () => {
     const sim = await startSimulator({ quota: TIGHT_QUOTA });
     const far = await startLatencyProxy(redis.port, 150);
@@ -105,7 +122,7 @@ describe('sharedState: a fleet of processes on one quota', () => {
       const fleet = await startFleet({ size: WORKERS, slot: { baseUrl: sim.url, retry: false, sharedState } });
       try {
         const { reports } = await fleet.run(splitIds(TIGHT_QUOTA.limit, WORKERS), IN_FLIGHT);
-        expect(totals(reports).failures).toEqual([]);
+        expect(totals(reports)).toEqual({ served: TIGHT_QUOTA.limit, failures: [] });
         expect(sim.stats().rateLimited).toBe(0);
         for (const report of reports) expect(withCode(report.diagnostics, UNAVAILABLE)).toEqual([]);
       } finally {
@@ -316,6 +333,18 @@ describe('sharedState: a fleet of processes on one quota', () => {
     }
   });
 });
+
+/** A child process spinning one core until killed (a busy neighbour on the machine). */
+function startBusyLoop(): ChildProcess {
+  return spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+}
+
+async function stopBusyLoop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
+}
 
 /** Poll `condition` every 50 ms until it holds; fail after `timeoutMs`. */
 async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {

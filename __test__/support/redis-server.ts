@@ -23,20 +23,33 @@ export interface RedisServer {
 }
 
 export function startRedisServer(
-  options: { port?: number; password?: string; tls?: { keyFile: string; certFile: string }; cluster?: boolean } = {},
+  options: {
+    port?: number;
+    password?: string;
+    tls?: { keyFile: string; certFile: string };
+    cluster?: boolean;
+    clusterNodeTimeoutMs?: number;
+  } = {},
 ): Promise<RedisServer> {
   return start(options) as Promise<RedisServer>;
 }
 
 export interface RedisCluster {
-  /** The masters, each a server in cluster mode holding a share of the slots. */
+  /** Every server of the cluster, masters and replicas, each in cluster mode. */
   readonly nodes: RedisServer[];
   stop(): Promise<void[]>;
 }
 
-/** A Redis Cluster of `size` masters (at least 3) on 127.0.0.1, ready to serve every slot. */
-export function startRedisCluster(size = 3): Promise<RedisCluster> {
-  return startCluster(size) as Promise<RedisCluster>;
+/**
+ * A Redis Cluster of `masters` masters (at least 3) on 127.0.0.1, each with `replicas` replicas,
+ * ready to serve every slot; `nodeTimeoutMs` (`cluster-node-timeout`) bounds how long a dead
+ * master goes unnoticed before its replica takes over.
+ */
+export function startRedisCluster(
+  masters = 3,
+  options: { replicas?: number; nodeTimeoutMs?: number } = {},
+): Promise<RedisCluster> {
+  return startCluster(masters, options) as Promise<RedisCluster>;
 }
 
 /** The keys under `prefix` (`KEYS`, fine for a test server holding a handful). */

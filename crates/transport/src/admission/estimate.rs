@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::fleet::process_of;
 use super::{AdmissionState, Answer, QuotaReading, DERIVED_WINDOW_MS, RECHECK_MS};
 use crate::pacing::MAX_PACE_WAIT_MS;
+use crate::shared_state::link::REJOIN_INTERVAL_MS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) struct ServerQuota {
@@ -146,6 +147,17 @@ impl AdmissionState {
     }
 
     pub(super) fn server_wait(&mut self, floor: u32, process: u64, now_ms: u64) -> Option<u64> {
+        let wait = self.quota_wait(floor, process, now_ms);
+        // Alone, a waiter asks again at least as often as the fleet's state may be tried: a
+        // decision that finds Redis back ends the share (a failover takes a second or two,
+        // while an unknown window's end may be a minute away).
+        if self.alone.is_some() {
+            return wait.map(|wait_ms| wait_ms.min(REJOIN_INTERVAL_MS));
+        }
+        wait
+    }
+
+    fn quota_wait(&mut self, floor: u32, process: u64, now_ms: u64) -> Option<u64> {
         self.roll(now_ms);
         // Alone, only this process's requests count: the others' are in their own shares.
         let alone = self.alone.is_some();

@@ -98,11 +98,47 @@ impl AdmissionState {
     }
 }
 
+impl AdmissionState {
+    /// Fold into this state (the fleet's, read again after local decisions) what `local` (this
+    /// process's copy) learned meanwhile: the answers it received lowered its estimate of the
+    /// window, and the fleet's state has not seen them (its Redis may even be a failed-over
+    /// replica a few writes behind). The same window keeps the lower `remaining`; a window
+    /// `local` knows and the fleet does not yet replaces the fleet's; the lower learned limit
+    /// stays. Reservations are not touched ([`adopt`](Self::adopt) carries those).
+    pub fn absorb(&mut self, local: &AdmissionState, now_ms: u64) {
+        self.roll(now_ms);
+        if let Some(learned) = local.learned_limit {
+            self.learned_limit = Some(self.learned_limit.map_or(learned, |l| l.min(learned)));
+        }
+        let Some(theirs) = local.server else {
+            return;
+        };
+        let Some(ours) = &mut self.server else {
+            self.server = Some(theirs);
+            return;
+        };
+        if theirs.window_started_ms > ours.window_started_ms {
+            *ours = theirs;
+        } else if theirs.window_started_ms == ours.window_started_ms {
+            ours.remaining = ours.remaining.min(theirs.remaining);
+            // Each end is the reported reset or a derived one, never earlier than the real end:
+            // the earlier of the two is the better (a fleet's state a few writes behind may
+            // not have the answer that reported the reset).
+            ours.window_end_ms = match (ours.window_end_ms, theirs.window_end_ms) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            ours.rate_limited |= theirs.rate_limited;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{admit_all, reading, NOW, QUOTA_ONLY};
     use super::super::*;
     use super::MEMBER_HORIZON_MS;
+    use crate::shared_state::link::REJOIN_INTERVAL_MS;
 
     /// Rules for a request of `process` (tokens carry it in their high half).
     fn of_process(process: u64) -> Rules {
@@ -140,14 +176,78 @@ mod tests {
         assert_eq!((alone.share, alone.alone), (Some(2), true));
         assert_eq!(
             state.try_admit(&of_process(1), NOW + 10),
-            Err(990),
-            "its share is spent: the window's end"
+            Err(REJOIN_INTERVAL_MS),
+            "its share is spent until the window's end (990 ms away), but it asks again sooner: \
+             the fleet's state may be back"
         );
         // Next window: a quarter of the limit (10), rounded down; its 2 in flight count.
         assert_eq!(admit_all(&mut state, &of_process(1), NOW + 1_000), 2);
         // The fleet's state read again ends it.
         state.alone = None;
         assert_eq!(admit_all(&mut state, &of_process(1), NOW + 1_000), 5);
+    }
+
+    #[test]
+    fn the_fleet_absorbs_what_a_copy_learned_alone() {
+        let mut fleet = AdmissionState::default();
+        fleet.learn(
+            &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
+            1,
+            NOW,
+            NOW,
+        );
+        // The copy went on alone in the same window: 4 more answers.
+        let mut local = fleet.clone();
+        local.learn(
+            &Answer::Served(Some(reading(5.0, None))),
+            1,
+            NOW + 10,
+            NOW + 20,
+        );
+        let mut absorbed = fleet.clone();
+        absorbed.absorb(&local, NOW + 30);
+        assert_eq!(absorbed.snapshot(NOW + 30).remaining, Some(5.0));
+        // The fleet's own lower reading stays.
+        // The copy heard the window's reset the fleet's state missed: the earlier end holds.
+        let mut derived = AdmissionState::default();
+        derived.learn(&Answer::Served(Some(reading(9.0, None))), 1, NOW, NOW);
+        let mut heard = derived.clone();
+        heard.learn(
+            &Answer::Served(Some(reading(0.0, Some(NOW + 1_000)))),
+            1,
+            NOW,
+            NOW + 5,
+        );
+        derived.absorb(&heard, NOW + 10);
+        assert_eq!(derived.snapshot(NOW + 10).window_ends_at, Some(NOW + 1_000));
+        let mut lower = fleet.clone();
+        lower.learn(
+            &Answer::Served(Some(reading(2.0, None))),
+            1,
+            NOW + 10,
+            NOW + 20,
+        );
+        lower.absorb(&local, NOW + 30);
+        assert_eq!(lower.snapshot(NOW + 30).remaining, Some(2.0));
+        // A copy still in a window the fleet has left says nothing about the fleet's.
+        let mut later = fleet.clone();
+        later.absorb(&local, NOW + 1_000);
+        assert_eq!(later.snapshot(NOW + 1_000).remaining, Some(10.0));
+        // A window only the copy knows replaces the fleet's.
+        let mut newer = local.clone();
+        newer.learn(
+            &Answer::Served(Some(reading(7.0, Some(NOW + 2_000)))),
+            1,
+            NOW + 1_100,
+            NOW + 1_200,
+        );
+        let mut behind = fleet.clone();
+        behind.absorb(&newer, NOW + 1_200);
+        assert_eq!(behind.snapshot(NOW + 1_200).remaining, Some(7.0));
+        assert_eq!(
+            behind.snapshot(NOW + 1_200).window_ends_at,
+            Some(NOW + 2_000)
+        );
     }
 
     #[test]

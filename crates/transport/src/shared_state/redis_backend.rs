@@ -10,15 +10,21 @@
 //!
 //! A Redis Cluster needs nothing more: a scope is one key, on one slot (its hash tag), so a
 //! node's `MOVED` answer names the node that holds the scope, which is asked at once and
-//! remembered for that key. A connection error on that node forgets the route: the next try
-//! starts at the URL's node again (after a failover it names the new holder).
+//! remembered for that key. A connection error on that node forgets the route, and the same
+//! decision asks the other nodes the process knows (the URL's first): after a failover, any
+//! of them names the promoted replica. The nodes are learned from `MOVED` answers and, when a
+//! connection opens, from `CLUSTER SLOTS` (in the background, best effort: a server that is no
+//! cluster, or an ACL without the command, just teaches nothing), so a fleet whose URL names
+//! the master that fails still finds its replica.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use redis::aio::MultiplexedConnection;
-use redis::{ErrorKind, RedisConnectionInfo, RedisError, RedisResult, Script, ServerErrorKind};
+use redis::{
+    ErrorKind, RedisConnectionInfo, RedisError, RedisResult, Script, ServerErrorKind, Value,
+};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::cas::StateBackend;
@@ -49,6 +55,9 @@ pub struct RedisBackend {
     connections: Mutex<HashMap<String, MultiplexedConnection>>,
     /// Key → the node that answered for it after a `MOVED` (a cluster only).
     routes: Mutex<HashMap<String, String>>,
+    /// The cluster's other nodes as last learned (`CLUSTER SLOTS`, `MOVED`); empty for a
+    /// single server. Asked when the node a key was routed to is unreachable.
+    nodes: Arc<Mutex<Vec<String>>>,
     script: Script,
 }
 
@@ -56,6 +65,9 @@ pub struct RedisBackend {
 enum Failure {
     /// A cluster node holding another slot: the node that holds the key's.
     MovedTo(String),
+    /// The node could not be reached (refused, dropped, silent): another node may know where
+    /// the key went. Described for the diagnostic, credentials masked.
+    Unreachable(String),
     /// Described for the diagnostic, credentials masked.
     Other(String),
 }
@@ -88,6 +100,7 @@ pub fn backend_for(target: &RedisTarget, trust: &Arc<Trust>) -> Result<Arc<Redis
         login: info.redis_settings().clone().set_skip_set_lib_name(),
         connections: Mutex::default(),
         routes: Mutex::default(),
+        nodes: Arc::default(),
         script: Script::new(WRITE_IF_UNCHANGED),
     });
     backends.insert(key, backend.clone());
@@ -100,6 +113,7 @@ pub fn close_all() {
     for backend in lock(registry()).values() {
         lock(&backend.connections).clear();
         lock(&backend.routes).clear();
+        lock(&backend.nodes).clear();
     }
 }
 
@@ -109,28 +123,68 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl RedisBackend {
     /// `query` on the node that holds `key`: the URL's unless a cluster routed the key
-    /// elsewhere; a `MOVED` answer is followed once, and the route kept.
+    /// elsewhere; a `MOVED` answer is followed once, and the route kept. When the node is
+    /// unreachable, the other known nodes are asked in turn (each names the key's holder).
     async fn on_node_of<T, Q, F>(&self, key: &str, query: Q) -> Result<T, String>
     where
         Q: Fn(MultiplexedConnection) -> F,
         F: Future<Output = RedisResult<T>> + Send + 'static,
         T: Send + 'static,
     {
+        let seed = self.target.address();
         let routed = lock(&self.routes).get(key).cloned();
-        let node = routed.unwrap_or_else(|| self.target.address());
-        match self.query_on(&node, &query).await {
-            Ok(value) => Ok(value),
-            Err(Failure::Other(cause)) => Err(cause),
-            Err(Failure::MovedTo(holder)) => {
-                lock(&self.routes).insert(key.to_string(), holder.clone());
-                match self.query_on(&holder, &query).await {
-                    Ok(value) => Ok(value),
-                    Err(Failure::Other(cause)) => Err(cause),
-                    Err(Failure::MovedTo(_)) => Err(format!(
+        let mut candidates = vec![routed.unwrap_or_else(|| seed.clone())];
+        for node in std::iter::once(seed).chain(lock(&self.nodes).iter().cloned()) {
+            if !candidates.contains(&node) {
+                candidates.push(node);
+            }
+        }
+        let mut unreachable: Vec<String> = Vec::new();
+        let mut last_cause = String::new();
+        for node in candidates {
+            if unreachable.contains(&node) {
+                continue;
+            }
+            let holder = match self.query_on(&node, &query).await {
+                Ok(value) => return Ok(value),
+                Err(Failure::Other(cause)) => return Err(cause),
+                Err(Failure::Unreachable(cause)) => {
+                    unreachable.push(node);
+                    last_cause = cause;
+                    continue;
+                }
+                Err(Failure::MovedTo(holder)) => holder,
+            };
+            if unreachable.contains(&holder) {
+                // The cluster has not promoted a replica yet: nothing to ask until it does.
+                return Err(format!(
+                    "{last_cause}; the cluster still names {holder} for the scope"
+                ));
+            }
+            lock(&self.routes).insert(key.to_string(), holder.clone());
+            self.learn_node(&holder);
+            match self.query_on(&holder, &query).await {
+                Ok(value) => return Ok(value),
+                Err(Failure::Other(cause)) => return Err(cause),
+                Err(Failure::Unreachable(cause)) => {
+                    unreachable.push(holder);
+                    last_cause = cause;
+                }
+                Err(Failure::MovedTo(_)) => {
+                    return Err(format!(
                         "the cluster moved the scope again, from {holder}; retrying on the next decision"
-                    )),
+                    ))
                 }
             }
+        }
+        Err(last_cause)
+    }
+
+    /// A node a `MOVED` answer named: asked too when the others are unreachable.
+    fn learn_node(&self, node: &str) {
+        let mut nodes = lock(&self.nodes);
+        if !nodes.iter().any(|known| known == node) {
+            nodes.push(node.to_string());
         }
     }
 
@@ -140,7 +194,7 @@ impl RedisBackend {
         F: Future<Output = RedisResult<T>> + Send + 'static,
         T: Send + 'static,
     {
-        let connection = self.connection(node).await.map_err(Failure::Other)?;
+        let connection = self.connection(node).await.map_err(Failure::Unreachable)?;
         executor::off_thread(query(connection))
             .await
             .map_err(|error| match error.redirect_node() {
@@ -149,7 +203,10 @@ impl RedisBackend {
                 {
                     Failure::MovedTo(holder.to_string())
                 }
-                _ => Failure::Other(self.describe(node, &error)),
+                _ if self.broken(node, &error) => {
+                    Failure::Unreachable(self.target.redact(&error.to_string()))
+                }
+                _ => Failure::Other(self.target.redact(&error.to_string())),
             })
     }
 
@@ -163,9 +220,14 @@ impl RedisBackend {
             self.login.clone(),
             node.to_string(),
         );
-        let connection = executor::off_thread(opened)
-            .await
-            .inspect_err(|_| self.forget(node))?;
+        let nodes = self.nodes.clone();
+        let connection = executor::off_thread(async move {
+            let connection = opened.await?;
+            tokio::spawn(learn_cluster_nodes(connection.clone(), nodes));
+            Ok::<_, String>(connection)
+        })
+        .await
+        .inspect_err(|_| self.forget(node))?;
         lock(&self.connections).insert(node.to_string(), connection.clone());
         Ok(connection)
     }
@@ -176,14 +238,61 @@ impl RedisBackend {
         lock(&self.routes).retain(|_, routed| routed != node);
     }
 
-    /// A failure as the diagnostic tells it; a broken connection is dropped so the next try
+    /// Whether `error` broke the connection to `node`: then it is dropped so the next try
     /// reconnects, and so is any route to its node.
-    fn describe(&self, node: &str, error: &RedisError) -> String {
-        if error.is_io_error() || error.is_connection_dropped() || error.is_timeout() {
+    fn broken(&self, node: &str, error: &RedisError) -> bool {
+        let broken = error.is_io_error() || error.is_connection_dropped() || error.is_timeout();
+        if broken {
             self.forget(node);
         }
-        self.target.redact(&error.to_string())
+        broken
     }
+}
+
+/// Ask the node `connection` leads to for the cluster's nodes (`CLUSTER SLOTS`) and keep them
+/// in `nodes`; any error (no cluster, a command the ACL refuses) leaves `nodes` as it was.
+async fn learn_cluster_nodes(
+    mut connection: MultiplexedConnection,
+    nodes: Arc<Mutex<Vec<String>>>,
+) {
+    let slots: RedisResult<Value> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query_async(&mut connection)
+        .await;
+    if let Ok(slots) = slots {
+        let learned = cluster_nodes(&slots);
+        if !learned.is_empty() {
+            *lock(&nodes) = learned;
+        }
+    }
+}
+
+/// The `host:port` of every node (masters and replicas) in a `CLUSTER SLOTS` answer: an array
+/// of slot ranges `[start, end, [host, port, id, …], …]`, the nodes after the bounds.
+fn cluster_nodes(slots: &Value) -> Vec<String> {
+    let mut nodes: Vec<String> = Vec::new();
+    let Value::Array(ranges) = slots else {
+        return nodes;
+    };
+    for range in ranges {
+        let Value::Array(parts) = range else { continue };
+        for node in parts.iter().skip(2) {
+            let Value::Array(fields) = node else { continue };
+            let host = match fields.first() {
+                Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+                Some(Value::SimpleString(text)) => text.clone(),
+                _ => continue,
+            };
+            let Some(Value::Int(port)) = fields.get(1) else {
+                continue;
+            };
+            let address = format!("{host}:{port}");
+            if !host.is_empty() && !nodes.contains(&address) {
+                nodes.push(address);
+            }
+        }
+    }
+    nodes
 }
 
 /// Dial `node` (`host:port`), TLS for `rediss://`, and log in as `target` says; the
@@ -355,5 +464,58 @@ impl CacheBackend for RedisBackend {
             })
             .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(value: &str) -> Value {
+        Value::BulkString(value.as_bytes().to_vec())
+    }
+
+    fn node(host: &str, port: i64) -> Value {
+        Value::Array(vec![text(host), Value::Int(port), text("0123abcd")])
+    }
+
+    #[test]
+    fn cluster_slots_name_every_master_and_replica_once() {
+        let slots = Value::Array(vec![
+            Value::Array(vec![
+                Value::Int(0),
+                Value::Int(5460),
+                node("10.0.0.1", 7000),
+                node("10.0.0.4", 7003),
+            ]),
+            Value::Array(vec![
+                Value::Int(5461),
+                Value::Int(10922),
+                node("10.0.0.2", 7001),
+            ]),
+            // A node serving two ranges is listed once.
+            Value::Array(vec![
+                Value::Int(10923),
+                Value::Int(16383),
+                node("10.0.0.1", 7000),
+            ]),
+        ]);
+        assert_eq!(
+            cluster_nodes(&slots),
+            ["10.0.0.1:7000", "10.0.0.4:7003", "10.0.0.2:7001"]
+        );
+    }
+
+    #[test]
+    fn anything_but_cluster_slots_teaches_no_node() {
+        assert!(cluster_nodes(&Value::Nil).is_empty());
+        assert!(cluster_nodes(&Value::Array(vec![Value::Int(1)])).is_empty());
+        // A node whose host is unknown to the server (an empty string) cannot be dialled.
+        let unknown = Value::Array(vec![Value::Array(vec![
+            Value::Int(0),
+            Value::Int(16383),
+            node("", 7000),
+        ])]);
+        assert!(cluster_nodes(&unknown).is_empty());
     }
 }

@@ -6,7 +6,9 @@
 //! starts from the fleet's view rather than from nothing, and it keeps deciding (responses,
 //! reservations, breaker) while Redis is away. The requests a local decision admits are carried
 //! into the fleet's state by the scope's next Redis decision (the rejoin, after an outage), in
-//! the same compare-and-set, so the other processes count them while they are in flight.
+//! the same compare-and-set, so the other processes count them while they are in flight; and
+//! the requests a local decision settled are released from the fleet's state there too (else
+//! the reservations they took through Redis would hold the fleet's quota until their lease).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -28,6 +30,18 @@ fn ttl_ms(config: &SharedStateConfig) -> u64 {
     config.lease_ms.max(MAX_PACE_WAIT_MS)
 }
 
+/// What a scope's local decisions did since its last Redis decision, for the next one to carry
+/// into the fleet's state (with the local copy's estimate of the window, which the answers
+/// received meanwhile lowered).
+#[derive(Clone, Debug, Default)]
+struct Unshared {
+    /// The holders of requests admitted locally and still held in the local copy.
+    admitted: Vec<u64>,
+    /// The holders whose requests a local decision released: the reservations they may hold
+    /// in the fleet's state (taken through Redis) are released there.
+    released: Vec<u64>,
+}
+
 pub struct SharedHostStates<B> {
     config: Arc<SharedStateConfig>,
     /// The provider part of the keys (`anilist`, `mal`).
@@ -37,9 +51,9 @@ pub struct SharedHostStates<B> {
     /// One Redis decision of the slot at a time: its own calls never conflict with each other.
     turn: tokio::sync::Mutex<()>,
     local: HostStates,
-    /// Per scope key, the holders of requests admitted by local decisions and still held in
-    /// the local copy: not yet in the fleet's state.
-    unshared: Mutex<HashMap<String, Vec<u64>>>,
+    /// The scopes decided locally since their last Redis decision, and what those decisions
+    /// did that the fleet's state has not seen.
+    unshared: Mutex<HashMap<String, Unshared>>,
     /// A fleet-wide response cache's invalidations that Redis missed (writes that succeeded
     /// while it was away), by upstream host: the first cache operation after the rejoin
     /// applies them (`fleet_cache`).
@@ -103,12 +117,17 @@ impl<B: StateBackend> SharedHostStates<B> {
         if !self.lock_link().try_claim(now_ms) {
             return (self.decide_locally(host, key, now_ms, decide), None);
         }
-        let unshared = self.lock_unshared().get(key).cloned().unwrap_or_default();
-        let carried =
-            (!unshared.is_empty()).then(|| self.local.with(host, |s| s.admission.clone()));
+        let unshared = self.lock_unshared().get(key).cloned();
+        let carried = unshared
+            .as_ref()
+            .map(|unshared| (unshared, self.local.with(host, |s| s.admission.clone())));
         let mut with_unshared = |fleet: &mut HostState| {
-            if let Some(carried) = &carried {
-                fleet.admission.adopt(carried, &unshared, now_ms);
+            if let Some((unshared, local)) = &carried {
+                for holder in &unshared.released {
+                    fleet.admission.release(*holder);
+                }
+                fleet.admission.absorb(local, now_ms);
+                fleet.admission.adopt(local, &unshared.admitted, now_ms);
             }
             decide(fleet)
         };
@@ -124,7 +143,7 @@ impl<B: StateBackend> SharedHostStates<B> {
         match outcome {
             Ok((result, fleet)) => {
                 self.local.with(host, |state| *state = fleet);
-                if !unshared.is_empty() {
+                if unshared.is_some() {
                     self.lock_unshared().remove(key);
                 }
                 (result, self.lock_link().succeeded())
@@ -180,12 +199,14 @@ impl<B: StateBackend> SharedHostStates<B> {
             )
         });
         let mut unshared = self.lock_unshared();
-        let holders = unshared.entry(key.to_string()).or_default();
-        holders.retain(|holder| held.contains(holder));
-        holders.extend(held.iter().filter(|holder| !before.contains(holder)));
-        if holders.is_empty() {
-            unshared.remove(key);
-        }
+        let unshared = unshared.entry(key.to_string()).or_default();
+        unshared
+            .released
+            .extend(before.iter().filter(|holder| !held.contains(holder)));
+        unshared.admitted.retain(|holder| held.contains(holder));
+        unshared
+            .admitted
+            .extend(held.iter().filter(|holder| !before.contains(holder)));
         result
     }
 
@@ -251,7 +272,7 @@ impl<B: StateBackend> SharedHostStates<B> {
         self.link.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn lock_unshared(&self) -> MutexGuard<'_, HashMap<String, Vec<u64>>> {
+    fn lock_unshared(&self) -> MutexGuard<'_, HashMap<String, Unshared>> {
         self.unshared.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -442,6 +463,42 @@ mod tests {
             .with("h", "k", now_ms, |s| s.admission.snapshot(now_ms).in_flight)
             .await;
         in_flight
+    }
+
+    #[tokio::test]
+    async fn requests_admitted_through_redis_and_settled_in_an_outage_are_released_on_rejoin() {
+        // A failover: the fleet's state (reservations of 1 to 4) outlives the outage, but the
+        // releases decided meanwhile reached only the local copy.
+        let backend = Arc::new(FakeBackend::default());
+        let slot = store(&backend);
+        for holder in 1..=4 {
+            let (admitted, _) = slot
+                .with("h", "k", 10, |s| s.admission.try_admit(&leased(holder), 10))
+                .await;
+            assert_eq!(admitted, Ok(()));
+        }
+        assert_eq!(fleet_in_flight(&backend, 10).await, 4);
+        backend.down.store(true, Ordering::SeqCst);
+        for holder in [1, 2, 3] {
+            slot.with("h", "k", 20, |s| s.admission.release(holder))
+                .await;
+        }
+        // 3 is retried while Redis is away: admitted again, on the local copy.
+        let (admitted, _) = slot
+            .with("h", "k", 30, |s| s.admission.try_admit(&leased(3), 30))
+            .await;
+        assert_eq!(admitted, Ok(()));
+
+        backend.down.store(false, Ordering::SeqCst);
+        let rejoin_at = 20 + REJOIN_INTERVAL_MS;
+        let (_, notice) = slot.with("h", "k", rejoin_at, |_| ()).await;
+        assert_eq!(notice, Some(Notice::Rejoined));
+        assert_eq!(
+            fleet_in_flight(&backend, rejoin_at).await,
+            2,
+            "4 (never settled) and the retry of 3; not their lease's worth of stale reservations"
+        );
+        assert!(slot.lock_unshared().is_empty(), "nothing left to release");
     }
 
     #[tokio::test]
