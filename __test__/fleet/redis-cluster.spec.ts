@@ -10,7 +10,7 @@ import { AniLink, destroyCachedAgents } from 'anilink-api-wrapper';
 import { startSimulator } from '../../sim/anilist-simulator.mjs';
 import { type DiagnosticRecord, type WorkerReport, splitIds, startFleet } from '../support/fleet';
 import { type RedisCluster, type RedisServer, keysUnder, startRedisCluster } from '../support/redis-server';
-import { rateLimitHeaders, startTestServer } from '../support/test-server';
+import { startQuotaUpstream, startTestServer } from '../support/test-server';
 
 const WORKERS = 2;
 const IN_FLIGHT = 4;
@@ -154,26 +154,7 @@ describe('sharedState on a Redis Cluster with replicas: the master holding the s
   it('killed mid-run, the fleet given its URL: no call fails, the fleet follows the promoted replica', async () => {
     // A quota that reports its reset on every answer (as MAL does), counted here: a window's
     // end is then known to every copy of the state, whichever writes the failover lost.
-    const upstream = await startTestServer();
-    let windowEndsAt = 0;
-    let used = 0;
-    let refused = 0;
-    upstream.handle((request) => {
-      const now = Date.now();
-      if (now >= windowEndsAt) [windowEndsAt, used] = [now + TIGHT_QUOTA.windowMs, 0];
-      const reset = Math.ceil(windowEndsAt / 1000);
-      if (used >= TIGHT_QUOTA.limit) {
-        refused += 1;
-        const headers = { ...rateLimitHeaders(TIGHT_QUOTA.limit, 0, reset), 'retry-after': '1' };
-        return { status: 429, body: { data: null, errors: [{ message: 'Too Many Requests.', status: 429 }] }, headers };
-      }
-      used += 1;
-      const { id } = (request.json as { variables: { id: number } }).variables;
-      return {
-        body: { data: { Media: { id } } },
-        headers: rateLimitHeaders(TIGHT_QUOTA.limit, TIGHT_QUOTA.limit - used, reset),
-      };
-    });
+    const { upstream, refused } = await startQuotaUpstream(TIGHT_QUOTA, 1);
     try {
       const masters: RedisServer[] = [];
       for (const node of replicated.nodes) if (await isMaster(node)) masters.push(node);
@@ -204,7 +185,7 @@ describe('sharedState on a Redis Cluster with replicas: the master holding the s
         // each process falls back on its share as of its last read of the fleet's state, and
         // the promoted replica may miss the failed master's last writes (README, "Where a
         // fleet can still overrun"). Retried, they cost no call.
-        expect(refused).toBeLessThanOrEqual(FLEET * FLEET_IN_FLIGHT);
+        expect(refused()).toBeLessThanOrEqual(FLEET * FLEET_IN_FLIGHT);
 
         // The scope lives on the promoted replica now, and every worker decides there again.
         const survivors = replicated.nodes.filter((node) => node !== holder);

@@ -11,7 +11,7 @@ import { type DiagnosticRecord, type WorkerReport, quotaUsed, splitIds, startFle
 import { closedPort } from '../support/helpers';
 import { startLatencyProxy } from '../support/latency-proxy';
 import { type RedisServer, keysUnder, startRedisServer } from '../support/redis-server';
-import { rateLimitHeaders, startTestServer } from '../support/test-server';
+import { rateLimitHeaders, startQuotaUpstream, startTestServer } from '../support/test-server';
 
 const WORKERS = 4;
 const IN_FLIGHT = 8;
@@ -137,24 +137,7 @@ describe('sharedState: a fleet of processes on one quota', () => {
   it('Redis gone mid-job: each worker admits only its share of the quota, no 429', async () => {
     // A quota that reports its reset on every answer (as MAL does), so every worker, alone,
     // knows when the window ends; counted here, 429 beyond it.
-    const upstream = await startTestServer();
-    let windowEndsAt = 0;
-    let used = 0;
-    let refused = 0;
-    upstream.handle((request) => {
-      const now = Date.now();
-      if (now >= windowEndsAt) [windowEndsAt, used] = [now + TIGHT_QUOTA.windowMs, 0];
-      const reset = Math.ceil(windowEndsAt / 1000);
-      if (used >= TIGHT_QUOTA.limit) {
-        refused += 1;
-        const headers = { ...rateLimitHeaders(TIGHT_QUOTA.limit, 0, reset), 'retry-after': '3' };
-        return { status: 429, body: { data: null, errors: [{ message: 'Too Many Requests.', status: 429 }] }, headers };
-      }
-      used += 1;
-      const { id } = (request.json as { variables: { id: number } }).variables;
-      const headers = rateLimitHeaders(TIGHT_QUOTA.limit, TIGHT_QUOTA.limit - used, reset);
-      return { body: { data: { Media: { id } } }, headers };
-    });
+    const { upstream, refused } = await startQuotaUpstream(TIGHT_QUOTA, 3);
     const sharedState = { redis: redis.url, keyPrefix: 'fleet-g' };
     const fleet = await startFleet({ size: WORKERS, slot: { baseUrl: upstream.url, retry: false, sharedState } });
     try {
@@ -169,7 +152,7 @@ describe('sharedState: a fleet of processes on one quota', () => {
       // Alone, each worker would take everything the quota has left; its share is a quarter.
       const alone = await fleet.run(splitIds(2 * TIGHT_QUOTA.limit, WORKERS), IN_FLIGHT);
       expect(totals(alone.reports).failures).toEqual([]);
-      expect(refused).toBe(0);
+      expect(refused()).toBe(0);
       const states = (await fleet.states()) as { sharedState: string }[];
       for (const state of states) expect(state.sharedState).toBe('local-fallback');
     } finally {
