@@ -14,7 +14,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use anilink_providers::slot::NotBuilt;
-use anilink_transport::attempt::Completed;
+use anilink_transport::attempt::{CallInputs, Completed};
 use anilink_transport::error::TransportError;
 use anilink_transport::executor::Task;
 use anilink_transport::options::PartialOptions;
@@ -188,14 +188,13 @@ fn dispatch(
     // Boxed, so the task holds a pointer: unboxed, its future (kilobytes) was copied whole
     // by every move on the way into the task and by every stage change in it.
     let task: Task = Box::pin(async move {
-        let outcome = contained(provider_client.execute(
-            pool,
-            &spec,
-            &options,
-            &events,
-            &registration.cancellation,
-        ))
-        .await;
+        let call = CallInputs {
+            spec: &spec,
+            options: &options,
+            sink: &events,
+            cancel: &registration.cancellation,
+        };
+        let outcome = contained(provider_client.execute(pool, call)).await;
         drop(registration);
         match outcome {
             Ok(Completed {

@@ -73,42 +73,60 @@ fn next_request_token() -> u64 {
     prefix | (NEXT_REQUEST.fetch_add(1, Ordering::Relaxed) & 0xffff_ffff)
 }
 
+/// One call as the transport runs it: the request, its resolved options, where its events go
+/// and what cancels it. One value from the binding down to the attempt loop, so no layer
+/// threads the four of them (and whatever comes next) as separate arguments.
+pub struct CallInputs<'a, S> {
+    pub spec: &'a RequestSpec,
+    pub options: &'a ResolvedOptions,
+    pub sink: &'a S,
+    pub cancel: &'a CancellationToken,
+}
+
+impl<S> Clone for CallInputs<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for CallInputs<'_, S> {}
+
 /// Run one logical request on `pool`, the connection pool chosen when the call started (so a
 /// teardown after that never moves it to a new pool or lifts its socket cap), or join an
 /// identical read in flight in `coalescer` when the call coalesces.
-pub async fn execute(
+pub async fn execute<S: EventSink>(
     coalescer: &Coalescer<LeaderOutcome>,
     env: &ClientEnv<'_>,
     pool: Arc<Pool>,
-    spec: &RequestSpec,
-    options: &ResolvedOptions,
-    sink: &impl EventSink,
-    cancel: &CancellationToken,
+    call: CallInputs<'_, S>,
 ) -> Result<Completed, TransportError> {
     let request_id = new_request_id();
-    let Some(key) = CoalesceKey::for_call(spec, options) else {
-        return execute_on(env, &pool, spec, options, sink, cancel, request_id).await;
+    let Some(key) = CoalesceKey::for_call(call.spec, call.options) else {
+        return execute_on(env, &pool, call, request_id).await;
     };
     let pool = &pool;
-    let attempts = move |request_id| execute_on(env, pool, spec, options, sink, cancel, request_id);
+    let attempts = move |request_id| execute_on(env, pool, call, request_id);
     // Boxed: only coalescing calls carry the room for leading or following a group.
     Box::pin(coalesce::lead_or_follow(
-        coalescer, key, spec, options, sink, cancel, request_id, attempts,
+        coalescer, key, call, request_id, attempts,
     ))
     .await
 }
 
 /// One logical request under `request_id` over any [`Exchange`]: the production pool (from
 /// [`execute`], after coalescing), or a scripted one in tests.
-pub async fn execute_on(
+pub async fn execute_on<S: EventSink>(
     env: &ClientEnv<'_>,
     exchange: &impl Exchange,
-    spec: &RequestSpec,
-    options: &ResolvedOptions,
-    sink: &impl EventSink,
-    cancel: &CancellationToken,
+    call: CallInputs<'_, S>,
     request_id: Arc<str>,
 ) -> Result<Completed, TransportError> {
+    let CallInputs {
+        spec,
+        options,
+        sink,
+        cancel,
+    } = call;
     let mut call = AttemptLoop {
         env,
         spec,

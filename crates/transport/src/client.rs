@@ -7,9 +7,7 @@
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
-use crate::attempt::{self, ClientEnv, Coalescer, Completed, LeaderOutcome};
+use crate::attempt::{self, CallInputs, ClientEnv, Coalescer, Completed, LeaderOutcome};
 use crate::cache::ResponseCache;
 use crate::clock::{Clock, SystemClock};
 use crate::error::TransportError;
@@ -20,7 +18,6 @@ use crate::options::{PartialOptions, ResolvedOptions};
 use crate::pool::{Pool, PoolRegistry};
 use crate::proxy::{self, ProxyRules};
 use crate::random::{RandomSource, ThreadRandom};
-use crate::request::RequestSpec;
 use crate::trust::{self, Trust};
 
 /// Every environment variable a slot's transport reads (proxies, trust), by exact name.
@@ -121,20 +118,17 @@ impl ProviderClient {
         self.trust.skips_verification()
     }
 
-    pub async fn execute(
+    pub async fn execute<S: EventSink>(
         &self,
         pool: Arc<Pool>,
-        spec: &RequestSpec,
-        options: &ResolvedOptions,
-        sink: &impl EventSink,
-        cancel: &CancellationToken,
+        call: CallInputs<'_, S>,
     ) -> Result<Completed, TransportError> {
         let env = ClientEnv {
             hosts: &self.hosts,
             clock: self.clock.as_ref(),
             rng: self.rng.as_ref(),
         };
-        attempt::execute(&self.coalescer, &env, pool, spec, options, sink, cancel).await
+        attempt::execute(&self.coalescer, &env, pool, call).await
     }
 
     /// Each host's state: with shared state, the fleet's as last read from Redis.

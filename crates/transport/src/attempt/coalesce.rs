@@ -24,18 +24,13 @@
 
 mod group;
 
+use std::future::Future;
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
-use std::future::Future;
-
 use super::report::{FailureExtras, Reporter};
-use super::{CallResult, Completed, ResultText};
+use super::{CallInputs, CallResult, Completed, ResultText};
 use crate::error::TransportError;
 use crate::events::EventSink;
-use crate::options::ResolvedOptions;
-use crate::request::RequestSpec;
 pub(super) use group::CoalesceKey;
 pub use group::Coalescer;
 use group::{Follow, Role};
@@ -45,14 +40,10 @@ pub type LeaderOutcome = Result<CallResult, TransportError>;
 
 /// Lead the group of identical reads in flight (running `attempts`, the call's own attempt
 /// loop), follow its leader, or go alone.
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn lead_or_follow<Attempts>(
+pub(super) async fn lead_or_follow<S: EventSink, Attempts>(
     coalescer: &Coalescer<LeaderOutcome>,
     key: CoalesceKey,
-    spec: &RequestSpec,
-    options: &ResolvedOptions,
-    sink: &impl EventSink,
-    cancel: &CancellationToken,
+    call: CallInputs<'_, S>,
     request_id: Arc<str>,
     attempts: impl FnOnce(Arc<str>) -> Attempts,
 ) -> Result<Completed, TransportError>
@@ -64,7 +55,7 @@ where
             Role::Lead(lead) => lead,
             Role::Alone => return attempts(request_id).await,
             Role::Follow(group) => {
-                match follow(group, spec, options, sink, cancel, &request_id).await {
+                match follow(group, call, &request_id).await {
                     Some(outcome) => return outcome,
                     // The leader left without an outcome: lead or follow the next request.
                     None => continue,
@@ -74,7 +65,7 @@ where
         let mut outcome = attempts(request_id).await;
         // A failure after the leader's own abort is not the request's outcome: its followers
         // join again (`lead` dropped unsettled) rather than fail by another caller's signal.
-        if !(cancel.is_cancelled() && outcome.is_err()) {
+        if !(call.cancel.is_cancelled() && outcome.is_err()) {
             lead.settle(|| shareable(&mut outcome));
         }
         return outcome;
@@ -97,14 +88,17 @@ fn shareable(outcome: &mut Result<Completed, TransportError>) -> LeaderOutcome {
 }
 
 /// Wait for the leader's outcome (None: the group ended without one), or this call's own abort.
-async fn follow(
+async fn follow<S: EventSink>(
     group: Follow<LeaderOutcome>,
-    spec: &RequestSpec,
-    options: &ResolvedOptions,
-    sink: &impl EventSink,
-    cancel: &CancellationToken,
+    call: CallInputs<'_, S>,
     request_id: &Arc<str>,
 ) -> Option<Result<Completed, TransportError>> {
+    let CallInputs {
+        spec,
+        options,
+        sink,
+        cancel,
+    } = call;
     let events = Reporter::new(sink, options.hooks, request_id.clone(), spec)
         .coalesced_with(group.leader_request_id.clone());
     events.request_start().await;

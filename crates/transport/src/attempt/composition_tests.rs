@@ -252,16 +252,13 @@ impl Harness {
             clock: &self.clock,
             rng: &self.rng,
         };
-        execute_on(
-            &env,
-            &self.script,
+        let call = CallInputs {
             spec,
             options,
-            &self.events,
+            sink: &self.events,
             cancel,
-            new_request_id(),
-        )
-        .await
+        };
+        execute_on(&env, &self.script, call, new_request_id()).await
     }
 
     /// A call whose caller cancels it `abort_at_ms` after it starts.

@@ -109,7 +109,15 @@ fn a_call_waiting_for_its_response_stays_small() {
     let options = client.options(None, false);
     let cancel = CancellationToken::new();
     let sink: Option<Discard> = None;
-    let call = client.execute(client.pool(&options), &spec, &options, &sink, &cancel);
+    let call = client.execute(
+        client.pool(&options),
+        CallInputs {
+            spec: &spec,
+            options: &options,
+            sink: &sink,
+            cancel: &cancel,
+        },
+    );
     let size = std::mem::size_of_val(&call);
     assert!(size <= 2_192, "a call's future is {size} bytes");
 }
