@@ -401,7 +401,7 @@ mod tests {
     use anilink_transport::error::TransportError;
 
     use super::*;
-    use crate::wire::typescript::{declared_keys, WireShape};
+    use crate::wire::typescript::{declared_keys, object_keys, WireShape};
 
     fn context() -> Context {
         Context {
@@ -483,26 +483,6 @@ mod tests {
         );
     }
 
-    /// The keys of `value`, an object, sorted.
-    fn keys(value: &serde_json::Value) -> Vec<String> {
-        value
-            .as_object()
-            .expect("an object")
-            .keys()
-            .cloned()
-            .collect()
-    }
-
-    /// The property names of `declarations`, sorted.
-    fn declared(declarations: &[String]) -> Vec<String> {
-        let mut keys: Vec<String> = declarations
-            .iter()
-            .flat_map(|declaration| declared_keys(declaration))
-            .collect();
-        keys.sort();
-        keys
-    }
-
     #[test]
     fn a_message_with_every_field_has_exactly_the_keys_its_typings_declare() {
         let mut error = TransportError::timeout(30);
@@ -537,18 +517,21 @@ mod tests {
         message.status = Some(503);
         let json = serde_json::to_value(&message).expect("serializable");
 
-        assert_eq!(keys(&json), declared(&[HookMessage::declaration()]));
         assert_eq!(
-            keys(&json["ctx"]),
-            declared(&[Common::declaration(), RequestErrorContext::declaration()])
+            object_keys(&json),
+            declared_keys(&[HookMessage::declaration()])
         );
         assert_eq!(
-            keys(&json["error"]),
-            declared(&[ErrorDescription::declaration()])
+            object_keys(&json["ctx"]),
+            declared_keys(&[Common::declaration(), RequestErrorContext::declaration()])
         );
         assert_eq!(
-            keys(&json["error"]["rateLimit"]),
-            declared(&[RateLimit::declaration()])
+            object_keys(&json["error"]),
+            declared_keys(&[ErrorDescription::declaration()])
+        );
+        assert_eq!(
+            object_keys(&json["error"]["rateLimit"]),
+            declared_keys(&[RateLimit::declaration()])
         );
     }
 }

@@ -261,27 +261,7 @@ pub fn declarations() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::typescript::{declared_keys, WireShape};
-
-    /// The keys of `value`, an object, sorted.
-    fn keys(value: &Value) -> Vec<String> {
-        value
-            .as_object()
-            .expect("an object")
-            .keys()
-            .cloned()
-            .collect()
-    }
-
-    /// The property names of `declarations`, sorted.
-    fn declared(declarations: &[String]) -> Vec<String> {
-        let mut keys: Vec<String> = declarations
-            .iter()
-            .flat_map(|declaration| declared_keys(declaration))
-            .collect();
-        keys.sort();
-        keys
-    }
+    use crate::wire::typescript::{declared_keys, object_keys, WireShape};
 
     #[test]
     fn a_snapshot_with_every_field_has_exactly_the_keys_its_typings_declare() {
@@ -331,27 +311,30 @@ mod tests {
             }),
         };
         let json = serde_json::to_value(&snapshot).expect("serializable");
-        assert_eq!(keys(&json), declared(&[Snapshot::declaration()]));
+        assert_eq!(
+            object_keys(&json),
+            declared_keys(&[Snapshot::declaration()])
+        );
         assert_eq!(json["admission"][0]["decidedBy"], "redis");
         assert_eq!(
-            keys(&json["admission"][0]),
-            declared(&[AdmissionEntry::declaration()])
+            object_keys(&json["admission"][0]),
+            declared_keys(&[AdmissionEntry::declaration()])
         );
         assert_eq!(
-            keys(&json["circuit"][0]),
-            declared(&[CircuitState::declaration()])
+            object_keys(&json["circuit"][0]),
+            declared_keys(&[CircuitState::declaration()])
         );
         assert_eq!(
-            keys(&json["paceDeadlines"][0]),
-            declared(&[PaceDeadline::declaration()])
+            object_keys(&json["paceDeadlines"][0]),
+            declared_keys(&[PaceDeadline::declaration()])
         );
         assert_eq!(
-            keys(&json["retryBudgets"][0]),
-            declared(&[HostBudget::declaration(), Budget::declaration()])
+            object_keys(&json["retryBudgets"][0]),
+            declared_keys(&[HostBudget::declaration(), Budget::declaration()])
         );
         assert_eq!(
-            keys(&json["retryBudget"]),
-            declared(&[Budget::declaration()])
+            object_keys(&json["retryBudget"]),
+            declared_keys(&[Budget::declaration()])
         );
     }
 

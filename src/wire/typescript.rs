@@ -85,14 +85,28 @@ mod describe {
             .join(" | ")
     }
 
-    /// The property names of an `interface` that [`interface`] wrote (not those it extends).
-    pub fn declared_keys(declaration: &str) -> Vec<String> {
-        declaration
-            .lines()
+    /// The property names the `interface`s of `declarations` (as [`interface`] writes them)
+    /// declare themselves, not those they extend, sorted: what a value of those shapes may carry.
+    pub fn declared_keys(declarations: &[String]) -> Vec<String> {
+        let mut keys: Vec<String> = declarations
+            .iter()
+            .flat_map(|declaration| declaration.lines())
             .filter_map(|line| line.strip_prefix("  "))
             .filter(|line| !line.starts_with(['/', '*', ' ']))
             .filter_map(|line| line.split(':').next())
             .map(|key| key.trim_end_matches('?').to_string())
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// The keys of `value`, a JSON object, sorted (serde_json's map keeps them so).
+    pub fn object_keys(value: &serde_json::Value) -> Vec<String> {
+        value
+            .as_object()
+            .expect("an object")
+            .keys()
+            .cloned()
             .collect()
     }
 
