@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AniLink, destroyCachedAgents, ResponseCache } from 'anilink-api-wrapper';
-import { type DiagnosticRecord, startFleet } from '../support/fleet';
+import { type DiagnosticRecord, startFleet, readThenReadAgainElsewhere } from '../support/fleet';
 import { type RedisServer, keysUnder, startRedisServer } from '../support/redis-server';
 import { graphqlData, type RecordedRequest, startTestServer, type TestServer } from '../support/test-server';
 
@@ -235,12 +235,7 @@ describe('a fleet-wide ResponseCache (shared: true) on sharedState', () => {
     });
     try {
       const ids = [41, 42, 43, 44];
-      const first = await fleet.run([ids, []], 2);
-      const second = await fleet.run([[], ids], 2);
-      for (const { reports } of [first, second]) {
-        expect(reports.flatMap((report) => report.failures)).toEqual([]);
-        for (const report of reports) expect(report.diagnostics).toEqual([]);
-      }
+      await readThenReadAgainElsewhere(fleet, ids, 2);
       for (const id of ids) expect(upstreamReads(id)).toBe(1);
       const states = (await fleet.states()) as { responseCache: { fleetHits: number } }[];
       expect(states.map((state) => state.responseCache.fleetHits)).toEqual([0, ids.length]);

@@ -2,6 +2,7 @@
  * Worker processes sharing one upstream (the demo's fleet, demo/fleet.mjs, under typed names):
  * each runs an `AniLink` with the AniList slot it is given and reports what it saw.
  */
+import { expect } from 'vitest';
 import { quotaUsed as used, splitIds as split, startFleet as start } from '../../demo/fleet.mjs';
 
 /** A diagnostic record as the slot emitted it (`code` for the shared-state ones). */
@@ -55,4 +56,17 @@ export function splitIds(count: number, size: number): number[][] {
 /** The share of the simulator's quota a run used (whole windows of `quota.windowMs` over `wallMs`). */
 export function quotaUsed(served: number, wallMs: number, quota: { limit: number; windowMs: number }): number {
   return used(served, wallMs, quota) as number;
+}
+
+/**
+ * The shared response cache's round trip: the first worker reads `ids`, then the second reads
+ * the same ones; no call may fail and no diagnostic may come in either run.
+ */
+export async function readThenReadAgainElsewhere(fleet: Fleet, ids: number[], concurrency: number): Promise<void> {
+  const first = await fleet.run([ids, []], concurrency);
+  const second = await fleet.run([[], ids], concurrency);
+  for (const { reports } of [first, second]) {
+    expect(reports.flatMap((report) => report.failures)).toEqual([]);
+    for (const report of reports) expect(report.diagnostics).toEqual([]);
+  }
 }
