@@ -15,7 +15,8 @@
 //! of them names the promoted replica. The nodes are learned from `MOVED` answers and, when a
 //! connection opens, from `CLUSTER SLOTS` (in the background, best effort: a server that is no
 //! cluster, or an ACL without the command, just teaches nothing), so a fleet whose URL names
-//! the master that fails still finds its replica.
+//! the master that fails still finds its replica. Over `rediss://`, the nodes learned are
+//! dialled with TLS and the same trust, and verified under the name [`certificate_name`] gives.
 
 use std::collections::HashMap;
 use std::future::Future;
