@@ -11,14 +11,18 @@
  *
  * With `tls` (PEM files of a key and a certificate), it also listens for TLS on `tlsPort`
  * (`tlsUrl`, clients need no certificate of their own); `command()` keeps using the plain port.
+ * With `tls.only` (and the CA's `caFile`) it listens for TLS only: `port` is the TLS port, `url`
+ * a `rediss://` URL, and `command()` speaks TLS; cluster nodes then talk TLS to each other too.
  * `startRedisCluster()` starts several in cluster mode and joins them into one Redis Cluster.
  */
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import tls from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
@@ -46,16 +50,20 @@ async function freePort() {
 
 /**
  * Send one command (after an AUTH when `password` is given, on the same connection) and read
- * its reply (RESP2): enough for PING, KEYS, PTTL, GET and friends.
+ * its reply (RESP2): enough for PING, KEYS, PTTL, GET and friends. With `ca` (PEM), over TLS:
+ * the chain is verified, not the name (the client under test is what checks names).
  * @param {number} port
  * @param {string[]} args
- * @param {{ password?: string, timeoutMs?: number }} [options]
+ * @param {{ password?: string, timeoutMs?: number, ca?: Buffer }} [options]
  * @returns {Promise<unknown>} strings, integers, null, arrays; a Redis error rejects
  */
-export function redisCommand(port, args, { password, timeoutMs = 2_000 } = {}) {
+export function redisCommand(port, args, { password, timeoutMs = 2_000, ca } = {}) {
   const commands = password === undefined ? [args] : [['AUTH', password], args];
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: HOST, port });
+    const socket =
+      ca === undefined
+        ? net.connect({ host: HOST, port })
+        : tls.connect({ host: HOST, port, ca, checkServerIdentity: () => undefined });
     let buffered = Buffer.alloc(0);
     const fail = (error) => {
       socket.destroy();
@@ -65,7 +73,7 @@ export function redisCommand(port, args, { password, timeoutMs = 2_000 } = {}) {
       fail(new Error(`redis ${args[0]} on port ${port}: no answer in ${timeoutMs} ms`)),
     );
     socket.on('error', fail);
-    socket.on('connect', () => {
+    socket.on(ca === undefined ? 'connect' : 'secureConnect', () => {
       const parts = [];
       for (const command of commands) {
         parts.push(`*${command.length}\r\n`);
@@ -130,28 +138,38 @@ function parseReply(buffer, offset) {
 
 /**
  * Start `redis-server` on a free port (or `port`) in a new temporary directory.
- * @param {{ port?: number, password?: string, tls?: { keyFile: string, certFile: string }, cluster?: boolean, clusterNodeTimeoutMs?: number }} [options]
- *   `password` sets `requirepass`; `tls` adds a TLS port; `cluster` starts it in cluster mode (no slots yet),
+ * @param {{ port?: number, password?: string, tls?: { keyFile: string, certFile: string, caFile?: string, only?: boolean }, cluster?: boolean, clusterNodeTimeoutMs?: number }} [options]
+ *   `password` sets `requirepass`; `tls` adds a TLS port (`tls.only`: TLS only, `caFile` required);
+ *   `cluster` starts it in cluster mode (no slots yet),
  *   with `cluster-node-timeout` set to `clusterNodeTimeoutMs` when given
  */
 export async function startRedisServer(options = {}) {
+  const tlsOnly = options.tls?.only === true;
   const port = options.port ?? (await freePort());
-  const tlsPort = options.tls === undefined ? undefined : await freePort();
+  const tlsPort = options.tls === undefined ? undefined : tlsOnly ? port : await freePort();
+  // Its own port for the cluster bus: the default (port + 10000) is refused above 55535.
+  const clusterPort = options.cluster ? await freePort() : undefined;
+  const ca = tlsOnly ? readFileSync(options.tls.caFile) : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'anilink-redis-'));
   let child;
 
   /** One command to this server (authenticated when it has a password). */
-  const command = (...args) => redisCommand(port, args, { password: options.password });
+  const command = (...args) => redisCommand(port, args, { password: options.password, ca });
 
   const launch = async () => {
-    const args = ['--port', String(port), '--bind', HOST, '--dir', dir, '--save', '', '--appendonly', 'no'];
+    const args = ['--port', tlsOnly ? '0' : String(port), '--bind', HOST, '--dir', dir];
+    args.push('--save', '', '--appendonly', 'no');
     if (options.password !== undefined) args.push('--requirepass', options.password);
     if (options.tls !== undefined) {
-      const { keyFile, certFile } = options.tls;
+      const { keyFile, certFile, caFile } = options.tls;
       args.push('--tls-port', String(tlsPort), '--tls-key-file', keyFile, '--tls-cert-file', certFile);
       args.push('--tls-auth-clients', 'no');
+      if (tlsOnly) args.push('--tls-ca-cert-file', caFile, '--tls-cluster', 'yes', '--tls-replication', 'yes');
     }
-    if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf');
+    if (options.cluster) {
+      args.push('--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf');
+      args.push('--cluster-port', String(clusterPort));
+    }
     if (options.clusterNodeTimeoutMs !== undefined)
       args.push('--cluster-node-timeout', String(options.clusterNodeTimeoutMs));
     child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -170,7 +188,7 @@ export async function startRedisServer(options = {}) {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${stderr.trim()}`);
       try {
-        const reply = await redisCommand(port, ['PING'], { password: options.password, timeoutMs: 500 });
+        const reply = await redisCommand(port, ['PING'], { password: options.password, timeoutMs: 500, ca });
         if (reply === 'PONG') return;
       } catch {
         // Not listening yet.
@@ -191,7 +209,7 @@ export async function startRedisServer(options = {}) {
   await launch();
   return {
     port,
-    url: `redis://${HOST}:${port}`,
+    url: `${tlsOnly ? 'rediss' : 'redis'}://${HOST}:${port}`,
     tlsPort,
     tlsUrl: tlsPort === undefined ? undefined : `rediss://${HOST}:${tlsPort}`,
     command,
@@ -215,18 +233,22 @@ export async function startRedisServer(options = {}) {
  * `redis-cli --cluster create`, each master with `replicas` replicas (another server each);
  * ready once every node reports `cluster_state:ok` and every replica is in sync with its
  * master. `nodeTimeoutMs` (`cluster-node-timeout`) is how long a master may be silent before
- * its replica takes over: short here, so a failover takes about a second or two.
+ * its replica takes over: short here, so a failover takes about a second or two. With `tls`
+ * (key, certificate and CA files), every node speaks TLS only, to clients and to each other.
  * @param {number} [masters] at least 3, as `--cluster create` requires
- * @param {{ replicas?: number, nodeTimeoutMs?: number }} [options]
+ * @param {{ replicas?: number, nodeTimeoutMs?: number, tls?: { keyFile: string, certFile: string, caFile: string } }} [options]
  */
-export async function startRedisCluster(masters = 3, { replicas = 0, nodeTimeoutMs } = {}) {
+export async function startRedisCluster(masters = 3, { replicas = 0, nodeTimeoutMs, tls: certificates } = {}) {
   const nodes = [];
   const stop = () => Promise.all(nodes.map((node) => node.stop()));
+  const tlsOptions = certificates === undefined ? undefined : { ...certificates, only: true };
   try {
     for (let index = 0; index < masters * (1 + replicas); index += 1)
-      nodes.push(await startRedisServer({ cluster: true, clusterNodeTimeoutMs: nodeTimeoutMs }));
+      nodes.push(await startRedisServer({ cluster: true, clusterNodeTimeoutMs: nodeTimeoutMs, tls: tlsOptions }));
     const addresses = nodes.map((node) => `${HOST}:${node.port}`);
+    const tlsArgs = certificates === undefined ? [] : ['--tls', '--cacert', certificates.caFile];
     await promisify(execFile)(redisCliBinary(), [
+      ...tlsArgs,
       '--cluster',
       'create',
       ...addresses,

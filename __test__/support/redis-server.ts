@@ -6,8 +6,12 @@
 import { startRedisCluster as startCluster, startRedisServer as start } from '../../demo/redis-server.mjs';
 
 export interface RedisServer {
+  /** The port clients dial (the TLS port of a TLS-only server). */
   readonly port: number;
-  /** `redis://127.0.0.1:<port>` (no password in it, even when the server has one). */
+  /**
+   * `redis://127.0.0.1:<port>` (no password in it, even when the server has one);
+   * `rediss://…` for a TLS-only server.
+   */
   readonly url: string;
   /** With the `tls` option: the TLS port and `rediss://127.0.0.1:<tlsPort>`. */
   readonly tlsPort?: number;
@@ -26,7 +30,8 @@ export function startRedisServer(
   options: {
     port?: number;
     password?: string;
-    tls?: { keyFile: string; certFile: string };
+    /** `only`: TLS only (the CA's `caFile` then required); otherwise a TLS port besides the plain one. */
+    tls?: { keyFile: string; certFile: string; caFile?: string; only?: boolean };
     cluster?: boolean;
     clusterNodeTimeoutMs?: number;
   } = {},
@@ -43,11 +48,16 @@ export interface RedisCluster {
 /**
  * A Redis Cluster of `masters` masters (at least 3) on 127.0.0.1, each with `replicas` replicas,
  * ready to serve every slot; `nodeTimeoutMs` (`cluster-node-timeout`) bounds how long a dead
- * master goes unnoticed before its replica takes over.
+ * master goes unnoticed before its replica takes over. With `tls`, every node speaks TLS only
+ * (`tls-cluster`, `tls-replication`) with that key and certificate, trusting that CA.
  */
 export function startRedisCluster(
   masters = 3,
-  options: { replicas?: number; nodeTimeoutMs?: number } = {},
+  options: {
+    replicas?: number;
+    nodeTimeoutMs?: number;
+    tls?: { keyFile: string; certFile: string; caFile: string };
+  } = {},
 ): Promise<RedisCluster> {
   return startCluster(masters, options) as Promise<RedisCluster>;
 }

@@ -1,6 +1,7 @@
 /**
  * A throwaway certificate authority and a server certificate it issued (for 127.0.0.1 and
- * localhost unless `subjectAltName`, in openssl's syntax, names others),
+ * localhost unless `subjectAltName`, in openssl's syntax, names others; also a client certificate,
+ * as the nodes of a TLS Redis Cluster present their own to each other),
  * generated with the `openssl` command into a temporary directory (removed by `remove()`;
  * nothing is committed). Plain JavaScript, so the runtime conformance runner
  * (scripts/test-runtimes.mjs) uses it as the TLS tests do (through test-tls.ts).
@@ -35,7 +36,7 @@ export function makeTestCertificates(subjectAltName = 'IP:127.0.0.1,DNS:localhos
   openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
   writeFileSync(
     file('server.ext'),
-    `subjectAltName=${subjectAltName}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
+    `subjectAltName=${subjectAltName}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n`,
   );
   openssl(
     'x509',

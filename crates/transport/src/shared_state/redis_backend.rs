@@ -15,7 +15,8 @@
 //! of them names the promoted replica. The nodes are learned from `MOVED` answers and, when a
 //! connection opens, from `CLUSTER SLOTS` (in the background, best effort: a server that is no
 //! cluster, or an ACL without the command, just teaches nothing), so a fleet whose URL names
-//! the master that fails still finds its replica.
+//! the master that fails still finds its replica. Over `rediss://`, the nodes learned are
+//! dialled with TLS and the same trust, and verified under the name [`certificate_name`] gives.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -311,10 +312,38 @@ async fn open(
         .await
         .map_err(|e| format!("connect to {node} failed: {e}"))?;
     if target.tls() {
-        let tls = trust::handshake(trust.client_config_without_alpn(), host, tcp).await?;
+        let name = certificate_name(target.host_and_port().0, host);
+        let tls = trust::handshake(trust.client_config_without_alpn(), name, tcp)
+            .await
+            .map_err(|e| {
+                if name == host {
+                    e
+                } else {
+                    format!("{node}: {e}")
+                }
+            })?;
         log_in(&target, &login, tls).await
     } else {
         log_in(&target, &login, tcp).await
+    }
+}
+
+/// The name `node_host`'s certificate is verified against (and sent as SNI): its own, unless
+/// a cluster announced the node by IP address while the URL names it by host name. Managed
+/// clusters announce their nodes' IP addresses but certify the cluster's name, so a node the
+/// cluster itself named (over a connection verified for the URL's host) must present a
+/// certificate for that same name: the trust of the URL's node, extended to its cluster.
+fn certificate_name<'a>(url_host: &'a str, node_host: &'a str) -> &'a str {
+    let is_ip = |host: &str| {
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok()
+    };
+    if is_ip(node_host) && !is_ip(url_host) {
+        url_host
+    } else {
+        node_host
     }
 }
 
@@ -404,6 +433,31 @@ mod tests {
             cluster_nodes(&slots),
             ["10.0.0.1:7000", "10.0.0.4:7003", "10.0.0.2:7001"]
         );
+    }
+
+    #[test]
+    fn a_node_announced_by_address_is_verified_for_the_urls_host_name() {
+        // A managed cluster: the URL names the cluster, the nodes are announced by address.
+        assert_eq!(
+            certificate_name("cache.example", "10.0.0.4"),
+            "cache.example"
+        );
+        assert_eq!(
+            certificate_name("cache.example", "[fd00::4]"),
+            "cache.example"
+        );
+        // The URL's node itself, and a node announced by name, keep their own name.
+        assert_eq!(
+            certificate_name("cache.example", "cache.example"),
+            "cache.example"
+        );
+        assert_eq!(
+            certificate_name("cache.example", "node-2.cache.example"),
+            "node-2.cache.example"
+        );
+        // A URL that names an address gives no name: each node is verified for its own.
+        assert_eq!(certificate_name("10.0.0.1", "10.0.0.4"), "10.0.0.4");
+        assert_eq!(certificate_name("[::1]", "127.0.0.1"), "127.0.0.1");
     }
 
     #[test]
