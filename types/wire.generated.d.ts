@@ -17,7 +17,7 @@ import type {
   RetryPolicy,
   SharedStateOptions,
 } from './transport';
-import type { ResponseCache, ResponseCacheStats } from './response-cache';
+import type { ResponseCache } from './response-cache';
 
 /** Every code an AniLinkError can carry. */
 export type AniLinkErrorCode =
@@ -224,6 +224,21 @@ export interface AdmissionSnapshot {
    * state) or `'local-share'` (Redis out of reach: this process's `share` only).
    */
   decidedBy: 'process' | 'redis' | 'local-share';
+}
+
+/** Lifetime counters; they never reset. */
+export interface ResponseCacheStats {
+  entries: number;
+  hits: number;
+  misses: number;
+  expirations: number;
+  evictions: number;
+  /** A fleet-wide cache (`shared: true`) only: always `true`. */
+  shared?: true;
+  /** A fleet-wide cache only: reads served from the fleet's Redis. */
+  fleetHits?: number;
+  /** A fleet-wide cache only: reads the fleet's Redis answered with a miss. */
+  fleetMisses?: number;
 }
 
 /** `getTransportState()`'s view of one provider client (api.md §6). */
