@@ -269,7 +269,10 @@ impl ResponseCache {
     /// Frozen lifetime counters (the wire's `ResponseCacheStats`). A fleet-wide cache
     /// (`shared: true`) adds `shared: true`, `fleetHits` and `fleetMisses` (reads its Redis
     /// answered); the local counters count only what the local copy served.
-    #[napi(catch_unwind, ts_return_type = "Readonly<import('./types/wire.generated').ResponseCacheStats>")]
+    #[napi(
+        catch_unwind,
+        ts_return_type = "Readonly<import('./types/wire.generated').ResponseCacheStats>"
+    )]
     pub fn stats<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         let counters = env.to_js_value(&CacheCounters::of(&self.cache))?;
         // SAFETY: a struct serializes as an object.

@@ -141,22 +141,41 @@ wire_shape! {
 }
 
 wire_shape! {
-    /// Not a hook's context: the diagnostic record itself (its `hook` is the diagnostic pseudo-hook), which
-    /// the facade routes as every other diagnostic (lib/diagnostics.cjs).
+    /// A diagnostic record: what "warn" mode writes and what the error `onHookError` receives
+    /// carries as `diagnostic` (docs/hooks-and-diagnostics.md). The binding builds the
+    /// shared-state ones (a message's context under the diagnostic pseudo-hook); the facade
+    /// builds the others with the same fields (lib/diagnostics.cjs and its callers).
     #[derive(Clone, Serialize)]
     #[serde(rename_all = "camelCase")]
-    pub struct SharedStateDiagnostic<'a> {
+    pub struct Diagnostic<'a> as "AniLinkDiagnostic" {
         source: &'static str as "'anilink'",
-        kind: &'static str as "'shared-state'",
+        kind: DiagnosticKind,
         hook_name: &'static str,
-        /// The slot fell back to its local state, or rejoined Redis.
-        code: SharedStateCode,
-        request_id: &'a str,
-        /// The upstream host whose decision switched.
-        host: &'a str,
-        /// `host:port` of the Redis server (never its credentials).
-        redis: &'a str,
+        /// `kind: 'shared-state'`: the slot fell back to its local state, or rejoined Redis.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        code: Option<SharedStateCode>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        request_id: Option<&'a str>,
+        /// `kind: 'shared-state'`: the upstream host whose decision switched.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host: Option<&'a str>,
+        /// `kind: 'shared-state'`: `host:port` of the Redis server (never its credentials).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        redis: Option<&'a str>,
         message: String,
+    }
+}
+
+wire_enum! {
+    /// What a diagnostic record reports.
+    // The binding builds the shared-state records only; the facade builds the others.
+    #[allow(dead_code)]
+    pub enum DiagnosticKind {
+        HookFailure = "hook-failure",
+        StateOwner = "state-owner",
+        TokenRefresh = "token-refresh",
+        HttpMock = "http-mock",
+        SharedState = "shared-state",
     }
 }
 
@@ -178,7 +197,7 @@ pub enum HookContext<'a> {
     Failure(RequestErrorContext<'a>),
     CircuitOpen(CircuitOpenContext<'a>),
     CircuitClose(CircuitCloseContext<'a>),
-    Diagnostic(SharedStateDiagnostic<'a>),
+    Diagnostic(Diagnostic<'a>),
 }
 
 #[cfg(test)]
@@ -191,7 +210,7 @@ impl TsType for HookContext<'_> {
             RequestErrorContext::ts(),
             CircuitOpenContext::ts(),
             CircuitCloseContext::ts(),
-            SharedStateDiagnostic::ts(),
+            Diagnostic::ts(),
         ]
         .join(" | ")
     }
@@ -208,7 +227,7 @@ pub fn declarations() -> Vec<String> {
         RequestErrorContext::declaration(),
         CircuitOpenContext::declaration(),
         CircuitCloseContext::declaration(),
-        SharedStateDiagnostic::declaration(),
+        Diagnostic::declaration(),
         HookMessage::declaration(),
     ]
 }
@@ -349,7 +368,7 @@ impl<'a> HookMessage<'a> {
             | HookContext::Failure(RequestErrorContext { common, .. })
             | HookContext::CircuitOpen(CircuitOpenContext { common, .. })
             | HookContext::CircuitClose(CircuitCloseContext { common, .. }) => common.request_id,
-            HookContext::Diagnostic(diagnostic) => diagnostic.request_id,
+            HookContext::Diagnostic(diagnostic) => diagnostic.request_id.unwrap_or_default(),
         }
     }
 }
@@ -382,14 +401,14 @@ fn shared_state_diagnostic<'a>(
             format!("Shared state rejoined: Redis at {redis} answers again; {host} follows the fleet's state."),
         ),
     };
-    HookContext::Diagnostic(SharedStateDiagnostic {
+    HookContext::Diagnostic(Diagnostic {
         source: "anilink",
-        kind: "shared-state",
+        kind: DiagnosticKind::SharedState,
         hook_name: "sharedState",
-        code,
-        request_id: &context.request_id,
-        host,
-        redis,
+        code: Some(code),
+        request_id: Some(&context.request_id),
+        host: Some(host),
+        redis: Some(redis),
         message,
     })
 }
@@ -480,6 +499,24 @@ mod tests {
         assert_eq!(
             json(&event),
             r#"{"hook":"onRetry","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"code":"TIMEOUT_ERROR","nextDelayMs":100},"error":{"code":"TIMEOUT_ERROR","message":"The request timed out.","timeoutMs":30,"requestId":"r-1"}}"#
+        );
+    }
+
+    #[test]
+    fn a_shared_state_record_is_a_diagnostic_with_every_field_its_typings_declare() {
+        let event = Event::SharedState {
+            context: context(),
+            notice: Notice::Rejoined,
+            host: "example.org".into(),
+            redis: "127.0.0.1:6379".into(),
+        };
+        let message = serde_json::to_value(HookMessage::of(&event)).expect("serializable");
+        assert_eq!(message["hook"], DIAGNOSTIC_HOOK);
+        assert_eq!(message["ctx"]["kind"], "shared-state");
+        assert_eq!(message["ctx"]["code"], "SHARED_STATE_REJOINED");
+        assert_eq!(
+            object_keys(&message["ctx"]),
+            declared_keys(&[Diagnostic::declaration()])
         );
     }
 
