@@ -27,7 +27,6 @@ export interface ResponseCacheOptions {
   shared?: boolean;
 }
 
-
 /**
  * An LRU cache with a TTL for GETs and GraphQL queries. Keys are
  * `METHOD:canonicalUrl:bodyHash:authKey`; values must be JSON-serialisable (every API result is).

@@ -1,8 +1,8 @@
 // Transport options, hooks, errors' context and snapshots: the types every provider shares
 // (api.md §3, §6). Options are validated at runtime too (decisions D10). What crosses the
-// boundary from the native transport (hook contexts, snapshots, error codes, diagnostic records) and the options'
-// typings are generated from the Rust declarations (wire.generated.d.ts); the option values
-// that are JavaScript objects are declared here.
+// boundary from the native transport (hook contexts, snapshots, error codes, diagnostic
+// records) and the options' typings are generated from the Rust declarations
+// (wire.generated.d.ts); the option values that are JavaScript objects are declared here.
 
 import type {
   CircuitCloseContext,
@@ -98,7 +98,6 @@ export interface CircuitBreakerOptions {
 }
 
 export type DiagnosticsMode = 'warn' | 'hook' | 'silent';
-
 
 export type OnRequestStartHandler = (context: RequestContext) => void;
 export type OnResponseHandler = (context: ResponseContext) => void;
