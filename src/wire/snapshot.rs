@@ -75,9 +75,7 @@ pub fn transport_state(
             .find(|h| Some(h.host.as_str()) == own_host)
             .and_then(|h| h.budget)
             .map(Budget::from),
-        response_cache: client
-            .response_cache()
-            .map(|cache| CacheCounters::of(cache)),
+        response_cache: client.response_cache().map(CacheCounters::of),
     };
     serde_json::to_value(&snapshot)
 }
