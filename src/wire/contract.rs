@@ -16,8 +16,9 @@ use anilink_transport::options::Hook;
 
 use crate::native_client::slot_environment_variables;
 use crate::outbox::Kind;
+use crate::wire::diagnostic::{DiagnosticKind, SharedStateCode};
 use crate::wire::failure::TYPE_ERROR;
-use crate::wire::hook_message::{DiagnosticKind, SharedStateCode, DIAGNOSTIC_HOOK};
+use crate::wire::hook_message::DIAGNOSTIC_HOOK;
 
 /// Call flag: the call has an AbortSignal, so it can be cancelled by its id.
 pub const CANCELLABLE: u32 = 1;

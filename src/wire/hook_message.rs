@@ -5,12 +5,12 @@ use serde::Serialize;
 
 use anilink_transport::events::{Context, Event, FailureReport};
 use anilink_transport::options::{Hook, HookSet};
-use anilink_transport::shared_state::Notice;
 
+use crate::wire::diagnostic::{self, Diagnostic};
 use crate::wire::failure::{ErrorDescription, RateLimit};
+use crate::wire::typescript::wire_shape;
 #[cfg(test)]
 use crate::wire::typescript::TsType;
-use crate::wire::typescript::{wire_enum, wire_shape};
 
 /// The `hook` of a message that carries a diagnostic record (shared state fell back or
 /// rejoined) instead of a hook's context: no hook has this name, the facade routes it as every
@@ -140,53 +140,6 @@ wire_shape! {
     }
 }
 
-wire_shape! {
-    /// A diagnostic record: what "warn" mode writes and what the error `onHookError` receives
-    /// carries as `diagnostic` (docs/hooks-and-diagnostics.md). The binding builds the
-    /// shared-state ones (a message's context under the diagnostic pseudo-hook); the facade
-    /// builds the others with the same fields (lib/diagnostics.cjs and its callers).
-    #[derive(Clone, Serialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Diagnostic<'a> as "AniLinkDiagnostic" {
-        source: &'static str as "'anilink'",
-        kind: DiagnosticKind,
-        hook_name: &'static str,
-        /// `kind: 'shared-state'`: the slot fell back to its local state, or rejoined Redis.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        code: Option<SharedStateCode>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        request_id: Option<&'a str>,
-        /// `kind: 'shared-state'`: the upstream host whose decision switched.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        host: Option<&'a str>,
-        /// `kind: 'shared-state'`: `host:port` of the Redis server (never its credentials).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        redis: Option<&'a str>,
-        message: String,
-    }
-}
-
-wire_enum! {
-    /// What a diagnostic record reports.
-    // The binding builds the shared-state records only; the facade builds the others.
-    #[allow(dead_code)]
-    pub enum DiagnosticKind {
-        HookFailure = "hook-failure",
-        StateOwner = "state-owner",
-        TokenRefresh = "token-refresh",
-        HttpMock = "http-mock",
-        SharedState = "shared-state",
-    }
-}
-
-wire_enum! {
-    /// The code of a shared-state diagnostic (README, "Transport state").
-    pub enum SharedStateCode {
-        Unavailable = "SHARED_STATE_UNAVAILABLE",
-        Rejoined = "SHARED_STATE_REJOINED",
-    }
-}
-
 /// The context of each hook: the common fields, then the hook's own (absent ones left out).
 #[derive(Clone, Serialize)]
 #[serde(untagged)]
@@ -289,7 +242,7 @@ impl<'a> HookMessage<'a> {
                 redis,
             } => (
                 DIAGNOSTIC_HOOK,
-                shared_state_diagnostic(context, notice, host, redis),
+                HookContext::Diagnostic(diagnostic::shared_state(context, notice, host, redis)),
             ),
             Event::CircuitOpen {
                 context,
@@ -381,43 +334,12 @@ fn is_hooked(hooks: HookSet, key: &str) -> bool {
         .is_none_or(|hook| hooks.has(*hook))
 }
 
-/// The `SHARED_STATE_UNAVAILABLE` / `SHARED_STATE_REJOINED` record (docs/hooks-and-diagnostics.md,
-/// "Transport state").
-fn shared_state_diagnostic<'a>(
-    context: &'a Context,
-    notice: &Notice,
-    host: &'a str,
-    redis: &'a str,
-) -> HookContext<'a> {
-    let (code, message) = match notice {
-        Notice::Unavailable { cause } => (
-            SharedStateCode::Unavailable,
-            format!(
-                "Shared state unavailable: Redis at {redis} did not serve a decision for {host} ({cause}). The slot decides on its local state until Redis answers again; calls go on."
-            ),
-        ),
-        Notice::Rejoined => (
-            SharedStateCode::Rejoined,
-            format!("Shared state rejoined: Redis at {redis} answers again; {host} follows the fleet's state."),
-        ),
-    };
-    HookContext::Diagnostic(Diagnostic {
-        source: "anilink",
-        kind: DiagnosticKind::SharedState,
-        hook_name: "sharedState",
-        code: Some(code),
-        request_id: Some(&context.request_id),
-        host: Some(host),
-        redis: Some(redis),
-        message,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
     use anilink_transport::error::TransportError;
+    use anilink_transport::shared_state::Notice;
 
     use super::*;
     use crate::wire::typescript::{declared_keys, object_keys, WireShape};
