@@ -153,6 +153,25 @@ describe('diagnostics channels', () => {
     ]);
   });
 
+  it('publish a circuit closing when its probe succeeds', async () => {
+    const cooldownMs = 20;
+    server.enqueue({ status: 503, body: 'down' }, { body: graphqlData('Media', { id: 2 }) });
+    const aniLink = clientFor(server, { retry: false, circuitBreaker: { threshold: 1, cooldownMs } });
+    const published = subscribeAll();
+
+    await expect(aniLink.anilist.query.media({ id: 1 })).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, cooldownMs + 5));
+    await aniLink.anilist.query.media({ id: 2 });
+
+    const breaker = published.filter(({ channel }) => channel === 'anilink:breaker').map(({ message }) => message);
+    const host = new URL(server.url).host;
+    expect(breaker).toEqual([
+      expect.objectContaining({ host, state: 'open', failures: 1 }),
+      expect.objectContaining({ host, state: 'closed' }),
+    ]);
+    expect(breaker[1]).not.toHaveProperty('failures');
+  });
+
   it('publish a pacing wait on anilink:admission and add it to the call', async () => {
     const resetInMs = 300;
     server.enqueue(

@@ -6,7 +6,9 @@
 // Nothing is built when nobody listens: a call asks the native side for its events only when a
 // channel has a subscriber as it starts (the `observed` call flag), and each payload is built
 // only for a channel with subscribers. Every fact in a payload is the native side's (the URL
-// comes with its userinfo redacted, no header ever crosses): this module only reshapes.
+// comes with its userinfo redacted, no header ever crosses): this module only reshapes. What
+// each event means (which hook starts an attempt, which breaker state a hook means…) is the
+// binding's (`contract().channelEvents`, src/wire/contract.rs), read once with the channels.
 
 const CHANNEL_NAMES = {
   attemptStart: 'anilink:attempt:start',
@@ -19,6 +21,8 @@ const CALL_CHANNEL = 'anilink:call';
 
 /** The channels, once `node:diagnostics_channel` is loaded; null where the runtime has none. */
 let channels;
+/** What to do with an event message, by its `hook`; made with the channels. */
+let handlers;
 
 /** Load the channels on first use; a runtime without `node:diagnostics_channel` publishes nothing. */
 function loadChannels() {
@@ -39,7 +43,35 @@ function loadChannels() {
     const { start, end, asyncStart, asyncEnd, error } = loaded.call;
     loaded.list.push(start, end, asyncStart, asyncEnd, error);
   }
+  handlers = eventHandlers();
   return loaded;
+}
+
+/**
+ * The handler of each hook's events, from what the binding says they mean. Read here, not when
+ * this module loads, so that the OpenTelemetry entry can take the channel names without the addon.
+ */
+function eventHandlers() {
+  const events = require('./native.cjs').contract().channelEvents;
+  const shared = events.sharedState;
+  const sharedStates = new Map(shared.states.map(({ code, state }) => [code, state]));
+  return new Map([
+    ...events.attemptStart.map((hook) => [hook, (observation, { ctx }) => observation.attemptStarted(ctx)]),
+    ...events.answer.map((hook) => [hook, (observation, { ctx, status }) => observation.answered(ctx, status)]),
+    ...events.failure.map((hook) => [hook, (observation, { ctx, error }) => observation.failure(ctx, error)]),
+    ...events.admission.map((hook) => [hook, (observation, { ctx }) => observation.paced(ctx)]),
+    ...events.breaker.map(({ hook, state }) => [
+      hook,
+      (observation, { ctx }) => observation.breakerChanged(ctx, state),
+    ]),
+    [
+      shared.hook,
+      // Of the diagnostic records, only the shared-state ones are published.
+      (observation, { ctx }) => {
+        if (ctx.kind === shared.kind) observation.sharedStateChanged(ctx, sharedStates.get(ctx.code));
+      },
+    ],
+  ]);
 }
 
 /** Whether any channel has a subscriber now (checked once per call, as it starts). */
@@ -83,75 +115,73 @@ class CallObservation {
   }
 
   /** One native event message (`{ hook, ctx, error?, status? }`, src/wire/hook_message.rs). */
-  event({ hook, ctx, error, status }) {
+  event(message) {
+    handlers.get(message.hook)?.(this, message);
+  }
+
+  attemptStarted(ctx) {
     const context = this.context;
-    switch (hook) {
-      case 'onRequestStart':
-        this.publishAttemptEnd();
-        context.requestId = ctx.requestId;
-        context.method = ctx.method;
-        context.url = ctx.url;
-        context.attempts = ctx.attempt;
-        if (ctx.coalesced === true) context.coalesced = true;
-        this.openAttempt = { ctx, status: undefined, durationMs: undefined };
-        publish(channels.attemptStart, () => ({
-          call: context,
-          requestId: ctx.requestId,
-          attempt: ctx.attempt,
-          method: ctx.method,
-          url: ctx.url,
-          ...(ctx.coalesced === true ? { leaderRequestId: ctx.leaderRequestId } : {}),
-        }));
-        return;
-      case 'onResponse':
-        if (status !== undefined) context.status = status;
-        if (ctx.cacheHit === true) context.cached = true;
-        if (this.openAttempt !== undefined) {
-          this.openAttempt.answered = true;
-          this.openAttempt.status = status;
-          this.openAttempt.durationMs = ctx.durationMs;
-          this.openAttempt.cacheHit = ctx.cacheHit;
-        }
-        return;
-      case 'onRetry':
-      case 'onError':
-        this.failure(ctx, error);
-        return;
-      case 'onPace':
-        if (!ctx.aborted) context.pacedMs += ctx.delayMs;
-        publish(channels.admission, () => ({
-          call: context,
-          requestId: ctx.requestId,
-          attempt: ctx.attempt,
-          url: ctx.url,
-          waitMs: ctx.delayMs,
-          aborted: ctx.aborted === true,
-        }));
-        return;
-      case 'onCircuitOpen':
-      case 'onCircuitClose':
-        publish(channels.breaker, () => ({
-          call: context,
-          requestId: ctx.requestId,
-          host: ctx.host,
-          state: hook === 'onCircuitOpen' ? 'open' : 'closed',
-          ...(ctx.failures !== undefined ? { failures: ctx.failures } : {}),
-        }));
-        return;
-      case 'diagnostic':
-        if (ctx.kind !== 'shared-state') return;
-        publish(channels.sharedState, () => ({
-          call: context,
-          requestId: ctx.requestId,
-          host: ctx.host,
-          redis: ctx.redis,
-          state: ctx.code === 'SHARED_STATE_REJOINED' ? 'rejoined' : 'fallback',
-          code: ctx.code,
-        }));
-        return;
-      default:
-        return;
+    this.publishAttemptEnd();
+    context.requestId = ctx.requestId;
+    context.method = ctx.method;
+    context.url = ctx.url;
+    context.attempts = ctx.attempt;
+    if (ctx.coalesced === true) context.coalesced = true;
+    this.openAttempt = { ctx, status: undefined, durationMs: undefined };
+    publish(channels.attemptStart, () => ({
+      call: context,
+      requestId: ctx.requestId,
+      attempt: ctx.attempt,
+      method: ctx.method,
+      url: ctx.url,
+      ...(ctx.coalesced === true ? { leaderRequestId: ctx.leaderRequestId } : {}),
+    }));
+  }
+
+  answered(ctx, status) {
+    const context = this.context;
+    if (status !== undefined) context.status = status;
+    if (ctx.cacheHit === true) context.cached = true;
+    if (this.openAttempt !== undefined) {
+      this.openAttempt.answered = true;
+      this.openAttempt.status = status;
+      this.openAttempt.durationMs = ctx.durationMs;
+      this.openAttempt.cacheHit = ctx.cacheHit;
     }
+  }
+
+  paced(ctx) {
+    const context = this.context;
+    if (!ctx.aborted) context.pacedMs += ctx.delayMs;
+    publish(channels.admission, () => ({
+      call: context,
+      requestId: ctx.requestId,
+      attempt: ctx.attempt,
+      url: ctx.url,
+      waitMs: ctx.delayMs,
+      aborted: ctx.aborted === true,
+    }));
+  }
+
+  breakerChanged(ctx, state) {
+    publish(channels.breaker, () => ({
+      call: this.context,
+      requestId: ctx.requestId,
+      host: ctx.host,
+      state,
+      ...(ctx.failures !== undefined ? { failures: ctx.failures } : {}),
+    }));
+  }
+
+  sharedStateChanged(record, state) {
+    publish(channels.sharedState, () => ({
+      call: this.context,
+      requestId: record.requestId,
+      host: record.host,
+      redis: record.redis,
+      state,
+      code: record.code,
+    }));
   }
 
   /** A failure report: it ends its attempt (with the retry decision), or follows a partial success. */

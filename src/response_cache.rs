@@ -19,6 +19,7 @@ use anilink_transport::options::OptValue;
 
 use crate::cache_class::ResponseCache;
 use crate::convert::option_value;
+use crate::wire::snapshot::CacheCounters;
 
 /// Throw a JavaScript `TypeError` (api.md §7) and report it as the pending exception.
 fn throw_type_error(env: &Env, message: String) -> Error {
@@ -265,33 +266,17 @@ impl ResponseCache {
         self.cache.clear();
     }
 
-    /// Frozen `{ entries, hits, misses, expirations, evictions }`; lifetime counters. A
-    /// fleet-wide cache (`shared: true`) adds `shared: true`, `fleetHits` and `fleetMisses`
-    /// (reads its Redis answered); the local counters count only what the local copy served.
+    /// Frozen lifetime counters (the wire's `ResponseCacheStats`). A fleet-wide cache
+    /// (`shared: true`) adds `shared: true`, `fleetHits` and `fleetMisses` (reads its Redis
+    /// answered); the local counters count only what the local copy served.
     #[napi(
         catch_unwind,
-        ts_return_type = "Readonly<{ entries: number; hits: number; misses: number; expirations: number; evictions: number; shared?: true; fleetHits?: number; fleetMisses?: number }>"
+        ts_return_type = "Readonly<import('./types/wire.generated').ResponseCacheStats>"
     )]
     pub fn stats<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
-        let stats = self.cache.stats();
-        let mut object = Object::new(env)?;
-        let mut counters = vec![
-            ("entries", stats.entries),
-            ("hits", stats.hits),
-            ("misses", stats.misses),
-            ("expirations", stats.expirations),
-            ("evictions", stats.evictions),
-        ];
-        if self.cache.is_shared() {
-            object.set_named_property("shared", true)?;
-            counters.extend([
-                ("fleetHits", stats.fleet_hits),
-                ("fleetMisses", stats.fleet_misses),
-            ]);
-        }
-        for (name, value) in counters {
-            object.set_named_property(name, value as f64)?;
-        }
+        let counters = env.to_js_value(&CacheCounters::of(&self.cache))?;
+        // SAFETY: a struct serializes as an object.
+        let mut object = unsafe { counters.cast::<Object>() }?;
         object.freeze()?;
         Ok(object)
     }

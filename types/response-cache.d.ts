@@ -1,5 +1,10 @@
 // The opt-in response cache (api.md §7, transport.md 1.12). Pass one as the `responseCache`
 // option of a provider slot or of a single request; the transport reads and writes it natively.
+// Its counters' shape is generated from the binding's declaration (wire.generated.d.ts).
+
+import type { ResponseCacheStats } from './wire.generated';
+
+export type { ResponseCacheStats } from './wire.generated';
 
 export interface ResponseCacheOptions {
   /** How long an entry lives after it is written, in ms (finite ≥ 0). Default 60000; 0 stores nothing. */
@@ -20,21 +25,6 @@ export interface ResponseCacheOptions {
    * `sharedState` the cache is local.
    */
   shared?: boolean;
-}
-
-/** Lifetime counters; they never reset. */
-export interface ResponseCacheStats {
-  entries: number;
-  hits: number;
-  misses: number;
-  expirations: number;
-  evictions: number;
-  /** A fleet-wide cache (`shared: true`) only: always `true`. */
-  shared?: true;
-  /** A fleet-wide cache only: reads served from the fleet's Redis. */
-  fleetHits?: number;
-  /** A fleet-wide cache only: reads the fleet's Redis answered with a miss. */
-  fleetMisses?: number;
 }
 
 /**

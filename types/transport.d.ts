@@ -1,8 +1,8 @@
 // Transport options, hooks, errors' context and snapshots: the types every provider shares
 // (api.md §3, §6). Options are validated at runtime too (decisions D10). What crosses the
-// boundary from the native transport (hook contexts, snapshots, error codes) and the options'
-// typings are generated from the Rust declarations (wire.generated.d.ts); the option values
-// that are JavaScript objects are declared here.
+// boundary from the native transport (hook contexts, snapshots, error codes, diagnostic
+// records) and the options' typings are generated from the Rust declarations
+// (wire.generated.d.ts); the option values that are JavaScript objects are declared here.
 
 import type {
   CircuitCloseContext,
@@ -11,11 +11,11 @@ import type {
   RequestContext,
   RequestErrorContext,
   ResponseContext,
-  SharedStateDiagnostic,
 } from './wire.generated';
 
 export type {
   AdmissionSnapshot,
+  AniLinkDiagnostic,
   AniLinkErrorCode,
   CircuitCloseContext,
   CircuitOpenContext,
@@ -98,20 +98,6 @@ export interface CircuitBreakerOptions {
 }
 
 export type DiagnosticsMode = 'warn' | 'hook' | 'silent';
-
-export interface AniLinkDiagnostic {
-  source: 'anilink';
-  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock' | 'shared-state';
-  hookName: string;
-  requestId?: string;
-  message: string;
-  /** `kind: 'shared-state'`: the slot fell back to its local state, or rejoined Redis. */
-  code?: SharedStateDiagnostic['code'];
-  /** `kind: 'shared-state'`: the upstream host whose decision switched. */
-  host?: string;
-  /** `kind: 'shared-state'`: `host:port` of the Redis server (never its credentials). */
-  redis?: string;
-}
 
 export type OnRequestStartHandler = (context: RequestContext) => void;
 export type OnResponseHandler = (context: ResponseContext) => void;

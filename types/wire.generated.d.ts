@@ -17,7 +17,7 @@ import type {
   RetryPolicy,
   SharedStateOptions,
 } from './transport';
-import type { ResponseCache, ResponseCacheStats } from './response-cache';
+import type { ResponseCache } from './response-cache';
 
 /** Every code an AniLinkError can carry. */
 export type AniLinkErrorCode =
@@ -136,20 +136,22 @@ export interface CircuitCloseContext extends RequestContext {
 }
 
 /**
- * Not a hook's context: the diagnostic record itself (its `hook` is the diagnostic pseudo-hook), which
- * the facade routes as every other diagnostic (lib/diagnostics.cjs).
+ * A diagnostic record: what "warn" mode writes and what the error `onHookError` receives
+ * carries as `diagnostic` (docs/hooks-and-diagnostics.md). The binding builds the
+ * shared-state ones (a message's context under the diagnostic pseudo-hook); the facade
+ * builds the others with the same fields (lib/diagnostics.cjs and its callers).
  */
-export interface SharedStateDiagnostic {
+export interface AniLinkDiagnostic {
   source: 'anilink';
-  kind: 'shared-state';
+  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock' | 'shared-state';
   hookName: string;
-  /** The slot fell back to its local state, or rejoined Redis. */
-  code: 'SHARED_STATE_UNAVAILABLE' | 'SHARED_STATE_REJOINED';
-  requestId: string;
-  /** The upstream host whose decision switched. */
-  host: string;
-  /** `host:port` of the Redis server (never its credentials). */
-  redis: string;
+  /** `kind: 'shared-state'`: the slot fell back to its local state, or rejoined Redis. */
+  code?: 'SHARED_STATE_UNAVAILABLE' | 'SHARED_STATE_REJOINED';
+  requestId?: string;
+  /** `kind: 'shared-state'`: the upstream host whose decision switched. */
+  host?: string;
+  /** `kind: 'shared-state'`: `host:port` of the Redis server (never its credentials). */
+  redis?: string;
   message: string;
 }
 
@@ -159,7 +161,7 @@ export interface SharedStateDiagnostic {
  */
 export interface HookMessage {
   hook: HookName | DiagnosticHook;
-  ctx: RequestContext | ResponseContext | PaceContext | RequestErrorContext | CircuitOpenContext | CircuitCloseContext | SharedStateDiagnostic;
+  ctx: RequestContext | ResponseContext | PaceContext | RequestErrorContext | CircuitOpenContext | CircuitCloseContext | AniLinkDiagnostic;
   error?: ErrorDescription;
   /**
    * Observed calls only (diagnostics channels): the call has no such hook, so the facade
@@ -224,6 +226,21 @@ export interface AdmissionSnapshot {
    * state) or `'local-share'` (Redis out of reach: this process's `share` only).
    */
   decidedBy: 'process' | 'redis' | 'local-share';
+}
+
+/** Lifetime counters; they never reset. */
+export interface ResponseCacheStats {
+  entries: number;
+  hits: number;
+  misses: number;
+  expirations: number;
+  evictions: number;
+  /** A fleet-wide cache (`shared: true`) only: always `true`. */
+  shared?: true;
+  /** A fleet-wide cache only: reads served from the fleet's Redis. */
+  fleetHits?: number;
+  /** A fleet-wide cache only: reads the fleet's Redis answered with a miss. */
+  fleetMisses?: number;
 }
 
 /** `getTransportState()`'s view of one provider client (api.md §6). */

@@ -1,9 +1,10 @@
 //! The contract between the binding and the JavaScript facade, defined here once: the kinds of
 //! outbox messages, the call flags, the error codes and the failure messages, the slot schema
 //! (token field per provider, credential fields, `baseUrl`), every upstream URL with the
-//! environment variable that overrides it, the variables a slot reads (decisions D38), and
-//! the hook names. The facade reads them from [`contract`] when it loads, so no number, name
-//! or text of the contract is copied into JavaScript.
+//! environment variable that overrides it, the variables a slot reads (decisions D38), the
+//! hook names, and what each hook's events mean to the diagnostics channels. The facade reads
+//! them from [`contract`] when it loads, so no number, name or text of the contract is copied
+//! into JavaScript.
 
 use std::collections::HashMap;
 
@@ -15,6 +16,7 @@ use anilink_transport::options::Hook;
 
 use crate::native_client::slot_environment_variables;
 use crate::outbox::Kind;
+use crate::wire::diagnostic::{DiagnosticKind, SharedStateCode};
 use crate::wire::failure::TYPE_ERROR;
 use crate::wire::hook_message::DIAGNOSTIC_HOOK;
 
@@ -121,6 +123,112 @@ pub struct FacadeUrls {
     pub id_mapping: OverridableUrl,
 }
 
+/// What the events of each hook mean to the diagnostics channels (lib/channels.cjs), so the
+/// facade publishes them without a hook name of its own.
+#[napi(object)]
+pub struct ChannelEvents {
+    /// An attempt starts (`anilink:attempt:start`).
+    pub attempt_start: Vec<String>,
+    /// The open attempt got its answer (published when the attempt ends).
+    pub answer: Vec<String>,
+    /// A failure report: it ends the open attempt with its retry decision (`anilink:attempt:end`).
+    pub failure: Vec<String>,
+    /// A pacing wait (`anilink:admission`).
+    pub admission: Vec<String>,
+    /// A host's breaker changed state (`anilink:breaker`).
+    pub breaker: Vec<BreakerTransition>,
+    /// A shared-state diagnostic (`anilink:shared-state`).
+    pub shared_state: SharedStateEvents,
+}
+
+/// A hook whose event means a breaker's new state.
+#[napi(object)]
+pub struct BreakerTransition {
+    pub hook: String,
+    /// `open` or `closed`.
+    pub state: String,
+}
+
+/// How a shared-state diagnostic arrives: under the diagnostic pseudo-hook, with its kind, and
+/// the state each of its codes means.
+#[napi(object)]
+pub struct SharedStateEvents {
+    pub hook: String,
+    pub kind: String,
+    pub states: Vec<SharedStateTransition>,
+}
+
+#[napi(object)]
+pub struct SharedStateTransition {
+    pub code: String,
+    /// `fallback` or `rejoined`.
+    pub state: String,
+}
+
+/// What a hook's event is to the diagnostics channels; a new hook does not compile until it
+/// has one.
+enum ChannelRole {
+    AttemptStart,
+    Answer,
+    Failure,
+    Admission,
+    Breaker(&'static str),
+}
+
+fn channel_role(hook: Hook) -> ChannelRole {
+    match hook {
+        Hook::OnRequestStart => ChannelRole::AttemptStart,
+        Hook::OnResponse => ChannelRole::Answer,
+        Hook::OnError | Hook::OnRetry => ChannelRole::Failure,
+        Hook::OnPace => ChannelRole::Admission,
+        Hook::OnCircuitOpen => ChannelRole::Breaker("open"),
+        Hook::OnCircuitClose => ChannelRole::Breaker("closed"),
+    }
+}
+
+/// The state a shared-state code means on `anilink:shared-state`.
+fn shared_state(code: SharedStateCode) -> &'static str {
+    match code {
+        SharedStateCode::Unavailable => "fallback",
+        SharedStateCode::Rejoined => "rejoined",
+    }
+}
+
+fn channel_events() -> ChannelEvents {
+    let mut events = ChannelEvents {
+        attempt_start: Vec::new(),
+        answer: Vec::new(),
+        failure: Vec::new(),
+        admission: Vec::new(),
+        breaker: Vec::new(),
+        shared_state: SharedStateEvents {
+            hook: DIAGNOSTIC_HOOK.to_string(),
+            kind: DiagnosticKind::SharedState.as_str().to_string(),
+            states: [SharedStateCode::Unavailable, SharedStateCode::Rejoined]
+                .into_iter()
+                .map(|code| SharedStateTransition {
+                    code: code.as_str().to_string(),
+                    state: shared_state(code).to_string(),
+                })
+                .collect(),
+        },
+    };
+    for hook in Hook::ALL {
+        let key = hook.key().to_string();
+        match channel_role(hook) {
+            ChannelRole::AttemptStart => events.attempt_start.push(key),
+            ChannelRole::Answer => events.answer.push(key),
+            ChannelRole::Failure => events.failure.push(key),
+            ChannelRole::Admission => events.admission.push(key),
+            ChannelRole::Breaker(state) => events.breaker.push(BreakerTransition {
+                hook: key,
+                state: state.to_string(),
+            }),
+        }
+    }
+    events
+}
+
 #[napi(object)]
 pub struct Contract {
     pub kinds: MessageKinds,
@@ -139,6 +247,7 @@ pub struct Contract {
     pub hooks: Vec<String>,
     /// The `hook` of an event message that carries a diagnostic record instead of a context.
     pub diagnostic_hook: String,
+    pub channel_events: ChannelEvents,
 }
 
 /// The key of a code in the public `AniLinkErrorCodes` object (api.md §5).
@@ -209,6 +318,7 @@ pub fn contract() -> Contract {
             .map(|hook| hook.key().to_string())
             .collect(),
         diagnostic_hook: DIAGNOSTIC_HOOK.to_string(),
+        channel_events: channel_events(),
     }
 }
 
@@ -226,4 +336,38 @@ pub fn fill_message(template: String, values: HashMap<String, String>) -> String
         .map(|(name, value)| (name.as_str(), value.as_str()))
         .collect();
     anilink_transport::error::fill(&template, &values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_hook_means_one_thing_to_the_diagnostics_channels() {
+        let events = channel_events();
+        let mut hooks: Vec<String> = [
+            events.attempt_start,
+            events.answer,
+            events.failure,
+            events.admission,
+        ]
+        .concat();
+        hooks.extend(events.breaker.into_iter().map(|transition| transition.hook));
+        hooks.sort();
+        let mut all: Vec<String> = Hook::ALL.iter().map(|hook| hook.key().into()).collect();
+        all.sort();
+        assert_eq!(hooks, all);
+        assert_eq!(events.shared_state.hook, DIAGNOSTIC_HOOK);
+        let codes: Vec<&str> = events
+            .shared_state
+            .states
+            .iter()
+            .map(|transition| transition.code.as_str())
+            .collect();
+        let declared: Vec<&str> = SharedStateCode::ALL
+            .iter()
+            .map(|code| code.as_str())
+            .collect();
+        assert_eq!(codes, declared);
+    }
 }

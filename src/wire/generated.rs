@@ -40,7 +40,7 @@ const IMPORTS: &str = "import type {
   RetryPolicy,
   SharedStateOptions,
 } from './transport';
-import type { ResponseCache, ResponseCacheStats } from './response-cache';
+import type { ResponseCache } from './response-cache';
 ";
 
 fn typings() -> String {

@@ -5,12 +5,12 @@ use serde::Serialize;
 
 use anilink_transport::events::{Context, Event, FailureReport};
 use anilink_transport::options::{Hook, HookSet};
-use anilink_transport::shared_state::Notice;
 
+use crate::wire::diagnostic::{self, Diagnostic};
 use crate::wire::failure::{ErrorDescription, RateLimit};
+use crate::wire::typescript::wire_shape;
 #[cfg(test)]
 use crate::wire::typescript::TsType;
-use crate::wire::typescript::{wire_enum, wire_shape};
 
 /// The `hook` of a message that carries a diagnostic record (shared state fell back or
 /// rejoined) instead of a hook's context: no hook has this name, the facade routes it as every
@@ -140,34 +140,6 @@ wire_shape! {
     }
 }
 
-wire_shape! {
-    /// Not a hook's context: the diagnostic record itself (its `hook` is the diagnostic pseudo-hook), which
-    /// the facade routes as every other diagnostic (lib/diagnostics.cjs).
-    #[derive(Clone, Serialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct SharedStateDiagnostic<'a> {
-        source: &'static str as "'anilink'",
-        kind: &'static str as "'shared-state'",
-        hook_name: &'static str,
-        /// The slot fell back to its local state, or rejoined Redis.
-        code: SharedStateCode,
-        request_id: &'a str,
-        /// The upstream host whose decision switched.
-        host: &'a str,
-        /// `host:port` of the Redis server (never its credentials).
-        redis: &'a str,
-        message: String,
-    }
-}
-
-wire_enum! {
-    /// The code of a shared-state diagnostic (README, "Transport state").
-    pub enum SharedStateCode {
-        Unavailable = "SHARED_STATE_UNAVAILABLE",
-        Rejoined = "SHARED_STATE_REJOINED",
-    }
-}
-
 /// The context of each hook: the common fields, then the hook's own (absent ones left out).
 #[derive(Clone, Serialize)]
 #[serde(untagged)]
@@ -178,7 +150,7 @@ pub enum HookContext<'a> {
     Failure(RequestErrorContext<'a>),
     CircuitOpen(CircuitOpenContext<'a>),
     CircuitClose(CircuitCloseContext<'a>),
-    Diagnostic(SharedStateDiagnostic<'a>),
+    Diagnostic(Diagnostic<'a>),
 }
 
 #[cfg(test)]
@@ -191,7 +163,7 @@ impl TsType for HookContext<'_> {
             RequestErrorContext::ts(),
             CircuitOpenContext::ts(),
             CircuitCloseContext::ts(),
-            SharedStateDiagnostic::ts(),
+            Diagnostic::ts(),
         ]
         .join(" | ")
     }
@@ -208,7 +180,7 @@ pub fn declarations() -> Vec<String> {
         RequestErrorContext::declaration(),
         CircuitOpenContext::declaration(),
         CircuitCloseContext::declaration(),
-        SharedStateDiagnostic::declaration(),
+        Diagnostic::declaration(),
         HookMessage::declaration(),
     ]
 }
@@ -270,7 +242,7 @@ impl<'a> HookMessage<'a> {
                 redis,
             } => (
                 DIAGNOSTIC_HOOK,
-                shared_state_diagnostic(context, notice, host, redis),
+                HookContext::Diagnostic(diagnostic::shared_state(context, notice, host, redis)),
             ),
             Event::CircuitOpen {
                 context,
@@ -349,7 +321,7 @@ impl<'a> HookMessage<'a> {
             | HookContext::Failure(RequestErrorContext { common, .. })
             | HookContext::CircuitOpen(CircuitOpenContext { common, .. })
             | HookContext::CircuitClose(CircuitCloseContext { common, .. }) => common.request_id,
-            HookContext::Diagnostic(diagnostic) => diagnostic.request_id,
+            HookContext::Diagnostic(diagnostic) => diagnostic.request_id.unwrap_or_default(),
         }
     }
 }
@@ -362,43 +334,12 @@ fn is_hooked(hooks: HookSet, key: &str) -> bool {
         .is_none_or(|hook| hooks.has(*hook))
 }
 
-/// The `SHARED_STATE_UNAVAILABLE` / `SHARED_STATE_REJOINED` record (docs/hooks-and-diagnostics.md,
-/// "Transport state").
-fn shared_state_diagnostic<'a>(
-    context: &'a Context,
-    notice: &Notice,
-    host: &'a str,
-    redis: &'a str,
-) -> HookContext<'a> {
-    let (code, message) = match notice {
-        Notice::Unavailable { cause } => (
-            SharedStateCode::Unavailable,
-            format!(
-                "Shared state unavailable: Redis at {redis} did not serve a decision for {host} ({cause}). The slot decides on its local state until Redis answers again; calls go on."
-            ),
-        ),
-        Notice::Rejoined => (
-            SharedStateCode::Rejoined,
-            format!("Shared state rejoined: Redis at {redis} answers again; {host} follows the fleet's state."),
-        ),
-    };
-    HookContext::Diagnostic(SharedStateDiagnostic {
-        source: "anilink",
-        kind: "shared-state",
-        hook_name: "sharedState",
-        code,
-        request_id: &context.request_id,
-        host,
-        redis,
-        message,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
     use anilink_transport::error::TransportError;
+    use anilink_transport::shared_state::Notice;
 
     use super::*;
     use crate::wire::typescript::{declared_keys, object_keys, WireShape};
@@ -480,6 +421,24 @@ mod tests {
         assert_eq!(
             json(&event),
             r#"{"hook":"onRetry","ctx":{"requestId":"r-1","url":"http://127.0.0.1/x","method":"POST","attempt":2,"code":"TIMEOUT_ERROR","nextDelayMs":100},"error":{"code":"TIMEOUT_ERROR","message":"The request timed out.","timeoutMs":30,"requestId":"r-1"}}"#
+        );
+    }
+
+    #[test]
+    fn a_shared_state_record_is_a_diagnostic_with_every_field_its_typings_declare() {
+        let event = Event::SharedState {
+            context: context(),
+            notice: Notice::Rejoined,
+            host: "example.org".into(),
+            redis: "127.0.0.1:6379".into(),
+        };
+        let message = serde_json::to_value(HookMessage::of(&event)).expect("serializable");
+        assert_eq!(message["hook"], DIAGNOSTIC_HOOK);
+        assert_eq!(message["ctx"]["kind"], "shared-state");
+        assert_eq!(message["ctx"]["code"], "SHARED_STATE_REJOINED");
+        assert_eq!(
+            object_keys(&message["ctx"]),
+            declared_keys(&[Diagnostic::declaration()])
         );
     }
 

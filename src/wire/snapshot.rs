@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use anilink_transport::cache::ResponseCache;
 use anilink_transport::host_store::SharingMode;
 use anilink_transport::ProviderClient;
 
@@ -74,19 +75,7 @@ pub fn transport_state(
             .find(|h| Some(h.host.as_str()) == own_host)
             .and_then(|h| h.budget)
             .map(Budget::from),
-        response_cache: client.response_cache().map(|cache| {
-            let stats = cache.stats();
-            CacheCounters {
-                entries: stats.entries,
-                hits: stats.hits,
-                misses: stats.misses,
-                expirations: stats.expirations,
-                evictions: stats.evictions,
-                shared: cache.is_shared().then_some(true),
-                fleet_hits: cache.is_shared().then_some(stats.fleet_hits),
-                fleet_misses: cache.is_shared().then_some(stats.fleet_misses),
-            }
-        }),
+        response_cache: client.response_cache().map(CacheCounters::of),
     };
     serde_json::to_value(&snapshot)
 }
@@ -110,7 +99,7 @@ wire_shape! {
         retry_budget: Option<Budget>,
         /// The counters of the slot's response cache, when it has one.
         #[serde(skip_serializing_if = "Option::is_none")]
-        response_cache: Option<CacheCounters> as "ResponseCacheStats",
+        response_cache: Option<CacheCounters>,
     }
 }
 
@@ -225,23 +214,45 @@ wire_shape! {
     }
 }
 
-/// The response cache's counters; typed by the hand-written `ResponseCacheStats`, which its
-/// `stats()` shares.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CacheCounters {
-    entries: u64,
-    hits: u64,
-    misses: u64,
-    expirations: u64,
-    evictions: u64,
-    /// A fleet-wide cache only (`shared: true`): reads its Redis answered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    shared: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fleet_hits: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fleet_misses: Option<u64>,
+wire_shape! {
+    /// Lifetime counters; they never reset.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CacheCounters as "ResponseCacheStats" {
+        entries: f64,
+        hits: f64,
+        misses: f64,
+        expirations: f64,
+        evictions: f64,
+        /// A fleet-wide cache (`shared: true`) only: always `true`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        shared: Option<bool> as "true",
+        /// A fleet-wide cache only: reads served from the fleet's Redis.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fleet_hits: Option<f64>,
+        /// A fleet-wide cache only: reads the fleet's Redis answered with a miss.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fleet_misses: Option<f64>,
+    }
+}
+
+impl CacheCounters {
+    /// The counters of `cache`, as its `stats()` and a snapshot's `responseCache` give them:
+    /// numbers (never BigInts, however large), the fleet's only on a fleet-wide cache.
+    pub fn of(cache: &ResponseCache) -> Self {
+        let stats = cache.stats();
+        let fleet = |count: u64| cache.is_shared().then_some(count as f64);
+        Self {
+            entries: stats.entries as f64,
+            hits: stats.hits as f64,
+            misses: stats.misses as f64,
+            expirations: stats.expirations as f64,
+            evictions: stats.evictions as f64,
+            shared: cache.is_shared().then_some(true),
+            fleet_hits: fleet(stats.fleet_hits),
+            fleet_misses: fleet(stats.fleet_misses),
+        }
+    }
 }
 
 /// The declarations of this module's shapes, for the generated typings.
@@ -254,6 +265,7 @@ pub fn declarations() -> Vec<String> {
         Budget::declaration(),
         HostBudget::declaration(),
         AdmissionEntry::declaration(),
+        CacheCounters::declaration(),
         Snapshot::declaration(),
     ]
 }
@@ -300,14 +312,14 @@ mod tests {
             }],
             retry_budget: Some(budget()),
             response_cache: Some(CacheCounters {
-                entries: 0,
-                hits: 0,
-                misses: 0,
-                expirations: 0,
-                evictions: 0,
+                entries: 0.0,
+                hits: 0.0,
+                misses: 0.0,
+                expirations: 0.0,
+                evictions: 0.0,
                 shared: Some(true),
-                fleet_hits: Some(0),
-                fleet_misses: Some(0),
+                fleet_hits: Some(0.0),
+                fleet_misses: Some(0.0),
             }),
         };
         let json = serde_json::to_value(&snapshot).expect("serializable");
@@ -335,6 +347,10 @@ mod tests {
         assert_eq!(
             object_keys(&json["retryBudget"]),
             declared_keys(&[Budget::declaration()])
+        );
+        assert_eq!(
+            object_keys(&json["responseCache"]),
+            declared_keys(&[CacheCounters::declaration()])
         );
     }
 
