@@ -143,7 +143,7 @@ export interface CircuitCloseContext extends RequestContext {
  */
 export interface AniLinkDiagnostic {
   source: 'anilink';
-  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock' | 'shared-state';
+  kind: 'hook-failure' | 'state-owner' | 'token-refresh' | 'http-mock' | 'shared-state' | 'unknown-option' | 'invalid-option';
   hookName: string;
   /** `kind: 'shared-state'`: the slot fell back to its local state, or rejoined Redis. */
   code?: 'SHARED_STATE_UNAVAILABLE' | 'SHARED_STATE_REJOINED';
@@ -152,6 +152,8 @@ export interface AniLinkDiagnostic {
   host?: string;
   /** `kind: 'shared-state'`: `host:port` of the Redis server (never its credentials). */
   redis?: string;
+  /** `kind: 'unknown-option'`: the request option's name that was ignored. */
+  option?: string;
   message: string;
 }
 

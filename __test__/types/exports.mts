@@ -318,6 +318,16 @@ export type RootTypes = [
   MalPaginateResult<unknown>,
 ];
 
+// The records the facade writes itself are diagnostics too: an ignored request option names it.
+export const ignoredOption: AniLinkDiagnostic = {
+  source: 'anilink',
+  kind: 'unknown-option',
+  hookName: 'options',
+  option: 'retires',
+  message: 'Unknown request option "retires" was ignored.',
+};
+export const fellBack: AniLinkDiagnostic['kind'] = 'invalid-option';
+
 // @ts-expect-error a state owner is an object
 snapshotTransportState('anilist');
 // @ts-expect-error stateOwners cannot be replaced

@@ -30,6 +30,9 @@ wire_shape! {
         /// `kind: 'shared-state'`: `host:port` of the Redis server (never its credentials).
         #[serde(skip_serializing_if = "Option::is_none")]
         redis: Option<&'a str>,
+        /// `kind: 'unknown-option'`: the request option's name that was ignored.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        option: Option<&'a str>,
         message: String,
     }
 }
@@ -44,6 +47,8 @@ wire_enum! {
         TokenRefresh = "token-refresh",
         HttpMock = "http-mock",
         SharedState = "shared-state",
+        UnknownOption = "unknown-option",
+        InvalidOption = "invalid-option",
     }
 }
 
@@ -83,6 +88,7 @@ pub fn shared_state<'a>(
         request_id: Some(&context.request_id),
         host: Some(host),
         redis: Some(redis),
+        option: None,
         message,
     }
 }
