@@ -47,10 +47,13 @@ describe('start-up', () => {
   it.each([
     ['require', "require('anilink-api-wrapper')", false],
     ['import', "await import('anilink-api-wrapper')", true],
-  ])('%s of the package alone loads only the entry, the loader, the errors and the helpers', async (_how, load, esm) => {
-    const loaded = await loadedAfter(load, esm as boolean);
-    expect(loaded.sort()).toEqual(AT_LOAD);
-  });
+  ])(
+    '%s of the package alone loads only the entry, the loader, the errors and the helpers',
+    async (_how, load, esm) => {
+      const loaded = await loadedAfter(load, esm as boolean);
+      expect(loaded.sort()).toEqual(AT_LOAD);
+    },
+  );
 
   it('the first client and the first call load the call path; the exports stay the same, errors typed', async () => {
     const code = `
