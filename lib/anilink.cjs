@@ -8,7 +8,6 @@ const helpers = require('./helpers.cjs');
 // The same objects the package exports; their modules load on first use.
 const onDemand = require('./on-demand.cjs');
 const { bindMapExternalIds, getMalAccessToken } = onDemand;
-const { createStateOwner, bindStateOwner, snapshotTransportState } = require('./transport-state.cjs');
 
 // What only a client needs loads when the first client is built, and the call path (with its
 // JSON writer) at the first call, not when the package is loaded (issue 40: start-up).
@@ -22,6 +21,7 @@ function clientModules() {
     createNativeClient: require('./slot-environment.cjs').createNativeClient,
     createRefresher: require('./refresh.cjs').createRefresher,
     createWatch: require('./watch.cjs').createWatch,
+    transportState: require('./transport-state.cjs'),
   };
   return clientParts;
 }
@@ -241,7 +241,10 @@ function clientsFromSlots(slotOptions) {
   const clients = {
     anilist: createAniListApi(anilist),
     mal: createMalApi(mal),
-    stateOwners: Object.freeze({ anilist: createStateOwner(anilist.native), mal: createStateOwner(mal.native) }),
+    stateOwners: Object.freeze({
+      anilist: clientModules().transportState.createStateOwner(anilist.native),
+      mal: clientModules().transportState.createStateOwner(mal.native),
+    }),
   };
   const caches = {};
   for (const [provider, options] of Object.entries(slotOptions)) {
@@ -282,7 +285,7 @@ function buildMyAnimeListApi(credentials, stateOwner) {
     throw new TypeError('buildMyAnimeListApi: credentials must be an object (a MyAnimeList credentials slot).');
   }
   const client = createProviderClient('mal', { ...(credentials ?? {}) });
-  if (stateOwner !== undefined) bindStateOwner(stateOwner, client.native);
+  if (stateOwner !== undefined) clientModules().transportState.bindStateOwner(stateOwner, client.native);
   return createMalApi(client);
 }
 
@@ -303,8 +306,8 @@ class AniLink {
   /** A deep-frozen copy of each provider's breaker, budget and pacing state (api.md §6). */
   getTransportState() {
     return Object.freeze({
-      anilist: snapshotTransportState(this.#stateOwners.anilist),
-      mal: snapshotTransportState(this.#stateOwners.mal),
+      anilist: onDemand.snapshotTransportState(this.#stateOwners.anilist),
+      mal: onDemand.snapshotTransportState(this.#stateOwners.mal),
     });
   }
 }
