@@ -75,6 +75,28 @@ describe('start-up', () => {
     expect(loaded).toEqual(expect.arrayContaining(callPath));
   });
 
+  it.each([
+    [[], 'lib/index.node.mjs'],
+    [['--conditions=module'], 'lib/index.mjs'],
+  ])(
+    'import with conditions %j (bundlers set `module`) loads %s, handing out the same objects',
+    async (flags, entry) => {
+      const code = `
+      const { createRequire } = await import('node:module');
+      const required = createRequire(import.meta.url)('anilink-api-wrapper');
+      const imported = await import('anilink-api-wrapper');
+      const same = Object.keys(required).every((name) => imported[name] === required[name]);
+      console.log(JSON.stringify([import.meta.resolve('anilink-api-wrapper'), same]));`;
+      const { stdout } = await run(process.execPath, [...flags, '--input-type=module', '-e', code], {
+        cwd: packageRoot,
+        timeout: 15_000,
+      });
+      const [resolved, same] = JSON.parse(stdout) as [string, boolean];
+      expect(resolved.endsWith(`/${entry}`)).toBe(true);
+      expect(same).toBe(true);
+    },
+  );
+
   it('the first use of an on-demand export loads its module, and the export stays the same function', async () => {
     const code = `
       const root = require('anilink-api-wrapper');
