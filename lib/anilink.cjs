@@ -3,17 +3,28 @@
 // namespaces built from the native catalogs.
 
 const native = require('./native.cjs');
-const { runCall, deliver } = require('./call.cjs');
-const { JsonWriter, documentText } = require('./json-text.cjs');
-const { createRefresher } = require('./refresh.cjs');
-const { createWatch } = require('./watch.cjs');
 const { AniLinkValidationError, fromDescription } = require('./errors.cjs');
 const helpers = require('./helpers.cjs');
 // The same objects the package exports; their modules load on first use.
 const onDemand = require('./on-demand.cjs');
 const { bindMapExternalIds, getMalAccessToken } = onDemand;
-const { createNativeClient } = require('./slot-environment.cjs');
-const { createStateOwner, bindStateOwner, snapshotTransportState } = require('./transport-state.cjs');
+
+// What only a client needs loads when the first client is built, and the call path (with its
+// JSON writer) at the first call, not when the package is loaded (issue 40: start-up).
+let callPath;
+let jsonText;
+let clientParts;
+const callModule = () => (callPath ??= require('./call.cjs'));
+const jsonTextModule = () => (jsonText ??= require('./json-text.cjs'));
+function clientModules() {
+  clientParts ??= {
+    createNativeClient: require('./slot-environment.cjs').createNativeClient,
+    createRefresher: require('./refresh.cjs').createRefresher,
+    createWatch: require('./watch.cjs').createWatch,
+    transportState: require('./transport-state.cjs'),
+  };
+  return clientParts;
+}
 
 // What a value is, never what it says: a misplaced argument may be a token (decisions D31).
 const { isObject, describeKind: describeValue } = helpers;
@@ -66,7 +77,7 @@ function slotsFromArguments(first, second) {
 
 function createNative(provider, options) {
   try {
-    return createNativeClient(provider, options, deliver);
+    return clientModules().createNativeClient(provider, options, callModule().deliver);
   } catch (error) {
     throw new TypeError(error instanceof Error ? error.message : String(error));
   }
@@ -74,7 +85,7 @@ function createNative(provider, options) {
 
 /** Start a catalog operation natively, its arguments and `fields` as JSON text (lib/json-text.cjs). */
 function startOperation(client, key, input, callOptions, callId, flags) {
-  const writer = new JsonWriter();
+  const writer = new (jsonTextModule().JsonWriter)();
   const inputText = writer.text(input, '');
   const fieldsText = writer.text(callOptions?.fields, 'fields');
   native.startOperation(client.nativeId, key, inputText, fieldsText, writer.problems, callOptions, callId, flags);
@@ -82,6 +93,7 @@ function startOperation(client, key, input, callOptions, callId, flags) {
 
 /** A call of a provider client, through its token refresher when it has one. */
 function clientCall(client, options, start, operation) {
+  const { runCall } = callModule();
   if (client.refresher === undefined) return runCall(client, options, start, operation);
   return client.refresher.run(() => runCall(client, options, start, operation));
 }
@@ -109,6 +121,7 @@ function createAniListApi(client) {
       client,
       options,
       (callOptions, callId, flags) => {
+        const { documentText, JsonWriter } = jsonTextModule();
         const text = documentText(document);
         const writer = new JsonWriter();
         const variablesText = writer.text(variables, 'variables');
@@ -121,7 +134,7 @@ function createAniListApi(client) {
   const customPage = async (document, itemsKey, variables, options = {}) => {
     let text;
     try {
-      text = documentText(document);
+      text = jsonTextModule().documentText(document);
     } catch (description) {
       throw fromDescription(description);
     }
@@ -155,7 +168,7 @@ function createAniListApi(client) {
     flattenMediaListCollection: helpers.flattenMediaListCollection,
     crossLink: helpers.crossLink,
     mapExternalIds: bindMapExternalIds(client.options),
-    watch: createWatch(page),
+    watch: clientModules().createWatch(page),
   };
 }
 
@@ -217,7 +230,7 @@ function createMalApi(client) {
 function createProviderClient(provider, options) {
   const nativeClient = createNative(provider, options);
   const client = { provider, options, native: nativeClient, nativeId: nativeClient.id };
-  client.refresher = createRefresher(provider, client);
+  client.refresher = clientModules().createRefresher(provider, client);
   return client;
 }
 
@@ -228,7 +241,10 @@ function clientsFromSlots(slotOptions) {
   const clients = {
     anilist: createAniListApi(anilist),
     mal: createMalApi(mal),
-    stateOwners: Object.freeze({ anilist: createStateOwner(anilist.native), mal: createStateOwner(mal.native) }),
+    stateOwners: Object.freeze({
+      anilist: clientModules().transportState.createStateOwner(anilist.native),
+      mal: clientModules().transportState.createStateOwner(mal.native),
+    }),
   };
   const caches = {};
   for (const [provider, options] of Object.entries(slotOptions)) {
@@ -269,7 +285,7 @@ function buildMyAnimeListApi(credentials, stateOwner) {
     throw new TypeError('buildMyAnimeListApi: credentials must be an object (a MyAnimeList credentials slot).');
   }
   const client = createProviderClient('mal', { ...(credentials ?? {}) });
-  if (stateOwner !== undefined) bindStateOwner(stateOwner, client.native);
+  if (stateOwner !== undefined) clientModules().transportState.bindStateOwner(stateOwner, client.native);
   return createMalApi(client);
 }
 
@@ -290,8 +306,8 @@ class AniLink {
   /** A deep-frozen copy of each provider's breaker, budget and pacing state (api.md §6). */
   getTransportState() {
     return Object.freeze({
-      anilist: snapshotTransportState(this.#stateOwners.anilist),
-      mal: snapshotTransportState(this.#stateOwners.mal),
+      anilist: onDemand.snapshotTransportState(this.#stateOwners.anilist),
+      mal: onDemand.snapshotTransportState(this.#stateOwners.mal),
     });
   }
 }

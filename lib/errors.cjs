@@ -6,7 +6,9 @@
 // transport failure says.
 
 const native = require('./native.cjs');
-const { describeThrown } = require('./diagnostics.cjs');
+
+/** How a thrown value is described; its module loads with the first error that needs it. */
+const describeThrown = (thrown) => require('./diagnostics.cjs').describeThrown(thrown);
 
 const { errorCodes, typeErrorCode: TYPE_ERROR, messages: MESSAGES } = native.contract();
 

@@ -4,10 +4,10 @@
 const native = require('./native.cjs');
 const errors = require('./errors.cjs');
 const helpers = require('./helpers.cjs');
-// Pagination, the token exchanges and mapExternalIds load on first use (lib/on-demand.cjs).
+// Pagination, the token exchanges, mapExternalIds and transport state load on first use
+// (lib/on-demand.cjs).
 const onDemand = require('./on-demand.cjs');
 const { AniLink, buildProviderClients, buildMyAnimeListApi } = require('./anilink.cjs');
-const { snapshotTransportState } = require('./transport-state.cjs');
 
 /**
  * Release every keep-alive connection pool the transport holds: cached, parked and default.
@@ -53,7 +53,7 @@ module.exports = {
   getMalTokenExpiry: helpers.getMalTokenExpiry,
   mapExternalIds: onDemand.mapExternalIds,
   // Lower-level entry points: provider clients without AniLink, and their state (api.md §6, §11).
-  snapshotTransportState,
+  snapshotTransportState: onDemand.snapshotTransportState,
   buildProviderClients,
   buildMyAnimeListApi,
 };

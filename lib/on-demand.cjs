@@ -1,17 +1,19 @@
 'use strict';
-// The public functions whose modules an AniLink call does not need: pagination, the OAuth token
-// exchanges and mapExternalIds. Each is exported here as a function of the same name and
-// parameters that loads its module on first use and hands back what that module's function
-// returns (the same promise or async iterator), so loading the package does not pay for modules
-// most programs never run (issue 40: start-up). Every entry and `aniLink.anilist` / `.mal`
-// hand out these same objects.
+// The public functions whose modules loading the package does not need: pagination, the OAuth
+// token exchanges, mapExternalIds and snapshotTransportState (whose module the first client
+// loads). Each is exported here as a function of the same name and parameters that loads its
+// module on first use and hands back what that module's function returns (the same promise or
+// async iterator), so loading the package does not pay for modules most programs never run
+// (issue 40: start-up). Every entry and `aniLink.anilist` / `.mal` hand out these same objects.
 
 let pagination;
 let oauth;
 let mapping;
+let transportState;
 const paginationModule = () => (pagination ??= require('./paginate.cjs'));
 const oauthModule = () => (oauth ??= require('./oauth.cjs'));
 const mappingModule = () => (mapping ??= require('./map-external-ids.cjs'));
+const transportStateModule = () => (transportState ??= require('./transport-state.cjs'));
 
 function paginate(fetchPage, itemsKey, options) {
   return paginationModule().paginate(fetchPage, itemsKey, options);
@@ -53,6 +55,10 @@ function mapExternalIds(source, ids, options) {
   return mappingModule().mapExternalIds(source, ids, options);
 }
 
+function snapshotTransportState(owner, responseCache) {
+  return transportStateModule().snapshotTransportState(owner, responseCache);
+}
+
 /** `aniLink.anilist.mapExternalIds`: bound to the slot when first called. */
 function bindMapExternalIds(slotOptions) {
   let bound;
@@ -74,4 +80,5 @@ module.exports = {
   refreshMalAccessToken,
   mapExternalIds,
   bindMapExternalIds,
+  snapshotTransportState,
 };

@@ -2,7 +2,7 @@
 // Writes the package's module entries from one list: the root CommonJS entry (lib/index.cjs) owns
 // the names, and the /anilist and /mal scopes below say which of them each subpath keeps. Every
 // written file lists its names statically, as Node's CommonJS export detection and the ESM
-// grammar both need: lib/index.mjs, lib/anilist.cjs, lib/anilist.mjs, lib/mal.cjs and lib/mal.mjs.
+// grammar both need: lib/index.mjs, lib/index.node.mjs, lib/anilist.cjs, lib/anilist.mjs, lib/mal.cjs and lib/mal.mjs.
 //
 //   node scripts/generate-entries.mjs           write the files
 //   node scripts/generate-entries.mjs --check   exit 1 when a committed file is stale
@@ -82,6 +82,26 @@ ${list(names, (name) => name)}} = entry;
 `;
 }
 
+/**
+ * The root ESM entry Node (and Bun and Deno) load: the same re-export, with the CommonJS entry
+ * loaded through `createRequire` rather than `import`, which spares Node's translation of a
+ * CommonJS module for ESM (its export lexer, reading the file again as a second module: some 11
+ * million instructions of a cold `import`, issue 40: start-up). Bundlers cannot follow
+ * `createRequire`, so they get lib/index.mjs through the `module` condition they set.
+ */
+function nodeEsmEntry(cjsFile, names) {
+  return `// ESM entry for Node: re-exports the CommonJS module's own objects, so instanceof holds across
+// entries; bundlers get lib/index.mjs (the \`module\` condition).
+// ${GENERATED}
+import { createRequire } from 'node:module';
+
+const entry = createRequire(import.meta.url)('./${cjsFile}');
+
+export const {
+${list(names, (name) => name)}} = entry;
+`;
+}
+
 function scopedCjsEntry(subpath, title, names) {
   return `'use strict';
 // \`anilink-api-wrapper/${subpath}\`: ${title}, same objects as the root entry.
@@ -95,7 +115,10 @@ ${list(names, (name) => `${name}: root.${name}`)}};
 
 /** Every entry file with its text, from the root entry's names. */
 export function entryFiles(rootNames) {
-  const files = { 'lib/index.mjs': esmEntry('index.cjs', rootNames) };
+  const files = {
+    'lib/index.mjs': esmEntry('index.cjs', rootNames),
+    'lib/index.node.mjs': nodeEsmEntry('index.cjs', rootNames),
+  };
   for (const [subpath, { title, names }] of Object.entries(SCOPES)) {
     const unknown = names.filter((name) => !rootNames.includes(name));
     if (unknown.length > 0) throw new Error(`/${subpath} names what lib/index.cjs does not export: ${unknown}`);
