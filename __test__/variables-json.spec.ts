@@ -51,6 +51,12 @@ describe('variables are sent as JSON.stringify would write them', () => {
     expect(server.requests[0].body).toContain(`"variables":${JSON.stringify(variables)}}`);
   });
 
+  it("catalog operations send their variables in the caller's key order too, escapes as written", async () => {
+    const variables = { type: 'ANIME', search: 'été "x"', id: 1 } as const;
+    await aniListClient(server).anilist.query.media(variables);
+    expect(server.requests[0].body).toContain(`"variables":${JSON.stringify(variables)}}`);
+  });
+
   it('toJSON methods are called with their key, as JSON.stringify calls them (a Date becomes its ISO string)', async () => {
     const variables = {
       at: new Date(Date.UTC(2026, 11, 1)),

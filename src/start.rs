@@ -55,11 +55,10 @@ pub fn start_operation(
     flags: u32,
 ) -> Result<()> {
     let client = client_registry::lookup(client)?;
-    let input = caller_json(input)?.unwrap_or(Value::Null);
     let fields = caller_json(fields)?;
     let request = client.endpoint.borrow().operation(
         &operation,
-        &input,
+        input.as_deref(),
         fields,
         problems.unwrap_or_default(),
     );
@@ -145,6 +144,7 @@ fn start(
     match request {
         Ok(spec) => dispatch(env, client, spec, parameters),
         Err(NotBuilt::WrongClient(message)) => Err(invalid_arg(message.into())),
+        Err(NotBuilt::NotJson(error)) => Err(not_json(error)),
         Err(NotBuilt::Refused(error)) => Err(throw(env, &ErrorDescription::of(&error))),
     }
 }
@@ -266,7 +266,11 @@ fn request_options(env: &Env, object: &Object<'_>) -> Result<PartialOptions> {
 fn caller_json(text: Option<String>) -> Result<Option<Value>> {
     text.map(|text| serde_json::from_str(&text))
         .transpose()
-        .map_err(|error| invalid_arg(format!("caller values must arrive as JSON text: {error}")))
+        .map_err(not_json)
+}
+
+fn not_json(error: serde_json::Error) -> napi::Error {
+    invalid_arg(format!("caller values must arrive as JSON text: {error}"))
 }
 
 #[cfg(test)]

@@ -104,14 +104,17 @@ impl AniListEndpoint {
     }
 
     /// A catalog operation (`"query.media"`, `"mutation.saveMediaListEntry"`, …).
+    /// `variables` is JSON text, as for [`AniListEndpoint::custom`], and goes into the body the
+    /// same way once validated.
     pub fn operation(
         &self,
         key: &str,
-        variables: &Value,
+        variables: Option<&str>,
         fields: Option<&[String]>,
     ) -> Result<RequestSpec, TransportError> {
         let operation = anilist::operation(key)
             .ok_or_else(|| TransportError::unknown(format!("unknown AniList operation {key}")))?;
+        let variables = variables.map(object_or_null).transpose()?.flatten();
         anilist::validate_variables(operation, variables).map_err(TransportError::validation)?;
         let document =
             anilist::document_for(operation, fields).map_err(TransportError::validation)?;
@@ -119,7 +122,7 @@ impl AniListEndpoint {
             None => default_prefix(operation),
             Some(_) => document_prefix(&document)?,
         };
-        let mut spec = self.graphql(prefix, variables)?;
+        let mut spec = self.with_variables(prefix, variables);
         spec.is_write = operation.kind() == anilist::OperationKind::Mutation;
         spec.cache_hint = anilist::operation_cache_hint(operation);
         if operation.requires_auth() && !self.has_token {
@@ -130,7 +133,8 @@ impl AniListEndpoint {
 
     /// `anilist.custom(document, variables)`: a caller-written document. `variables` is JSON
     /// text (an object, `null` or absent), written into the body as it is: the facade reads
-    /// the caller's value once into that text, and nothing here needs it as a value.
+    /// the caller's value once into that text (its keys in the caller's order), and nothing
+    /// here needs it as a value.
     pub fn custom(
         &self,
         document: &str,
@@ -139,41 +143,27 @@ impl AniListEndpoint {
         let prepared = self
             .custom_documents
             .get_or_prepare(document, prepare_custom_document)?;
-        let variables = match variables {
-            None => None,
-            Some(text) => object_or_null(text)?,
-        };
-        let mut tail = Vec::with_capacity(variables.map_or(2, str::len) + 1);
-        tail.extend_from_slice(variables.unwrap_or("{}").as_bytes());
-        tail.push(b'}');
-        let mut spec = self.with_body(prepared.prefix.clone(), tail);
+        let variables = variables.map(object_or_null).transpose()?.flatten();
+        let mut spec = self.with_variables(prepared.prefix.clone(), variables);
         spec.is_write = prepared.is_mutation;
         spec.cache_hint = prepared.cache_hint.clone();
         Ok(spec)
     }
 
-    /// `{"query": document, "variables": variables}`: the document part as given, the
-    /// variables written after it.
-    fn graphql(&self, prefix: Bytes, variables: &Value) -> Result<RequestSpec, TransportError> {
-        let mut tail = Vec::with_capacity(64);
-        if variables.is_null() {
-            tail.extend_from_slice(b"{}");
-        } else {
-            serde_json::to_writer(&mut tail, variables).map_err(encoding_failed)?;
-        }
+    /// `{"query": document, "variables": variables}`: the document part (`prefix`) as given,
+    /// the variables' text (an object, or None for `{}`) spliced after it byte for byte.
+    fn with_variables(&self, prefix: Bytes, variables: Option<&str>) -> RequestSpec {
+        let variables = variables.unwrap_or("{}");
+        let mut tail = Vec::with_capacity(variables.len() + 1);
+        tail.extend_from_slice(variables.as_bytes());
         tail.push(b'}');
-        Ok(self.with_body(prefix, tail))
-    }
-
-    /// The endpoint's request with the body `prefix` + `tail`.
-    fn with_body(&self, prefix: Bytes, tail: Vec<u8>) -> RequestSpec {
         let mut spec = self.template.clone();
         spec.body = Body::from_chunks(vec![prefix, Bytes::from(tail)]);
         spec
     }
 }
 
-/// Custom variables as JSON text: `Some(object)`, `None` for `null`, or the validation error a
+/// Variables as JSON text: `Some(object)`, `None` for `null`, or the validation error a
 /// value that is not an object (or not JSON) gets.
 fn object_or_null(text: &str) -> Result<Option<&str>, TransportError> {
     let value: &RawValue = serde_json::from_str(text).map_err(|error| {
@@ -421,10 +411,10 @@ mod tests {
     fn default_documents_are_shared_and_variables_follow() {
         let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
         let first = endpoint
-            .operation("query.media", &serde_json::json!({"id": 1}), None)
+            .operation("query.media", Some(r#"{"id":1}"#), None)
             .unwrap();
         let second = endpoint
-            .operation("query.media", &serde_json::json!({"id": 2}), None)
+            .operation("query.media", Some(r#"{"id":2}"#), None)
             .unwrap();
         assert_eq!(
             first.body.chunks()[0].as_ptr(),
@@ -438,13 +428,48 @@ mod tests {
         let narrowed = endpoint
             .operation(
                 "query.media",
-                &serde_json::json!({"id": 3}),
+                Some(r#"{"id":3}"#),
                 Some(&["episodes".to_string()]),
             )
             .unwrap();
         let body: Value = serde_json::from_slice(&narrowed.body.to_vec()).unwrap();
         assert!(body["query"].as_str().unwrap().contains("episodes"));
         assert_ne!(body["query"], media.default_document());
+    }
+
+    #[test]
+    fn catalog_variables_are_spliced_as_the_caller_wrote_them() {
+        let endpoint = AniListEndpoint::new(ANILIST_DEFAULT_URL, None).unwrap();
+        let written = r#"{"type":"ANIME","id":1,"search":"\u00e9t\u00e9"}"#;
+        let spec = endpoint
+            .operation("query.media", Some(written), None)
+            .unwrap();
+        let body = String::from_utf8(spec.body.to_vec()).unwrap();
+        assert!(
+            body.ends_with(&format!(r#","variables":{written}}}"#)),
+            "the caller's order and escapes, byte for byte: {body}"
+        );
+        for none in [None, Some("null")] {
+            let spec = endpoint.operation("query.viewer", none, None).unwrap();
+            assert!(spec.body.to_vec().ends_with(br#","variables":{}}"#));
+        }
+        // Refused before any body is built, by the same reading as `custom`'s.
+        for (text, problem) in [
+            ("[1]", "Invalid variables: [1]. Expected an object."),
+            (r#""id""#, r#"Invalid variables: "id". Expected an object."#),
+        ] {
+            let error = endpoint
+                .operation("query.viewer", Some(text), None)
+                .unwrap_err();
+            assert_eq!(error.details, vec![problem.to_string()]);
+        }
+        let error = endpoint
+            .operation("query.media", Some(r#"{"id":"1"}"#), None)
+            .unwrap_err();
+        assert_eq!(
+            error.details,
+            vec![r#"Invalid id: "1". Expected type: Int"#.to_string()]
+        );
     }
 
     #[test]
@@ -507,7 +532,7 @@ mod tests {
         use anilink_transport::cache::{CacheHint, Invalidates};
         let anilist = AniListEndpoint::new(ANILIST_DEFAULT_URL, Some("t")).unwrap();
         let media = anilist
-            .operation("query.media", &serde_json::json!({"id": 1}), None)
+            .operation("query.media", Some(r#"{"id":1}"#), None)
             .unwrap();
         assert_eq!(
             media.cache_hint,
@@ -516,7 +541,7 @@ mod tests {
             }
         );
         let page = anilist
-            .operation("query.page.medias", &Value::Null, Some(&["id".to_string()]))
+            .operation("query.page.medias", None, Some(&["id".to_string()]))
             .unwrap();
         assert_eq!(
             page.cache_hint,
@@ -527,7 +552,7 @@ mod tests {
         let save = anilist
             .operation(
                 "mutation.saveMediaListEntry",
-                &serde_json::json!({"mediaId": 1}),
+                Some(r#"{"mediaId":1}"#),
                 None,
             )
             .unwrap();

@@ -1,54 +1,104 @@
 //! Local validation of caller variables against the schema argument types, so that mistakes
 //! surface as an `AniLinkValidationError` listing every problem, before any request is spent on
 //! AniList's rate limit.
+//!
+//! The variables are read where they lie, in the caller's JSON text: values are borrowed slices
+//! of it, never a tree that is written out again, because that same text goes into the request
+//! body as it is (`requests.rs`).
 
-use serde_json::{Map, Value};
+use std::borrow::{Borrow, Cow};
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{Deserializer, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Number, Value};
 
 use super::catalog::{catalog, Catalog, InputType, Operation, ScalarCheck, TypeRef};
 
+/// An object's members, each value still text. Sorted by name, a repeated name keeping its last
+/// value: problems come out in the order they always have (a `serde_json` map's), whatever the
+/// order the caller wrote.
+type Members<'a> = BTreeMap<Name<'a>, &'a RawValue>;
+
+/// A string of the text: borrowed unless it had escapes to undo.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Name<'a>(Cow<'a, str>);
+
+impl Borrow<str> for Name<'_> {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NameVisitor;
+        impl<'de> Visitor<'de> for NameVisitor {
+            type Value = Name<'de>;
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                text: &'de str,
+            ) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(text)))
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(text.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(NameVisitor)
+    }
+}
+
 /// Validates caller variables against the operation's variable types and requirement rules.
+/// `object` is the variables' JSON text, already known to be an object (`None` for `null`,
+/// which counts as `{}`).
 ///
 /// Checks scalars (`Int` an integer within the 32-bit range, `Float` a number, `String`,
 /// `Boolean`, `ID` a string or an integer), enums (the message lists the allowed values), lists
 /// (each element, with `[i]` in the path; a single value where a list is expected is checked as
 /// one element, as GraphQL input coercion allows), input objects (recursively, unknown
 /// properties rejected), missing non-null arguments, unknown variables, then the operation's
-/// requirement rules (e.g. `media` needs at least one variable other than `asHtml`).
-/// `null` counts as `{}`. Values in messages are rendered as JSON; every problem is returned.
-pub fn validate_variables(op: &Operation, variables: &Value) -> Result<(), Vec<String>> {
-    let empty = Map::new();
-    let provided = match variables {
-        Value::Null => &empty,
-        Value::Object(map) => map,
-        other => {
-            return Err(vec![format!(
-                "Invalid variables: {}. Expected an object.",
-                js_json(other)
-            )])
-        }
+/// requirement rules (e.g. `media` needs at least one variable other than `asHtml`). Values in
+/// messages are rendered as JSON; every problem is returned.
+pub fn validate_variables(op: &Operation, object: Option<&str>) -> Result<(), Vec<String>> {
+    let provided: Members = match object {
+        None => Members::new(),
+        Some(text) => serde_json::from_str(text).map_err(|error| {
+            vec![format!(
+                "Invalid variables: not JSON text ({error}). Expected an object."
+            )]
+        })?,
     };
     let mut checker = Checker {
         catalog: catalog(),
         problems: Vec::new(),
     };
-    for (name, value) in provided {
-        match op.variable(name) {
-            Some(definition) => checker.check(&definition.type_ref, value, name),
-            None => checker.problems.push(format!("Unknown variable: {name}")),
+    for (name, value) in &provided {
+        match op.variable(&name.0) {
+            Some(definition) => checker.check(&definition.type_ref, value, &name.0),
+            None => checker
+                .problems
+                .push(format!("Unknown variable: {}", name.0)),
         }
     }
     for definition in &op.variables {
-        if definition.type_ref.is_non_null() && !provided.contains_key(&definition.name) {
+        if definition.type_ref.is_non_null() && !provided.contains_key(definition.name.as_str()) {
             checker
                 .problems
                 .push(missing(&definition.name, &definition.type_ref));
         }
     }
     for requirement in &op.requirements {
-        let satisfied = requirement
-            .any_of
-            .iter()
-            .any(|name| provided.get(name).is_some_and(|value| !value.is_null()));
+        let satisfied = requirement.any_of.iter().any(|name| {
+            provided
+                .get(name.as_str())
+                .is_some_and(|value| !is_null(value))
+        });
         if !satisfied {
             checker.problems.push(requirement.message.clone());
         }
@@ -64,23 +114,49 @@ fn missing(path: &str, type_ref: &TypeRef) -> String {
     format!("Invalid {path}: undefined. Expected type: {type_ref}")
 }
 
+fn is_null(value: &RawValue) -> bool {
+    value.get() == "null"
+}
+
+/// What a value is, from its first character (the text is already known to be JSON).
+fn starts_with(value: &RawValue, first: u8) -> bool {
+    value.get().as_bytes().first() == Some(&first)
+}
+
+fn is_number(value: &RawValue) -> bool {
+    value
+        .get()
+        .as_bytes()
+        .first()
+        .is_some_and(|first| *first == b'-' || first.is_ascii_digit())
+}
+
+/// A string value's text, escapes undone; None for any other value.
+fn string_of(value: &RawValue) -> Option<Name<'_>> {
+    if starts_with(value, b'"') {
+        serde_json::from_str(value.get()).ok()
+    } else {
+        None
+    }
+}
+
 struct Checker {
     catalog: &'static Catalog,
     problems: Vec<String>,
 }
 
 impl Checker {
-    fn check(&mut self, type_ref: &TypeRef, value: &Value, path: &str) {
+    fn check(&mut self, type_ref: &TypeRef, value: &RawValue, path: &str) {
         match type_ref {
             TypeRef::NonNull(inner) => {
-                if value.is_null() {
+                if is_null(value) {
                     self.problems.push(expected_type(path, value, type_ref));
                 } else {
                     self.check_present(inner, type_ref, value, path);
                 }
             }
             nullable => {
-                if !value.is_null() {
+                if !is_null(value) {
                     self.check_present(nullable, type_ref, value, path);
                 }
             }
@@ -89,22 +165,22 @@ impl Checker {
 
     /// Checks a non-null value against `type_ref` (never `NonNull`); `shown` is the type named
     /// in messages, which keeps the `!` of the declaration.
-    fn check_present(&mut self, type_ref: &TypeRef, shown: &TypeRef, value: &Value, path: &str) {
+    fn check_present(&mut self, type_ref: &TypeRef, shown: &TypeRef, value: &RawValue, path: &str) {
         match type_ref {
-            TypeRef::List(element) => match value {
-                Value::Array(items) => {
-                    for (index, item) in items.iter().enumerate() {
+            TypeRef::List(element) => match array_of(value) {
+                Some(items) => {
+                    for (index, item) in items.into_iter().enumerate() {
                         self.check(element, item, &format!("{path}[{index}]"));
                     }
                 }
-                single => self.check(element, single, path),
+                None => self.check(element, value, path),
             },
             TypeRef::Named(name) => self.check_named(name, shown, value, path),
             TypeRef::NonNull(inner) => self.check(inner, value, path),
         }
     }
 
-    fn check_named(&mut self, name: &str, shown: &TypeRef, value: &Value, path: &str) {
+    fn check_named(&mut self, name: &str, shown: &TypeRef, value: &RawValue, path: &str) {
         match self.catalog.input_types.get(name) {
             Some(InputType::Scalar { check }) => {
                 if !scalar_matches(*check, value) {
@@ -112,22 +188,21 @@ impl Checker {
                 }
             }
             Some(InputType::Enum { values }) => {
-                let known = value
-                    .as_str()
-                    .is_some_and(|text| values.iter().any(|allowed| allowed == text));
+                let known = string_of(value)
+                    .is_some_and(|text| values.iter().any(|allowed| *allowed == text.0));
                 if !known {
                     self.problems.push(format!(
                         "Invalid {path}: {}. Expected one of: {}",
-                        js_json(value),
+                        shown_value(value),
                         values.join(", ")
                     ));
                 }
             }
-            Some(InputType::InputObject { fields }) => match value {
-                Value::Object(properties) => {
-                    for (property, property_value) in properties {
-                        let property_path = format!("{path}.{property}");
-                        match fields.get(property) {
+            Some(InputType::InputObject { fields }) => match object_of(value) {
+                Some(properties) => {
+                    for (property, property_value) in &properties {
+                        let property_path = format!("{path}.{}", property.0);
+                        match fields.get(property.0.as_ref()) {
                             Some(field_type) => {
                                 self.check(field_type, property_value, &property_path)
                             }
@@ -137,15 +212,15 @@ impl Checker {
                         }
                     }
                     for (field, field_type) in fields {
-                        if field_type.is_non_null() && !properties.contains_key(field) {
+                        if field_type.is_non_null() && !properties.contains_key(field.as_str()) {
                             self.problems
                                 .push(missing(&format!("{path}.{field}"), field_type));
                         }
                     }
                 }
-                other => self.problems.push(format!(
+                None => self.problems.push(format!(
                     "Invalid {path}: {}. Expected an object.",
-                    js_json(other)
+                    shown_value(value)
                 )),
             },
             // Not reachable with the generated catalog (a unit test checks every type resolves).
@@ -154,8 +229,31 @@ impl Checker {
     }
 }
 
-fn expected_type(path: &str, value: &Value, shown: &TypeRef) -> String {
-    format!("Invalid {path}: {}. Expected type: {shown}", js_json(value))
+fn array_of(value: &RawValue) -> Option<Vec<&RawValue>> {
+    starts_with(value, b'[')
+        .then(|| serde_json::from_str(value.get()).ok())
+        .flatten()
+}
+
+fn object_of(value: &RawValue) -> Option<Members<'_>> {
+    starts_with(value, b'{')
+        .then(|| serde_json::from_str(value.get()).ok())
+        .flatten()
+}
+
+fn expected_type(path: &str, value: &RawValue, shown: &TypeRef) -> String {
+    format!(
+        "Invalid {path}: {}. Expected type: {shown}",
+        shown_value(value)
+    )
+}
+
+/// A value in a message, as JavaScript's `JSON.stringify` writes it. Only a refused value is
+/// ever read whole, and only to be shown.
+fn shown_value(value: &RawValue) -> String {
+    serde_json::from_str::<Value>(value.get())
+        .map(|value| js_json(&value))
+        .unwrap_or_else(|_| value.get().to_string())
 }
 
 /// A value as JavaScript's `JSON.stringify` writes it, so messages read the same as the
@@ -193,20 +291,23 @@ fn js_json(value: &Value) -> String {
     }
 }
 
-fn scalar_matches(check: ScalarCheck, value: &Value) -> bool {
+fn scalar_matches(check: ScalarCheck, value: &RawValue) -> bool {
     match check {
         ScalarCheck::Int => as_integer(value).is_some_and(|number| i32::try_from(number).is_ok()),
-        ScalarCheck::Float => value.is_number(),
-        ScalarCheck::String => value.is_string(),
-        ScalarCheck::Boolean => value.is_boolean(),
-        ScalarCheck::Id => value.is_string() || as_integer(value).is_some(),
+        ScalarCheck::Float => is_number(value),
+        ScalarCheck::String => starts_with(value, b'"'),
+        ScalarCheck::Boolean => matches!(value.get(), "true" | "false"),
+        ScalarCheck::Id => starts_with(value, b'"') || as_integer(value).is_some(),
         ScalarCheck::Any => true,
     }
 }
 
 /// JavaScript has one number type, so `2.0` coming from JS is the integer 2.
-fn as_integer(value: &Value) -> Option<i64> {
-    let number = value.as_number()?;
+fn as_integer(value: &RawValue) -> Option<i64> {
+    if !is_number(value) {
+        return None;
+    }
+    let number: Number = serde_json::from_str(value.get()).ok()?;
     if let Some(integer) = number.as_i64() {
         return Some(integer);
     }
@@ -222,8 +323,14 @@ mod tests {
     use super::*;
     use crate::anilist::operation;
 
+    /// Variables as the facade hands them over: JSON text, `null` as none.
     fn validate(key: &str, variables: Value) -> Result<(), Vec<String>> {
-        validate_variables(operation(key).expect(key), &variables)
+        let text = (!variables.is_null()).then(|| variables.to_string());
+        validate_variables(operation(key).expect(key), text.as_deref())
+    }
+
+    fn raw(text: &str) -> &RawValue {
+        serde_json::from_str(text).unwrap()
     }
 
     fn problems(key: &str, variables: Value) -> Vec<String> {
@@ -307,11 +414,12 @@ mod tests {
 
     #[test]
     fn id_accepts_strings_and_integers() {
-        assert!(scalar_matches(ScalarCheck::Id, &json!("abc")));
-        assert!(scalar_matches(ScalarCheck::Id, &json!(12)));
-        assert!(!scalar_matches(ScalarCheck::Id, &json!(1.5)));
-        assert!(!scalar_matches(ScalarCheck::Id, &json!(null)));
-        assert!(!scalar_matches(ScalarCheck::Id, &json!(["1"])));
+        assert!(scalar_matches(ScalarCheck::Id, raw(r#""abc""#)));
+        assert!(scalar_matches(ScalarCheck::Id, raw("12")));
+        assert!(scalar_matches(ScalarCheck::Id, raw("12.0")));
+        assert!(!scalar_matches(ScalarCheck::Id, raw("1.5")));
+        assert!(!scalar_matches(ScalarCheck::Id, raw("null")));
+        assert!(!scalar_matches(ScalarCheck::Id, raw(r#"["1"]"#)));
     }
 
     #[test]
@@ -548,14 +656,45 @@ mod tests {
     }
 
     #[test]
-    fn variables_must_be_an_object() {
+    fn problems_come_in_name_order_whatever_order_the_caller_wrote() {
+        let media = operation("query.page.medias").unwrap();
+        let written = r#"{"type":"TV","page":"1","nope":1}"#;
         assert_eq!(
-            problems("query.viewer", json!([1])),
-            ["Invalid variables: [1]. Expected an object."]
+            validate_variables(media, Some(written)).unwrap_err(),
+            [
+                "Unknown variable: nope",
+                "Invalid page: \"1\". Expected type: Int",
+                "Invalid type: \"TV\". Expected one of: ANIME, MANGA",
+            ]
+        );
+    }
+
+    #[test]
+    fn text_is_read_as_json_reads_it() {
+        let media = operation("query.media").unwrap();
+        for accepted in [
+            r#"{"s\u0065ason":"F\u0041LL","id":1}"#,
+            r#" { "id" : 1 , "asHtml" : false } "#,
+            r#"{"id":1e0,"id_in":[1,2.0,null]}"#,
+            // A repeated name keeps its last value, as a JSON object read into a map does.
+            r#"{"id":"x","id":1}"#,
+        ] {
+            assert_eq!(
+                validate_variables(media, Some(accepted)),
+                Ok(()),
+                "{accepted}"
+            );
+        }
+        assert_eq!(
+            validate_variables(media, Some(r#"{"id":1,"season":"f\u0041ll"}"#)).unwrap_err(),
+            ["Invalid season: \"fAll\". Expected one of: WINTER, SPRING, SUMMER, FALL"]
         );
         assert_eq!(
-            problems("query.viewer", json!("id")),
-            ["Invalid variables: \"id\". Expected an object."]
+            validate_variables(media, Some(r#"{"id":1.50}"#)).unwrap_err(),
+            ["Invalid id: 1.5. Expected type: Int"],
+            "a value is shown as JavaScript writes it, not as the text had it"
         );
+        assert!(validate_variables(media, Some("{")).unwrap_err()[0]
+            .starts_with("Invalid variables: not JSON text"));
     }
 }

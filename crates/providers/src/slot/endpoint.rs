@@ -22,6 +22,8 @@ pub enum Endpoint {
 pub enum NotBuilt {
     /// The facade asked a client of the wrong kind: a broken contract, not bad input.
     WrongClient(&'static str),
+    /// The facade's JSON text of the caller's values did not parse: a broken contract too.
+    NotJson(serde_json::Error),
     /// The call's own input was refused; it fails before any I/O.
     Refused(TransportError),
 }
@@ -58,12 +60,14 @@ impl Endpoint {
     }
 
     /// A catalog operation: AniList (`"query.media"`, variables, fields) or MAL (`"anime.get"`,
-    /// params, fields). `problems` are what the facade found reading the caller's values that
-    /// JSON cannot carry: any makes the call a validation failure.
+    /// params, fields). `input` is the facade's JSON text of the variables or params: AniList
+    /// validates it and splices it into the body, MAL reads it to build a URL or form.
+    /// `problems` are what the facade found reading the caller's values that JSON cannot carry:
+    /// any makes the call a validation failure.
     pub fn operation(
         &self,
         operation: &str,
-        input: &Value,
+        input: Option<&str>,
         fields: Option<Value>,
         mut problems: Vec<String>,
     ) -> Result<RequestSpec, NotBuilt> {
@@ -75,7 +79,11 @@ impl Endpoint {
             }
             Endpoint::Mal(endpoint) => {
                 without_problems(problems)?;
-                Ok(endpoint.operation(operation, input, fields.as_ref())?)
+                let params: Value = match input {
+                    Some(text) => serde_json::from_str(text).map_err(NotBuilt::NotJson)?,
+                    None => Value::Null,
+                };
+                Ok(endpoint.operation(operation, &params, fields.as_ref())?)
             }
             Endpoint::External => Err(NotBuilt::WrongClient(
                 "an external client has no catalog operations",

@@ -239,7 +239,7 @@ fn each_kind_of_client_builds_its_own_requests_only() {
         other => panic!("expected a wrong client, got {:?}", other.err()),
     };
     assert_eq!(
-        wrong(external.operation("query.media", &json!({}), None, vec![])),
+        wrong(external.operation("query.media", Some("{}"), None, vec![])),
         "an external client has no catalog operations"
     );
     assert_eq!(
@@ -254,7 +254,7 @@ fn each_kind_of_client_builds_its_own_requests_only() {
         .post("http://127.0.0.1:1/token", "application/json", "{}".into())
         .is_ok());
     assert!(anilist
-        .operation("query.media", &json!({ "id": 1 }), None, vec![])
+        .operation("query.media", Some(r#"{"id":1}"#), None, vec![])
         .is_ok());
 }
 
@@ -267,14 +267,14 @@ fn problems_and_bad_fields_make_a_validation_failure() {
     };
     let error = refused(anilist.operation(
         "query.media",
-        &json!({ "id": 1 }),
+        Some(r#"{"id":1}"#),
         None,
         vec!["variables.id is a BigInt".into()],
     ));
     assert_eq!(error.code, ErrorCode::Validation);
     let fields = refused(anilist.operation(
         "query.media",
-        &json!({ "id": 1 }),
+        Some(r#"{"id":1}"#),
         Some(json!("id")),
         vec![],
     ));

@@ -9,10 +9,13 @@
 //! others follow it. Nobody is failed by someone else's signal.
 //!
 //! Requests are the same when method, URL, body bytes and every header (credentials included)
-//! are; the options that shape an outcome must be equal too (all resolved options but the
-//! hooks), so a call with another `allowPartialData`, `maxResponseBytes`, `maxRedirects`,
-//! retry policy or cache never shares another's answer. Only reads join: a write, or a request whose auth
-//! guard will fail, has no key.
+//! are. Bytes, not a canonical JSON form: a body carries the caller's variables in the caller's
+//! key order, and sorting them would cost every coalescing call what only differently ordered
+//! twins gain (the response cache's key does sort them, as it hashes the body anyway). The
+//! options that shape an outcome must be equal too (all resolved options but the hooks), so a
+//! call with another `allowPartialData`, `maxResponseBytes`, `maxRedirects`, retry policy or
+//! cache never shares another's answer. Only reads join: a write, or a request whose auth guard
+//! will fail, has no key.
 //!
 //! A call under `coalesce: true` leads a group and runs the attempt loop, or follows one and
 //! settles with the leader's outcome. A follower reports `onRequestStart` when it joins, then
