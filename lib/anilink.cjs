@@ -238,13 +238,11 @@ function createProviderClient(provider, options) {
 function clientsFromSlots(slotOptions) {
   const anilist = createProviderClient('anilist', slotOptions.anilist);
   const mal = createProviderClient('mal', slotOptions.mal);
+  const { createStateOwner } = clientModules().transportState;
   const clients = {
     anilist: createAniListApi(anilist),
     mal: createMalApi(mal),
-    stateOwners: Object.freeze({
-      anilist: clientModules().transportState.createStateOwner(anilist.native),
-      mal: clientModules().transportState.createStateOwner(mal.native),
-    }),
+    stateOwners: Object.freeze({ anilist: createStateOwner(anilist.native), mal: createStateOwner(mal.native) }),
   };
   const caches = {};
   for (const [provider, options] of Object.entries(slotOptions)) {
