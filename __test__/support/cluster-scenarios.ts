@@ -125,9 +125,11 @@ export async function failOverMidRun({ cluster, urlOf, env }: ClusterAccess, pre
       const { reports } = await running;
       expect(reports.flatMap((report: WorkerReport) => report.failures)).toEqual([]);
       expect(reports.reduce((sum, report) => sum + report.served, 0)).toBe(jobs);
-      // Mostly 0. A failover that meets the end of a window can cost what is in flight then:
-      // each process falls back on its share as of its last read of the fleet's state, and
-      // the promoted replica may miss the failed master's last writes. Retried, they cost no call.
+      // Measured 0 to 22, and once 33 on a busy machine, which fails this bound (docs/fleet.md,
+      // "Where a fleet can still overrun"): each process falls back on its share as of its last
+      // read of the fleet's state, and the promoted replica may miss the failed master's last
+      // writes. Retried, they cost no call. The bound is what the fleet should promise; the
+      // failover does not keep it every time yet.
       expect(refused()).toBeLessThanOrEqual(fleetSize * inFlight);
 
       // The scope lives on the promoted replica now, and every worker decides there again.
