@@ -151,7 +151,8 @@ wire_shape! {
         /// limit (D39 c).
         share: Option<u32>,
         /// Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
-        /// state) or `'local-share'` (Redis out of reach: this process's `share` only).
+        /// state) or `'local-share'` (this process's `share` only: Redis out of reach, or back
+        /// but the window decided alone not over yet).
         decided_by: DecidedBy,
     }
 }
@@ -166,7 +167,8 @@ wire_enum! {
 }
 
 /// Where a host's admission decisions are made: in this process (no `sharedState`), on the
-/// fleet's state in Redis, or on this process's share while Redis is out of reach.
+/// fleet's state in Redis, or on this process's share (Redis out of reach, or the window it
+/// decided alone in not over since it rejoined).
 fn decided_by(sharing: SharingMode, alone: bool) -> DecidedBy {
     match (sharing, alone) {
         (SharingMode::Off, _) => DecidedBy::Process,

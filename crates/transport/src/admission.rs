@@ -57,6 +57,7 @@ mod estimate;
 mod fleet;
 
 use estimate::ServerQuota;
+pub use fleet::KeptShare;
 use fleet::{process_of, share_of, Alone, Member};
 
 /// How long a window whose reset was never reported is taken to last (AniList's minute).
@@ -125,7 +126,7 @@ pub struct AdmissionState {
     /// The limit a 429 the estimate did not predict taught (D39 b), below the announced one.
     #[serde(default)]
     learned_limit: Option<f64>,
-    /// The processes that admitted requests in the scope lately.
+    /// The processes that admitted or asked for admission in the scope lately.
     #[serde(default)]
     members: Vec<Member>,
     /// Set while this copy decides without the fleet; never stored in Redis, so the fleet's
@@ -187,6 +188,7 @@ impl AdmissionState {
     /// it), or say how long to wait before asking again.
     pub fn try_admit(&mut self, rules: &Rules, now_ms: u64) -> Result<(), u64> {
         self.in_flight.retain(|r| r.expires_at > now_ms);
+        self.asked(process_of(rules.holder), now_ms);
         let server_wait = rules
             .server_quota
             .then(|| self.server_wait(rules.floor, process_of(rules.holder), now_ms))
@@ -262,7 +264,7 @@ impl AdmissionState {
             learned_limit: self.learned_limit,
             processes,
             share: match self.alone {
-                Some(alone) => Some(alone.allowance),
+                Some(alone) => Some(alone.allowance(alone.processes.unwrap_or(processes))),
                 None => self
                     .server
                     .map(|q| share_of(self.limit_in_force(q.limit), processes)),

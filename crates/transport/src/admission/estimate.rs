@@ -34,7 +34,9 @@ impl AdmissionState {
         match answer {
             Answer::Served(Some(reading)) => self.observe(reading, dispatched_ms, now_ms),
             Answer::Served(None) => self.unmetered = true,
-            Answer::RateLimited(reading) => self.refused(reading.as_ref(), floor, now_ms),
+            Answer::RateLimited(reading) => {
+                self.refused(reading.as_ref(), floor, dispatched_ms, now_ms)
+            }
             Answer::Failed => {}
         }
     }
@@ -98,9 +100,24 @@ impl AdmissionState {
     /// headers overstate the quota. The limit in force becomes what the window served, and
     /// nothing more is admitted until the 429's reset (the server's timeout). Any other 429
     /// leaves the waiting to the retry policy (its Retry-After) and pacing; every 429 keeps its
-    /// window from counting as clean.
-    fn refused(&mut self, reading: Option<&QuotaReading>, floor: u32, now_ms: u64) {
+    /// window from counting as clean. Two 429s predicted nothing, so they teach no limit but
+    /// still close the window until its reset: one on a cold scope (its quota headers are the
+    /// first reading, D39 a) and one decided alone (the estimate left the fleet's other
+    /// requests out, D39 c).
+    fn refused(
+        &mut self,
+        reading: Option<&QuotaReading>,
+        floor: u32,
+        dispatched_ms: u64,
+        now_ms: u64,
+    ) {
         self.roll(now_ms);
+        let predicted = self.server.is_some() && self.alone.is_none();
+        if self.server.is_none() {
+            if let Some(reading) = reading {
+                self.observe(reading, dispatched_ms, now_ms);
+            }
+        }
         let learned_limit = self.learned_limit;
         let Some(quota) = &mut self.server else {
             return;
@@ -110,8 +127,10 @@ impl AdmissionState {
         if floor == 0 || quota.remaining < f64::from(floor) {
             return;
         }
-        let in_force = learned_limit.map_or(quota.limit, |l| l.min(quota.limit));
-        self.learned_limit = Some((in_force - quota.remaining).max(1.0));
+        if predicted {
+            let in_force = learned_limit.map_or(quota.limit, |l| l.min(quota.limit));
+            self.learned_limit = Some((in_force - quota.remaining).max(1.0));
+        }
         quota.remaining = 0.0;
         let reset_ms = reading
             .and_then(|r| r.reset_ms)
@@ -174,7 +193,7 @@ impl AdmissionState {
             .window_end_ms
             .map_or(RECHECK_MS, |end| end.saturating_sub(now_ms));
         // Answers in flight do not give a spent share back: only the window's end does.
-        if self.share_spent(&quota) {
+        if self.share_spent(&quota, now_ms) {
             return Some(until_reset);
         }
         let available = quota.remaining - f64::from(in_flight);
@@ -253,15 +272,21 @@ mod tests {
     }
 
     #[test]
-    fn a_429_on_a_cold_scope_leaves_the_wait_to_the_retry_policy() {
+    fn a_429_on_a_cold_scope_tells_the_quota_and_teaches_no_limit() {
+        // Its headers are the scope's first reading: spent until the reset. Another request
+        // sent before then would only earn another 429 (a fleet whose other processes spent
+        // the window, or a process alone that had not heard the quota yet).
         let mut cold = AdmissionState::default();
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 5_000))));
         cold.learn(&refusal, 1, NOW, NOW);
-        assert_eq!(
-            cold.try_admit(&QUOTA_ONLY, NOW),
-            Ok(()),
-            "still cold, not held"
-        );
+        assert_eq!(cold.try_admit(&QUOTA_ONLY, NOW + 10), Err(4_990));
+        assert_eq!(cold.snapshot(NOW).learned_limit, None);
+        assert_eq!(admit_all(&mut cold, &QUOTA_ONLY, NOW + 5_000), 10);
+        // A 429 without quota headers says nothing of the quota: the scope stays cold (the
+        // retry policy waits for its Retry-After), and the next request asks again.
+        let mut bare = AdmissionState::default();
+        bare.learn(&Answer::RateLimited(None), 1, NOW, NOW);
+        assert_eq!(bare.try_admit(&QUOTA_ONLY, NOW), Ok(()), "still cold");
     }
 
     #[test]

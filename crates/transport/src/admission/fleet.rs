@@ -22,15 +22,50 @@ pub(super) struct Member {
     pub(super) seen_ms: u64,
 }
 
+/// Members refresh their entry on a decision that admits nothing at most this often: a
+/// waiting process counts in the fleet without a write on every wait.
+const MEMBER_REFRESH_MS: u64 = 1_000;
+
 /// While a copy decides without the fleet (D39 c): what this process may admit per window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Alone {
-    /// The processes seen in the scope when the fleet went out of reach.
-    pub(super) processes: u32,
+    /// The processes seen in the scope when the fleet went out of reach, this one included.
+    /// Counted at the first decision alone, where the asker is known: a process that had only
+    /// waited so far is not among the copy's members yet.
+    pub(super) processes: Option<u32>,
     /// The window the allowance is for; None while the scope had no reading yet.
     pub(super) window_started_ms: Option<u64>,
-    pub(super) allowance: u32,
+    pub(super) pool: Pool,
     pub(super) admitted: u32,
+    /// Carried onto the fleet's state after a rejoin, until its window ends.
+    pub(super) kept: bool,
+}
+
+/// A share a process keeps to after it rejoined the fleet (see [`AdmissionState::keep`]).
+#[derive(Clone, Copy, Debug)]
+pub struct KeptShare(Alone);
+
+/// What the processes alone divide between them in the window `Alone` is for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Pool {
+    /// No reading yet: nothing beyond the one request that asks for the quota.
+    Unknown,
+    /// What was left of the window under way (its estimate less every request in flight):
+    /// each share rounds down, to nothing when little was left.
+    Left(f64),
+    /// A whole window's limit in force: each share at least one request.
+    Window(f64),
+}
+
+impl Alone {
+    pub(super) fn allowance(&self, processes: u32) -> u32 {
+        let processes = f64::from(processes.max(1));
+        match self.pool {
+            Pool::Unknown => 0,
+            Pool::Left(left) => (left / processes).floor() as u32,
+            Pool::Window(limit) => ((limit / processes).floor() as u32).max(1),
+        }
+    }
 }
 
 /// One process's part of a window's `limit` among `processes`: rounded down, at least one.
@@ -49,6 +84,19 @@ impl AdmissionState {
         });
     }
 
+    /// `process` asks for admission at `now_ms`: it competes for the quota whether or not it
+    /// is admitted, so it counts among the processes that share it (refreshed at most every
+    /// [`MEMBER_REFRESH_MS`], so waiting costs the fleet's state no write per decision).
+    pub(super) fn asked(&mut self, process: u64, now_ms: u64) {
+        let fresh = self
+            .members
+            .iter()
+            .any(|m| m.process == process && m.seen_ms + MEMBER_REFRESH_MS > now_ms);
+        if !fresh {
+            self.seen(process, now_ms);
+        }
+    }
+
     /// The fleet's state is out of reach: until the fleet's state replaces this copy, it admits
     /// only this process's share of the last known quota (D39 c), the limit in force divided by
     /// the processes seen in the scope lately, per window (in the window under way, what the
@@ -59,19 +107,47 @@ impl AdmissionState {
             return;
         }
         self.roll(now_ms);
-        let processes = self.processes_seen(now_ms).max(1);
-        let left = self.server.map_or(0.0, |q| {
-            (q.remaining - self.in_flight.len() as f64).max(0.0)
-        });
+        let in_flight = self.in_flight.len() as f64;
         self.alone = Some(Alone {
-            processes,
+            processes: None,
             window_started_ms: self.server.map(|q| q.window_started_ms),
-            allowance: (left / f64::from(processes)).floor() as u32,
+            pool: self.server.map_or(Pool::Unknown, |q| {
+                Pool::Left((q.remaining - in_flight).max(0.0))
+            }),
             admitted: 0,
+            kept: false,
         });
     }
 
-    /// The processes that admitted requests in the scope within [`MEMBER_HORIZON_MS`].
+    /// The share to carry into the fleet's next decision: the one this copy decided alone on,
+    /// when that decision is the rejoin after an outage (`rejoining`) or the share was carried
+    /// already. A decision made locally only because of contention carries nothing: the
+    /// fleet's state was not behind then.
+    pub fn share_to_keep(&self, rejoining: bool) -> Option<KeptShare> {
+        self.alone
+            .filter(|alone| rejoining || alone.kept)
+            .map(KeptShare)
+    }
+
+    /// After an outage the fleet's state may be behind (a failed-over Redis loses its last
+    /// writes) and other processes may still decide alone on their shares: in the window it
+    /// decided alone in, a rejoined process keeps to its share (its requests and its 429s
+    /// counted as alone), and the fleet's state decides again from the next window.
+    pub fn keep(&mut self, share: Option<KeptShare>, now_ms: u64) {
+        self.roll(now_ms);
+        let Some(KeptShare(alone)) = share else {
+            return;
+        };
+        let window = self.server.map(|q| q.window_started_ms);
+        if alone.window_started_ms.is_some() && alone.window_started_ms == window {
+            self.alone = Some(Alone {
+                kept: true,
+                ..alone
+            });
+        }
+    }
+
+    /// The processes that admitted or asked in the scope within [`MEMBER_HORIZON_MS`].
     pub(super) fn processes_seen(&self, now_ms: u64) -> u32 {
         self.members
             .iter()
@@ -79,22 +155,28 @@ impl AdmissionState {
             .count() as u32
     }
 
-    /// Whether this process has admitted its share of the window (always false with the fleet).
-    pub(super) fn share_spent(&mut self, quota: &ServerQuota) -> bool {
+    /// Whether this process has admitted its share of the window (always false with the
+    /// fleet). The asker is among the members by now ([`asked`](Self::asked) came first).
+    pub(super) fn share_spent(&mut self, quota: &ServerQuota, now_ms: u64) -> bool {
         let in_force = self.limit_in_force(quota.limit);
+        let seen = self.processes_seen(now_ms);
         let Some(alone) = &mut self.alone else {
             return false;
         };
+        let processes = *alone.processes.get_or_insert(seen.max(1));
         if alone.window_started_ms != Some(quota.window_started_ms) {
-            // A window after the fleet went out of reach (or the first reading of a cold
-            // scope, whose request stays counted): a share of all of it.
-            if alone.window_started_ms.is_some() {
-                alone.admitted = 0;
-            }
+            alone.pool = if alone.window_started_ms.is_some() {
+                // A window after the fleet went out of reach: a share of all of it.
+                Pool::Window(in_force)
+            } else {
+                // The first reading of a cold scope (its request answered, so counted in it):
+                // a share of what it says is left.
+                Pool::Left(quota.remaining)
+            };
+            alone.admitted = 0;
             alone.window_started_ms = Some(quota.window_started_ms);
-            alone.allowance = share_of(in_force, alone.processes);
         }
-        alone.admitted >= alone.allowance
+        alone.admitted >= alone.allowance(processes)
     }
 }
 
@@ -137,7 +219,7 @@ impl AdmissionState {
 mod tests {
     use super::super::tests::{admit_all, reading, NOW, QUOTA_ONLY};
     use super::super::*;
-    use super::MEMBER_HORIZON_MS;
+    use super::{MEMBER_HORIZON_MS, MEMBER_REFRESH_MS};
     use crate::shared_state::link::REJOIN_INTERVAL_MS;
 
     /// Rules for a request of `process` (tokens carry it in their high half).
@@ -280,5 +362,79 @@ mod tests {
         let later = NOW + MEMBER_HORIZON_MS;
         state.decide_alone(later);
         assert_eq!(admit_all(&mut state, &of_process(1), later), 10);
+    }
+
+    #[test]
+    fn a_process_that_only_waited_counts_among_the_fleet_and_waiting_writes_little() {
+        let mut fleet = AdmissionState::default();
+        fleet.learn(
+            &Answer::Served(Some(reading(9.0, Some(NOW + 100_000)))),
+            1,
+            NOW,
+            NOW,
+        );
+        // Process 1 holds the last 9 requests of the window; process 2 asks and waits.
+        assert_eq!(admit_all(&mut fleet, &of_process(1), NOW), 9);
+        assert!(fleet.try_admit(&of_process(2), NOW).is_err());
+        assert_eq!(fleet.snapshot(NOW).processes, 2, "the waiter is a member");
+        let before = fleet.clone();
+        assert!(fleet
+            .try_admit(&of_process(2), NOW + MEMBER_REFRESH_MS - 1)
+            .is_err());
+        assert_eq!(fleet, before, "a wait soon after changes nothing to write");
+        // Both fall back on copies of this state; process 1's requests are answered alone.
+        let mut waiter = fleet.clone();
+        waiter.decide_alone(NOW + 10);
+        let mut holder = fleet.clone();
+        holder.decide_alone(NOW + 10);
+        for _ in 0..9 {
+            holder.release(of_process(1).holder);
+        }
+        // Nothing was left beyond the 9 in flight: neither admits in this window.
+        assert_eq!(admit_all(&mut waiter, &of_process(2), NOW + 10), 0);
+        assert_eq!(admit_all(&mut holder, &of_process(1), NOW + 10), 0);
+    }
+
+    #[test]
+    fn a_process_alone_counts_itself_though_the_copy_never_saw_it_admit() {
+        let mut fleet = AdmissionState::default();
+        fleet.learn(
+            &Answer::Served(Some(reading(10.0, Some(NOW + 100_000)))),
+            1,
+            NOW,
+            NOW,
+        );
+        for process in [1, 2] {
+            assert!(fleet.try_admit(&of_process(process), NOW).is_ok());
+            fleet.release(of_process(process).holder);
+        }
+        // Process 3's copy was read before it asked: it is the third, not one of two.
+        let mut copy = fleet.clone();
+        copy.decide_alone(NOW + 10);
+        assert_eq!(admit_all(&mut copy, &of_process(3), NOW + 10), 3);
+        assert_eq!(copy.snapshot(NOW + 10).share, Some(3));
+    }
+
+    #[test]
+    fn a_429_decided_alone_closes_the_window_but_teaches_no_limit() {
+        let mut state = AdmissionState::default();
+        state.learn(
+            &Answer::Served(Some(reading(8.0, Some(NOW + 1_000)))),
+            1,
+            NOW,
+            NOW,
+        );
+        state.decide_alone(NOW);
+        assert_eq!(admit_all(&mut state, &of_process(1), NOW), 8);
+        // The other processes spent the window: the estimate alone could not know.
+        state.learn(
+            &Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000)))),
+            1,
+            NOW,
+            NOW + 5,
+        );
+        state.release(of_process(1).holder);
+        assert!(state.try_admit(&of_process(1), NOW + 5).is_err());
+        assert_eq!(state.snapshot(NOW + 5).learned_limit, None);
     }
 }

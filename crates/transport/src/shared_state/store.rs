@@ -121,6 +121,10 @@ impl<B: StateBackend> SharedHostStates<B> {
         let carried = unshared
             .as_ref()
             .map(|unshared| (unshared, self.local.with(host, |s| s.admission.clone())));
+        let rejoining = self.lock_link().in_fallback();
+        let kept = self
+            .local
+            .with(host, |s| s.admission.share_to_keep(rejoining));
         let mut with_unshared = |fleet: &mut HostState| {
             if let Some((unshared, local)) = &carried {
                 for holder in &unshared.released {
@@ -129,6 +133,7 @@ impl<B: StateBackend> SharedHostStates<B> {
                 fleet.admission.absorb(local, now_ms);
                 fleet.admission.adopt(local, &unshared.admitted, now_ms);
             }
+            fleet.admission.keep(kept, now_ms);
             decide(fleet)
         };
         let outcome = cas::update(
@@ -407,9 +412,18 @@ mod tests {
         assert_eq!(notice, Some(Notice::Rejoined));
         assert_eq!(
             slot.with_local("h", |s| s.admission.snapshot(rejoin_at).in_flight),
-            5,
-            "the fleet's estimate again, with the 4 admitted alone carried in"
+            4,
+            "the fleet's estimate again, with the 4 admitted alone carried in, and the share \
+             spent: the window it decided alone in is not over"
         );
+        let window_end = 60_000;
+        let (admitted, _) = slot
+            .with("h", "k", window_end, |s| {
+                s.admission.try_admit(&rules(1, 100), window_end)
+            })
+            .await;
+        assert_eq!(admitted, Ok(()), "the next window is the fleet's again");
+        assert!(!slot.with_local("h", |s| s.admission.snapshot(window_end).alone));
     }
 
     #[tokio::test(start_paused = true)]
