@@ -1,6 +1,6 @@
 //! The payloads of the diagnostics channels (docs/hooks-and-diagnostics.md, "Observability"),
 //! declared here once: their TypeScript is generated from these declarations, and the keys each
-//! payload carries are in the contract (`contract().channelPayloads`).
+//! payload carries are exported ([`channel_payloads`]).
 //!
 //! The facade builds the payloads (lib/channels.cjs) from the hook messages of an observed call,
 //! and only while a channel has a subscriber: a call nobody observes asks for no events at all,
@@ -245,6 +245,10 @@ pub struct ChannelPayloads {
     pub shared_state: PayloadKeys,
 }
 
+/// The keys of each channel's payload, for the test that holds what the facade publishes to
+/// them. Apart from `contract()`, which every facade module reads as it loads: the facade never
+/// needs these keys, and a load should not pay for building them.
+#[napi(catch_unwind)]
 pub fn channel_payloads() -> ChannelPayloads {
     let event = CallEvent::keys;
     ChannelPayloads {

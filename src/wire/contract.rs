@@ -16,7 +16,7 @@ use anilink_transport::options::Hook;
 
 use crate::native_client::slot_environment_variables;
 use crate::outbox::Kind;
-use crate::wire::channels::{channel_payloads, BreakerState, ChannelPayloads, SharedStateSwitch};
+use crate::wire::channels::{BreakerState, SharedStateSwitch};
 use crate::wire::diagnostic::{DiagnosticKind, SharedStateCode};
 use crate::wire::failure::TYPE_ERROR;
 use crate::wire::hook_message::DIAGNOSTIC_HOOK;
@@ -249,8 +249,6 @@ pub struct Contract {
     /// The `hook` of an event message that carries a diagnostic record instead of a context.
     pub diagnostic_hook: String,
     pub channel_events: ChannelEvents,
-    /// The keys of each channel's payload (src/wire/channels.rs).
-    pub channel_payloads: ChannelPayloads,
 }
 
 /// The key of a code in the public `AniLinkErrorCodes` object (api.md §5).
@@ -322,7 +320,6 @@ pub fn contract() -> Contract {
             .collect(),
         diagnostic_hook: DIAGNOSTIC_HOOK.to_string(),
         channel_events: channel_events(),
-        channel_payloads: channel_payloads(),
     }
 }
 
