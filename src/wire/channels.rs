@@ -51,7 +51,7 @@ impl PayloadKeys {
     }
 }
 
-/// A channel payload: a wire shape whose keys the contract lists.
+/// A channel payload: a wire shape that also lists its keys (for [`channel_payloads`]).
 macro_rules! channel_payload {
     (
         $(#[$attribute:meta])*
@@ -64,8 +64,6 @@ macro_rules! channel_payload {
     ) => {
         wire_shape! {
             $(#[$attribute])*
-            // Declared for its typings and its keys: the facade builds the values.
-            #[allow(dead_code)]
             pub struct $name $(as $ts_name)? {
                 $( $(#[$field_attribute])* $field: $field_ty $(as $field_ts)?, )*
             }
@@ -304,7 +302,7 @@ mod tests {
     }
 
     #[test]
-    fn the_contract_lists_the_keys_each_payload_declares() {
+    fn the_exported_keys_are_those_each_payload_declares() {
         let payloads = channel_payloads();
         let event = CallEvent::declaration();
         let cases = [
