@@ -211,6 +211,9 @@ mod describe {
     }
 }
 
+// Read by the descriptions, and at run time by the channel payloads listing their keys
+// (src/wire/channels.rs).
+
 /// `snake_case` → `camelCase`, as serde's `rename_all = "camelCase"` does.
 pub(crate) fn camel(name: &str) -> String {
     let mut words = name.split('_');
