@@ -2,6 +2,7 @@
 // `anilink:call` with one `anilink:attempt:start`/`:end` pair per attempt, and no payload
 // carries a secret.
 import diagnosticsChannel from 'node:diagnostics_channel';
+import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aniListClient, clientFor, closedPort, useTestServer } from './support/helpers';
 import { graphqlData, rateLimitHeaders, type TestServer } from './support/test-server';
@@ -12,6 +13,12 @@ useTestServer((started) => {
 });
 
 const TOKEN = 'secret-token-39';
+
+const require = createRequire(import.meta.url);
+const { CHANNEL_NAMES } = require('../lib/channels.cjs') as { CHANNEL_NAMES: Record<string, string> };
+type PayloadKeys = { required: string[]; optional: string[] };
+/** The keys of each payload, as the binding declares them (src/wire/channels.rs), by the facade's name of its channel. */
+const PAYLOAD_KEYS = require('../lib/native.cjs').channelPayloads() as Record<string, PayloadKeys>;
 
 type Published = { channel: string; message: Record<string, unknown> };
 
@@ -215,5 +222,69 @@ describe('diagnostics channels', () => {
       }),
     ]);
     expect(JSON.stringify(published.map(({ message }) => ({ ...message, call: undefined })))).not.toContain('hunter2');
+  });
+});
+
+describe('channel payloads', () => {
+  /** The facade's name of a published channel (`call` for the `anilink:call` context), as the contract keys them. */
+  const payloadOf = (channel: string) =>
+    channel.startsWith('call:') ? 'call' : Object.keys(CHANNEL_NAMES).find((key) => CHANNEL_NAMES[key] === channel);
+
+  it('carry exactly the keys their Rust declarations list, every one of them published at least once', async () => {
+    const published = subscribeAll();
+    const retry = { baseDelayMs: 1, jitter: false };
+
+    // A 503-then-200 call.
+    server.enqueue({ status: 503, body: 'down' }, { body: graphqlData('Media', { id: 1 }) });
+    await clientFor(server, { retry }).anilist.query.media({ id: 1 });
+    // A breaker opening, then its fast-fail.
+    server.enqueue({ status: 503, body: 'down' });
+    const broken = clientFor(server, { retry: false, circuitBreaker: { threshold: 1, cooldownMs: 60_000 } });
+    await expect(broken.anilist.query.media({ id: 1 })).rejects.toThrow();
+    await expect(broken.anilist.query.media({ id: 2 })).rejects.toThrow();
+    // An admission wait.
+    server.enqueue(
+      { headers: rateLimitHeaders(90, 0, (Date.now() + 300) / 1000), body: graphqlData('Media', { id: 1 }) },
+      { body: graphqlData('Media', { id: 1 }) },
+    );
+    const paced = clientFor(server);
+    await paced.anilist.query.media({ id: 1 });
+    await paced.anilist.query.media({ id: 2 });
+    // A shared-state fallback.
+    server.enqueue({ body: graphqlData('Media', { id: 1 }) });
+    const redis = `redis://127.0.0.1:${await closedPort()}`;
+    await aniListClient(server, {
+      sharedState: { redis, timeoutMs: 1_000 },
+      diagnostics: 'silent',
+    }).anilist.query.media({ id: 1 });
+    // A coalesced read, and a retry the retry budget stops.
+    server.enqueue({ delayMs: 50, body: graphqlData('Media', { id: 1 }) });
+    const coalescing = aniListClient(server, { coalesce: true, rateLimitFloor: 0 });
+    await Promise.all([coalescing.anilist.query.media({ id: 1 }), coalescing.anilist.query.media({ id: 1 })]);
+    server.enqueue({ status: 503, body: 'down' }, { status: 503, body: 'down' });
+    const budgeted = clientFor(server, {
+      retry: { ...retry, maxRetries: 2 },
+      retryBudget: { maxRetriesPerWindow: 1, windowMs: 60_000 },
+    });
+    await expect(budgeted.anilist.query.media({ id: 1 })).rejects.toThrow();
+
+    const seen = new Map<string, Set<string>>();
+    const conform = (payload: string | undefined, message: Record<string, unknown>) => {
+      const declared = PAYLOAD_KEYS[payload ?? ''];
+      expect(declared, `a contract entry for ${payload}`).toBeDefined();
+      const keys = Object.keys(message);
+      expect(keys, payload).toEqual(expect.arrayContaining(declared.required));
+      expect([...declared.required, ...declared.optional], payload).toEqual(expect.arrayContaining(keys));
+      for (const key of keys) seen.set(payload ?? '', (seen.get(payload ?? '') ?? new Set()).add(key));
+    };
+    for (const { channel, message } of published) {
+      const payload = payloadOf(channel);
+      conform(payload, message);
+      if (payload !== 'call') conform('call', message.call as Record<string, unknown>);
+    }
+    expect(Object.keys(PAYLOAD_KEYS).sort()).toEqual(['call', ...Object.keys(CHANNEL_NAMES)].sort());
+    for (const [payload, { required, optional }] of Object.entries(PAYLOAD_KEYS)) {
+      expect([...(seen.get(payload) ?? [])].sort(), payload).toEqual([...required, ...optional].sort());
+    }
   });
 });

@@ -16,6 +16,7 @@ use anilink_transport::options::Hook;
 
 use crate::native_client::slot_environment_variables;
 use crate::outbox::Kind;
+use crate::wire::channels::{BreakerState, SharedStateSwitch};
 use crate::wire::diagnostic::{DiagnosticKind, SharedStateCode};
 use crate::wire::failure::TYPE_ERROR;
 use crate::wire::hook_message::DIAGNOSTIC_HOOK;
@@ -145,7 +146,7 @@ pub struct ChannelEvents {
 #[napi(object)]
 pub struct BreakerTransition {
     pub hook: String,
-    /// `open` or `closed`.
+    /// A [`BreakerState`]: `open` or `closed`.
     pub state: String,
 }
 
@@ -161,7 +162,7 @@ pub struct SharedStateEvents {
 #[napi(object)]
 pub struct SharedStateTransition {
     pub code: String,
-    /// `fallback` or `rejoined`.
+    /// A [`SharedStateSwitch`]: `fallback` or `rejoined`.
     pub state: String,
 }
 
@@ -172,7 +173,7 @@ enum ChannelRole {
     Answer,
     Failure,
     Admission,
-    Breaker(&'static str),
+    Breaker(BreakerState),
 }
 
 fn channel_role(hook: Hook) -> ChannelRole {
@@ -181,16 +182,16 @@ fn channel_role(hook: Hook) -> ChannelRole {
         Hook::OnResponse => ChannelRole::Answer,
         Hook::OnError | Hook::OnRetry => ChannelRole::Failure,
         Hook::OnPace => ChannelRole::Admission,
-        Hook::OnCircuitOpen => ChannelRole::Breaker("open"),
-        Hook::OnCircuitClose => ChannelRole::Breaker("closed"),
+        Hook::OnCircuitOpen => ChannelRole::Breaker(BreakerState::Open),
+        Hook::OnCircuitClose => ChannelRole::Breaker(BreakerState::Closed),
     }
 }
 
 /// The state a shared-state code means on `anilink:shared-state`.
-fn shared_state(code: SharedStateCode) -> &'static str {
+fn shared_state(code: SharedStateCode) -> SharedStateSwitch {
     match code {
-        SharedStateCode::Unavailable => "fallback",
-        SharedStateCode::Rejoined => "rejoined",
+        SharedStateCode::Unavailable => SharedStateSwitch::Fallback,
+        SharedStateCode::Rejoined => SharedStateSwitch::Rejoined,
     }
 }
 
@@ -208,7 +209,7 @@ fn channel_events() -> ChannelEvents {
                 .into_iter()
                 .map(|code| SharedStateTransition {
                     code: code.as_str().to_string(),
-                    state: shared_state(code).to_string(),
+                    state: shared_state(code).as_str().to_string(),
                 })
                 .collect(),
         },
@@ -222,7 +223,7 @@ fn channel_events() -> ChannelEvents {
             ChannelRole::Admission => events.admission.push(key),
             ChannelRole::Breaker(state) => events.breaker.push(BreakerTransition {
                 hook: key,
-                state: state.to_string(),
+                state: state.as_str().to_string(),
             }),
         }
     }

@@ -15,7 +15,7 @@ use anilink_transport::options::{Hook, OptionDoc, TRANSPORT_OPTION_DOCS};
 use crate::wire::failure::TYPE_ERROR;
 use crate::wire::hook_message::DIAGNOSTIC_HOOK;
 use crate::wire::typescript::{jsdoc, union};
-use crate::wire::{failure, hook_message, snapshot};
+use crate::wire::{channels, failure, hook_message, snapshot};
 
 const TYPINGS: &str = "types/wire.generated.d.ts";
 const OPTIONS_PAGE: &str = "docs/transport-options.md";
@@ -83,7 +83,8 @@ fn typings() -> String {
     let shapes = failure::declarations()
         .into_iter()
         .chain(hook_message::declarations())
-        .chain(snapshot::declarations());
+        .chain(snapshot::declarations())
+        .chain(channels::declarations());
     for declaration in shapes {
         text.push('\n');
         text.push_str(&declaration);

@@ -14,6 +14,8 @@ pub use describe::*;
 
 #[cfg(test)]
 mod describe {
+    use super::{camel, has_serde};
+
     /// A Rust type as TypeScript sees it once serde has written it as JSON.
     pub trait TsType {
         fn ts() -> String;
@@ -129,12 +131,7 @@ mod describe {
         let camel_case = attributes
             .iter()
             .any(|attribute| attribute.contains("rename_all = \"camelCase\""));
-        let serde = |field: &Field, word: &str| {
-            field
-                .attributes
-                .iter()
-                .any(|attribute| attribute.starts_with("serde") && attribute.contains(word))
-        };
+        let serde = |field: &Field, word: &str| has_serde(field.attributes, word);
         let extends: Vec<&str> = fields
             .iter()
             .filter(|field| serde(field, "flatten"))
@@ -160,20 +157,6 @@ mod describe {
             }
         }
         text.push_str("}\n");
-        text
-    }
-
-    /// `snake_case` → `camelCase`, as serde's `rename_all = "camelCase"` does.
-    pub(crate) fn camel(name: &str) -> String {
-        let mut words = name.split('_');
-        let mut text = words.next().unwrap_or_default().to_string();
-        for word in words {
-            let mut chars = word.chars();
-            if let Some(first) = chars.next() {
-                text.extend(first.to_uppercase());
-                text.push_str(chars.as_str());
-            }
-        }
         text
     }
 
@@ -226,6 +209,31 @@ mod describe {
         };
         text.strip_prefix(' ').unwrap_or(&text).to_string()
     }
+}
+
+// Read by the descriptions, and at run time by the channel payloads listing their keys
+// (src/wire/channels.rs).
+
+/// `snake_case` → `camelCase`, as serde's `rename_all = "camelCase"` does.
+pub(crate) fn camel(name: &str) -> String {
+    let mut words = name.split('_');
+    let mut text = words.next().unwrap_or_default().to_string();
+    for word in words {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            text.extend(first.to_uppercase());
+            text.push_str(chars.as_str());
+        }
+    }
+    text
+}
+
+/// Whether a field's `attributes` (as `stringify!` writes them) hold a serde attribute with
+/// `word` (`flatten`, `skip_serializing_if`).
+pub(crate) fn has_serde(attributes: &[&str], word: &str) -> bool {
+    attributes
+        .iter()
+        .any(|attribute| attribute.starts_with("serde") && attribute.contains(word))
 }
 
 /// Declare a wire shape: the struct as written, plus its [`TsType`] (its TypeScript name, the

@@ -2,7 +2,16 @@
 export * from '../anilink';
 export * from '../errors';
 export * from '../transport';
-export type * from '../channels';
+/** The payloads of the diagnostics channels (docs/hooks-and-diagnostics.md, "Observability"). */
+export type {
+  AdmissionMessage,
+  AttemptEndMessage,
+  AttemptStartMessage,
+  BreakerMessage,
+  CallChannelContext,
+  CallEvent,
+  SharedStateMessage,
+} from '../wire.generated';
 export * from '../response-cache';
 export * from '../paginate';
 export * from '../helpers';
