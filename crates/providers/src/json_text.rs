@@ -141,13 +141,15 @@ pub(crate) fn rewritten(value: &RawValue) -> String {
     whole(value).map_or_else(|| value.get().to_owned(), |value| value.to_string())
 }
 
+/// JSON text as a test writes it (it must be JSON).
+#[cfg(test)]
+pub(crate) fn raw(text: &str) -> &RawValue {
+    serde_json::from_str(text).unwrap_or_else(|error| panic!("{text}: {error}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn raw(text: &str) -> &RawValue {
-        serde_json::from_str(text).unwrap()
-    }
 
     #[test]
     fn strings_are_borrowed_unless_they_had_escapes() {

@@ -334,12 +334,8 @@ pub fn token_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json_text::raw;
     use serde_json::Value;
-
-    /// MAL params as the facade writes them: JSON text.
-    fn params(text: &str) -> &RawValue {
-        serde_json::from_str(text).expect("JSON text")
-    }
 
     #[test]
     fn tokens_are_sent_as_sensitive_bearer_headers() {
@@ -498,12 +494,12 @@ mod tests {
     fn list_deletes_resolve_nothing_whatever_the_body() {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, Some("m"), None).unwrap();
         let delete = endpoint
-            .operation("anime.deleteFromList", Some(params(r#"{"id":1}"#)), None)
+            .operation("anime.deleteFromList", Some(raw(r#"{"id":1}"#)), None)
             .unwrap();
         assert_eq!(delete.shape, ResultShape::Nothing);
         assert!(delete.is_write && delete.missing_auth.is_none());
         let get = endpoint
-            .operation("anime.get", Some(params(r#"{"id":1}"#)), None)
+            .operation("anime.get", Some(raw(r#"{"id":1}"#)), None)
             .unwrap();
         assert_eq!(get.shape, ResultShape::Rest);
     }
@@ -514,7 +510,7 @@ mod tests {
         let me = endpoint.operation("user.me", None, None).unwrap();
         assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
         let public = endpoint
-            .operation("anime.get", Some(params(r#"{"id":1}"#)), None)
+            .operation("anime.get", Some(raw(r#"{"id":1}"#)), None)
             .unwrap();
         assert!(public.missing_auth.is_none());
     }
@@ -523,7 +519,7 @@ mod tests {
     fn without_any_credentials_public_mal_calls_go_out_bare() {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, None, None).unwrap();
         let public = endpoint
-            .operation("anime.get", Some(params(r#"{"id":1}"#)), None)
+            .operation("anime.get", Some(raw(r#"{"id":1}"#)), None)
             .unwrap();
         assert!(public.missing_auth.is_none());
         assert!(
@@ -572,13 +568,13 @@ mod tests {
         assert_eq!(custom.cache_hint, CacheHint::Write(Invalidates::Url));
         let mal = MalEndpoint::new("http://h/v2", Some("m"), None).unwrap();
         let get = mal
-            .operation("anime.get", Some(params(r#"{"id":21}"#)), None)
+            .operation("anime.get", Some(raw(r#"{"id":21}"#)), None)
             .unwrap();
         assert_eq!(get.cache_hint, CacheHint::Read { scope: None });
         let patch = mal
             .operation(
                 "anime.updateMyListStatus",
-                Some(params(r#"{"id":21, "status":"watching"}"#)),
+                Some(raw(r#"{"id":21, "status":"watching"}"#)),
                 None,
             )
             .unwrap();

@@ -231,15 +231,12 @@ mod tests {
 
     use super::*;
     use crate::anilist::operation;
+    use crate::json_text::raw;
 
     /// Variables as the facade hands them over: JSON text, `null` as none.
     fn validate(key: &str, variables: Value) -> Result<(), Vec<String>> {
         let text = (!variables.is_null()).then(|| variables.to_string());
         validate_variables(operation(key).expect(key), text.as_deref())
-    }
-
-    fn raw(text: &str) -> &RawValue {
-        serde_json::from_str(text).unwrap()
     }
 
     fn problems(key: &str, variables: Value) -> Vec<String> {

@@ -209,10 +209,7 @@ fn tags(key: &str, value: &RawValue) -> Result<String, Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn raw(text: &str) -> &RawValue {
-        serde_json::from_str(text).unwrap()
-    }
+    use crate::json_text::{object_of, raw};
 
     #[test]
     fn username_is_trimmed_and_own_account_normalised() {
@@ -261,7 +258,7 @@ mod tests {
             "num_watched_episodes",
             Rule::NonNegativeInteger,
         );
-        let given = crate::json_text::object_of(raw(
+        let given = object_of(raw(
             r#"{ "numWatchedEpisodes": 1, "num_watched_episodes": 2 }"#,
         ))
         .unwrap();

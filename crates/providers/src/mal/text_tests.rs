@@ -3,23 +3,20 @@
 //! they stand for, and messages quote a value the same whatever the text looked like.
 
 use super::*;
+use crate::json_text::raw;
 
 fn op(key: &str) -> &'static Operation {
     operation(key).unwrap_or_else(|| panic!("{key} is not in the catalog"))
 }
 
-fn text(json: &str) -> &RawValue {
-    serde_json::from_str(json).unwrap_or_else(|error| panic!("{json}: {error}"))
-}
-
 /// The path and query (or the problems) of `key` called with `params` and `fields` as text.
 fn read(key: &str, params: &str, fields: Option<&str>) -> Result<String, Vec<String>> {
-    request_from_text(op(key), Some(text(params)), fields.map(text))
+    request_from_text(op(key), Some(raw(params)), fields.map(raw))
         .map(|request| request.path_and_query)
 }
 
 fn form(key: &str, params: &str) -> String {
-    request_from_text(op(key), Some(text(params)), None)
+    request_from_text(op(key), Some(raw(params)), None)
         .unwrap_or_else(|problems| panic!("{params}: {problems:?}"))
         .form_body
         .unwrap_or_default()
@@ -238,7 +235,7 @@ fn spacing_in_the_text_changes_nothing() {
     );
     assert_eq!(
         request_from_text(op("forum.boards"), None, None),
-        request_from_text(op("forum.boards"), Some(text("null")), Some(text("null")))
+        request_from_text(op("forum.boards"), Some(raw("null")), Some(raw("null")))
     );
 }
 
@@ -271,7 +268,7 @@ fn a_big_input_builds_its_whole_request() {
         tags.join(",")
     );
     assert!(params.len() > 1_000_000, "{} bytes", params.len());
-    let request = request_from_text(op("anime.updateMyListStatus"), Some(text(&params)), None);
+    let request = request_from_text(op("anime.updateMyListStatus"), Some(raw(&params)), None);
     assert_eq!(
         request.as_ref().err(),
         Some(&vec!["Unknown variable: unused".to_owned()])
