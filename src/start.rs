@@ -11,7 +11,6 @@ use futures_util::FutureExt;
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
-use serde_json::Value;
 
 use anilink_providers::slot::NotBuilt;
 use anilink_transport::attempt::{CallInputs, Completed};
@@ -55,11 +54,10 @@ pub fn start_operation(
     flags: u32,
 ) -> Result<()> {
     let client = client_registry::lookup(client)?;
-    let fields = caller_json(fields)?;
     let request = client.endpoint.borrow().operation(
         &operation,
         input.as_deref(),
-        fields,
+        fields.as_deref(),
         problems.unwrap_or_default(),
     );
     start(
@@ -260,15 +258,9 @@ fn request_options(env: &Env, object: &Object<'_>) -> Result<PartialOptions> {
     Ok(options)
 }
 
-/// A caller's variables, arguments or fields, as the facade wrote them (`lib/json-text.cjs`
-/// reads them once and reports what JSON cannot carry as problems, decisions D33). The text is
-/// the facade's own, so a parse failure is a broken contract, not bad input.
-fn caller_json(text: Option<String>) -> Result<Option<Value>> {
-    text.map(|text| serde_json::from_str(&text))
-        .transpose()
-        .map_err(not_json)
-}
-
+/// The facade's JSON text of a caller's values did not parse (`lib/json-text.cjs` reads them
+/// once and reports what JSON cannot carry as problems, decisions D33): the text is the
+/// facade's own, so this is a broken contract, not bad input.
 fn not_json(error: serde_json::Error) -> napi::Error {
     invalid_arg(format!("caller values must arrive as JSON text: {error}"))
 }

@@ -1,4 +1,5 @@
 pub mod anilist;
+mod json_text;
 pub mod mal;
 mod prepared_documents;
 pub mod requests;

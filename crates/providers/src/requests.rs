@@ -7,7 +7,6 @@ use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 use anilink_transport::error::{Protocol, TransportError};
 use std::collections::HashMap;
@@ -263,16 +262,18 @@ impl MalEndpoint {
         &self.base
     }
 
+    /// A catalog operation (`"anime.get"`, …): `params` and `fields` are the caller's JSON
+    /// text, read where they lie into the path, query or form.
     pub fn operation(
         &self,
         key: &str,
-        params: &Value,
-        fields: Option<&Value>,
+        params: Option<&RawValue>,
+        fields: Option<&RawValue>,
     ) -> Result<RequestSpec, TransportError> {
         let operation = mal::operation(key)
             .ok_or_else(|| TransportError::unknown(format!("unknown MAL operation {key}")))?;
-        let request =
-            mal::build_request(operation, params, fields).map_err(TransportError::validation)?;
+        let request = mal::request_from_text(operation, params, fields)
+            .map_err(TransportError::validation)?;
         let mut headers = self.headers.clone();
         let body = match request.form_body {
             Some(form) => {
@@ -333,6 +334,8 @@ pub fn token_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json_text::raw;
+    use serde_json::Value;
 
     #[test]
     fn tokens_are_sent_as_sensitive_bearer_headers() {
@@ -491,12 +494,12 @@ mod tests {
     fn list_deletes_resolve_nothing_whatever_the_body() {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, Some("m"), None).unwrap();
         let delete = endpoint
-            .operation("anime.deleteFromList", &serde_json::json!({"id": 1}), None)
+            .operation("anime.deleteFromList", Some(raw(r#"{"id":1}"#)), None)
             .unwrap();
         assert_eq!(delete.shape, ResultShape::Nothing);
         assert!(delete.is_write && delete.missing_auth.is_none());
         let get = endpoint
-            .operation("anime.get", &serde_json::json!({"id": 1}), None)
+            .operation("anime.get", Some(raw(r#"{"id":1}"#)), None)
             .unwrap();
         assert_eq!(get.shape, ResultShape::Rest);
     }
@@ -504,10 +507,10 @@ mod tests {
     #[test]
     fn token_only_mal_operations_are_marked_without_a_token() {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, None, Some("cid")).unwrap();
-        let me = endpoint.operation("user.me", &Value::Null, None).unwrap();
+        let me = endpoint.operation("user.me", None, None).unwrap();
         assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
         let public = endpoint
-            .operation("anime.get", &serde_json::json!({"id": 1}), None)
+            .operation("anime.get", Some(raw(r#"{"id":1}"#)), None)
             .unwrap();
         assert!(public.missing_auth.is_none());
     }
@@ -516,14 +519,14 @@ mod tests {
     fn without_any_credentials_public_mal_calls_go_out_bare() {
         let endpoint = MalEndpoint::new(MAL_DEFAULT_URL, None, None).unwrap();
         let public = endpoint
-            .operation("anime.get", &serde_json::json!({"id": 1}), None)
+            .operation("anime.get", Some(raw(r#"{"id":1}"#)), None)
             .unwrap();
         assert!(public.missing_auth.is_none());
         assert!(
             public.headers.get(AUTHORIZATION).is_none()
                 && public.headers.get(MAL_CLIENT_ID).is_none()
         );
-        let me = endpoint.operation("user.me", &Value::Null, None).unwrap();
+        let me = endpoint.operation("user.me", None, None).unwrap();
         assert_eq!(me.missing_auth.as_deref(), Some("mal.user.me"));
     }
 
@@ -565,13 +568,13 @@ mod tests {
         assert_eq!(custom.cache_hint, CacheHint::Write(Invalidates::Url));
         let mal = MalEndpoint::new("http://h/v2", Some("m"), None).unwrap();
         let get = mal
-            .operation("anime.get", &serde_json::json!({"id": 21}), None)
+            .operation("anime.get", Some(raw(r#"{"id":21}"#)), None)
             .unwrap();
         assert_eq!(get.cache_hint, CacheHint::Read { scope: None });
         let patch = mal
             .operation(
                 "anime.updateMyListStatus",
-                &serde_json::json!({"id": 21, "status": "watching"}),
+                Some(raw(r#"{"id":21, "status":"watching"}"#)),
                 None,
             )
             .unwrap();

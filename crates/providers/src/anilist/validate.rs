@@ -2,57 +2,18 @@
 //! surface as an `AniLinkValidationError` listing every problem, before any request is spent on
 //! AniList's rate limit.
 //!
-//! The variables are read where they lie, in the caller's JSON text: values are borrowed slices
-//! of it, never a tree that is written out again, because that same text goes into the request
-//! body as it is (`requests.rs`).
+//! The variables are read where they lie, in the caller's JSON text (`crate::json_text`): values
+//! are borrowed slices of it, never a tree that is written out again, because that same text
+//! goes into the request body as it is (`requests.rs`).
 
-use std::borrow::{Borrow, Cow};
-use std::collections::BTreeMap;
-use std::fmt;
-
-use serde::de::{Deserializer, Visitor};
-use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Number, Value};
+use serde_json::Value;
 
 use super::catalog::{catalog, Catalog, InputType, Operation, ScalarCheck, TypeRef};
-
-/// An object's members, each value still text. Sorted by name, a repeated name keeping its last
-/// value: problems come out in the order they always have (a `serde_json` map's), whatever the
-/// order the caller wrote.
-type Members<'a> = BTreeMap<Name<'a>, &'a RawValue>;
-
-/// A string of the text: borrowed unless it had escapes to undo.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct Name<'a>(Cow<'a, str>);
-
-impl Borrow<str> for Name<'_> {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl<'de> Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct NameVisitor;
-        impl<'de> Visitor<'de> for NameVisitor {
-            type Value = Name<'de>;
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a string")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(
-                self,
-                text: &'de str,
-            ) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Borrowed(text)))
-            }
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(text.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(NameVisitor)
-    }
-}
+use crate::json_text::{
+    array_of, boolean_of, is_null, is_number, object_of, starts_with, string_of, whole,
+    whole_number, Members,
+};
 
 /// Validates caller variables against the operation's variable types and requirement rules.
 /// `object` is the variables' JSON text, already known to be an object (`None` for `null`,
@@ -79,11 +40,11 @@ pub fn validate_variables(op: &Operation, object: Option<&str>) -> Result<(), Ve
         problems: Vec::new(),
     };
     for (name, value) in &provided {
-        match op.variable(&name.0) {
-            Some(definition) => checker.check(&definition.type_ref, value, &name.0),
+        match op.variable(name.as_str()) {
+            Some(definition) => checker.check(&definition.type_ref, value, name.as_str()),
             None => checker
                 .problems
-                .push(format!("Unknown variable: {}", name.0)),
+                .push(format!("Unknown variable: {}", name.as_str())),
         }
     }
     for definition in &op.variables {
@@ -112,32 +73,6 @@ pub fn validate_variables(op: &Operation, object: Option<&str>) -> Result<(), Ve
 
 fn missing(path: &str, type_ref: &TypeRef) -> String {
     format!("Invalid {path}: undefined. Expected type: {type_ref}")
-}
-
-fn is_null(value: &RawValue) -> bool {
-    value.get() == "null"
-}
-
-/// What a value is, from its first character (the text is already known to be JSON).
-fn starts_with(value: &RawValue, first: u8) -> bool {
-    value.get().as_bytes().first() == Some(&first)
-}
-
-fn is_number(value: &RawValue) -> bool {
-    value
-        .get()
-        .as_bytes()
-        .first()
-        .is_some_and(|first| *first == b'-' || first.is_ascii_digit())
-}
-
-/// A string value's text, escapes undone; None for any other value.
-fn string_of(value: &RawValue) -> Option<Name<'_>> {
-    if starts_with(value, b'"') {
-        serde_json::from_str(value.get()).ok()
-    } else {
-        None
-    }
 }
 
 struct Checker {
@@ -189,7 +124,7 @@ impl Checker {
             }
             Some(InputType::Enum { values }) => {
                 let known = string_of(value)
-                    .is_some_and(|text| values.iter().any(|allowed| *allowed == text.0));
+                    .is_some_and(|text| values.iter().any(|allowed| *allowed == text.as_str()));
                 if !known {
                     self.problems.push(format!(
                         "Invalid {path}: {}. Expected one of: {}",
@@ -201,8 +136,8 @@ impl Checker {
             Some(InputType::InputObject { fields }) => match object_of(value) {
                 Some(properties) => {
                     for (property, property_value) in &properties {
-                        let property_path = format!("{path}.{}", property.0);
-                        match fields.get(property.0.as_ref()) {
+                        let property_path = format!("{path}.{}", property.as_str());
+                        match fields.get(property.as_str()) {
                             Some(field_type) => {
                                 self.check(field_type, property_value, &property_path)
                             }
@@ -229,18 +164,6 @@ impl Checker {
     }
 }
 
-fn array_of(value: &RawValue) -> Option<Vec<&RawValue>> {
-    starts_with(value, b'[')
-        .then(|| serde_json::from_str(value.get()).ok())
-        .flatten()
-}
-
-fn object_of(value: &RawValue) -> Option<Members<'_>> {
-    starts_with(value, b'{')
-        .then(|| serde_json::from_str(value.get()).ok())
-        .flatten()
-}
-
 fn expected_type(path: &str, value: &RawValue, shown: &TypeRef) -> String {
     format!(
         "Invalid {path}: {}. Expected type: {shown}",
@@ -251,9 +174,9 @@ fn expected_type(path: &str, value: &RawValue, shown: &TypeRef) -> String {
 /// A value in a message, as JavaScript's `JSON.stringify` writes it. Only a refused value is
 /// ever read whole, and only to be shown.
 fn shown_value(value: &RawValue) -> String {
-    serde_json::from_str::<Value>(value.get())
+    whole(value)
         .map(|value| js_json(&value))
-        .unwrap_or_else(|_| value.get().to_string())
+        .unwrap_or_else(|| value.get().to_string())
 }
 
 /// A value as JavaScript's `JSON.stringify` writes it, so messages read the same as the
@@ -293,27 +216,13 @@ fn js_json(value: &Value) -> String {
 
 fn scalar_matches(check: ScalarCheck, value: &RawValue) -> bool {
     match check {
-        ScalarCheck::Int => as_integer(value).is_some_and(|number| i32::try_from(number).is_ok()),
+        ScalarCheck::Int => whole_number(value).is_some_and(|number| i32::try_from(number).is_ok()),
         ScalarCheck::Float => is_number(value),
         ScalarCheck::String => starts_with(value, b'"'),
-        ScalarCheck::Boolean => matches!(value.get(), "true" | "false"),
-        ScalarCheck::Id => starts_with(value, b'"') || as_integer(value).is_some(),
+        ScalarCheck::Boolean => boolean_of(value).is_some(),
+        ScalarCheck::Id => starts_with(value, b'"') || whole_number(value).is_some(),
         ScalarCheck::Any => true,
     }
-}
-
-/// JavaScript has one number type, so `2.0` coming from JS is the integer 2.
-fn as_integer(value: &RawValue) -> Option<i64> {
-    if !is_number(value) {
-        return None;
-    }
-    let number: Number = serde_json::from_str(value.get()).ok()?;
-    if let Some(integer) = number.as_i64() {
-        return Some(integer);
-    }
-    let float = number.as_f64()?;
-    // The bounds keep the cast exact; beyond them no value is a valid Int anyway.
-    (float.fract() == 0.0 && float.abs() < 9.0e15).then_some(float as i64)
 }
 
 #[cfg(test)]
@@ -322,15 +231,12 @@ mod tests {
 
     use super::*;
     use crate::anilist::operation;
+    use crate::json_text::raw;
 
     /// Variables as the facade hands them over: JSON text, `null` as none.
     fn validate(key: &str, variables: Value) -> Result<(), Vec<String>> {
         let text = (!variables.is_null()).then(|| variables.to_string());
         validate_variables(operation(key).expect(key), text.as_deref())
-    }
-
-    fn raw(text: &str) -> &RawValue {
-        serde_json::from_str(text).unwrap()
     }
 
     fn problems(key: &str, variables: Value) -> Vec<String> {

@@ -2,10 +2,10 @@
 //!
 //! Each of the 19 operations of `aniLink.mal` (api.md §9.2) is one row of a static table (the
 //! `catalog` module): HTTP method, path template, parameter rules and auth needs.
-//! [`build_request`] turns a call's camelCase parameter object and its `fields` option into the
-//! exact request the transport sends, or into the complete list of validation problems, so that
-//! a caller learns about every mistake at once instead of one per round trip. Nothing here
-//! performs I/O.
+//! [`request_from_text`] turns a call's camelCase parameter object and its `fields` option, read
+//! where they lie in the caller's JSON text (`crate::json_text`), into the exact request the
+//! transport sends, or into the complete list of validation problems, so that a caller learns
+//! about every mistake at once instead of one per round trip. Nothing here performs I/O.
 
 mod cache_hint;
 mod catalog;
@@ -13,12 +13,17 @@ mod encoding;
 mod params;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod text_tests;
 
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+#[cfg(test)]
+use serde_json::Value;
 
+use crate::json_text::{array_of, is_null, rewritten, starts_with, string_of, Members, Unescaped};
 pub use cache_hint::write_cache_hint;
 pub use catalog::{operation, operations, LegacyArguments, Operation};
-use params::{describe, Placement, Rule};
+use params::{Placement, Rule};
 
 /// The HTTP methods MyAnimeList operations use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,30 +58,38 @@ pub struct MalRequest {
     pub empty_result: bool,
 }
 
-/// Validate `params` (a JSON object, camelCase keys as in api.md §9.2; null/absent for
-/// options-first ops) and `fields` (None, a JSON string "a,b", or an array of strings; for `get`
-/// ops absent -> the default field list) and build the request.
+/// Validate `params` (the JSON text of an object, camelCase keys as in api.md §9.2; `null` or
+/// absent for options-first ops) and `fields` (absent, `null`, a string "a,b", or an array of
+/// strings; for `get` ops absent -> the default field list) and build the request. Each value
+/// is read only as far as its parameter's rule needs.
 ///
 /// Every problem is reported, not only the first, with the detail strings of api.md §5.
-pub fn build_request(
+pub fn request_from_text(
     op: &Operation,
-    params: &Value,
-    fields: Option<&Value>,
+    params: Option<&RawValue>,
+    fields: Option<&RawValue>,
 ) -> Result<MalRequest, Vec<String>> {
-    let no_params = Map::new();
-    let given = match params {
-        Value::Null => &no_params,
-        Value::Object(map) => map,
-        other => {
+    let given: Members = match params.filter(|params| !is_null(params)) {
+        None => Members::new(),
+        // Only a key whose escapes do not undo (a lone surrogate, which the facade never
+        // writes: D33) fails here, as in the AniList catalog.
+        Some(params) if starts_with(params, b'{') => {
+            serde_json::from_str(params.get()).map_err(|error| {
+                vec![format!(
+                    "Invalid params: not JSON text ({error}). Expected an object."
+                )]
+            })?
+        }
+        Some(params) => {
             return Err(vec![format!(
                 "Invalid params: {}. Expected an object.",
-                describe(other)
+                rewritten(params)
             )])
         }
     };
 
     let mut problems = Vec::new();
-    let fields = match selection_in_params(given, fields) {
+    let fields = match selection_in_params(&given, fields) {
         Ok(fields) => fields,
         Err(conflict) => {
             problems.push(conflict);
@@ -90,7 +103,7 @@ pub fn build_request(
     let mut acts_on_own_account = false;
 
     for param in op.params() {
-        let found = param.find_in(given);
+        let found = param.find_in(&given);
         if param.placement == Placement::Form && !matches!(found, Ok(None)) {
             list_fields_given += 1;
         }
@@ -123,7 +136,7 @@ pub fn build_request(
         }
     }
 
-    for key in given.keys() {
+    for key in given.keys().map(Unescaped::as_str) {
         if key != FIELDS_PARAM && !op.params().iter().any(|param| param.accepts_key(key)) {
             problems.push(format!("Unknown variable: {key}"));
         }
@@ -176,11 +189,14 @@ const FIELDS_PARAM: &str = "fields";
 /// The call's field selection: `options.fields`, or `fields` in the params object (sent the
 /// same way); a conflict when both are given, as either could be the one meant.
 fn selection_in_params<'a>(
-    given: &'a Map<String, Value>,
-    options_fields: Option<&'a Value>,
-) -> Result<Option<&'a Value>, String> {
-    let in_params = given.get(FIELDS_PARAM).filter(|value| !value.is_null());
-    match (in_params, options_fields.filter(|value| !value.is_null())) {
+    given: &Members<'a>,
+    options_fields: Option<&'a RawValue>,
+) -> Result<Option<&'a RawValue>, String> {
+    let in_params = given
+        .get(FIELDS_PARAM)
+        .copied()
+        .filter(|value| !is_null(value));
+    match (in_params, options_fields.filter(|value| !is_null(value))) {
         (Some(_), Some(_)) => Err(
             "Conflicting fields: given both in the params object and in the options. Give them in one place"
                 .to_owned(),
@@ -194,8 +210,11 @@ fn selection_in_params<'a>(
 /// only). A list-status write sends the caller's selection too, as the original does (MAL
 /// shapes the answer by it); a delete has no answer to shape, so its `fields` are ignored, as
 /// the original ignores them.
-fn resolve_fields(op: &Operation, fields: Option<&Value>) -> Result<Option<String>, Vec<String>> {
-    let requested = fields.filter(|value| !value.is_null());
+fn resolve_fields(
+    op: &Operation,
+    fields: Option<&RawValue>,
+) -> Result<Option<String>, Vec<String>> {
+    let requested = fields.filter(|value| !is_null(value));
     match op.method() {
         HttpMethod::Delete => return Ok(None),
         HttpMethod::Patch if requested.is_none() => return Ok(None),
@@ -204,33 +223,43 @@ fn resolve_fields(op: &Operation, fields: Option<&Value>) -> Result<Option<Strin
     let Some(requested) = requested else {
         return Ok(op.default_fields().map(str::to_owned));
     };
-    match requested {
-        Value::String(list) if !list.trim().is_empty() => Ok(Some(list.trim().to_owned())),
-        Value::Array(names) if names.is_empty() => Err(vec![
-            "Invalid fields: []. Expected at least one field name".to_owned(),
-        ]),
-        Value::Array(names) => {
-            let mut accepted = Vec::with_capacity(names.len());
-            let mut problems = Vec::new();
-            for (index, name) in names.iter().enumerate() {
-                match name.as_str().map(str::trim) {
-                    Some(name) if !name.is_empty() => accepted.push(name),
-                    _ => problems.push(format!(
-                        "Invalid fields[{index}]: {}. Expected a non-blank field name",
-                        describe(name)
-                    )),
-                }
-            }
-            if problems.is_empty() {
-                Ok(Some(accepted.join(",")))
-            } else {
-                Err(problems)
-            }
+    if let Some(list) = string_of(requested) {
+        let list = list.as_str().trim();
+        if !list.is_empty() {
+            return Ok(Some(list.to_owned()));
         }
-        other => Err(vec![format!(
-            "Invalid fields: {}. Expected a non-blank string or an array of field names",
-            describe(other)
-        )]),
+    } else if let Some(names) = array_of(requested) {
+        return field_names(&names);
+    }
+    Err(vec![format!(
+        "Invalid fields: {}. Expected a non-blank string or an array of field names",
+        rewritten(requested)
+    )])
+}
+
+/// An array of field names, trimmed and comma-joined; every bad element is named.
+fn field_names(names: &[&RawValue]) -> Result<Option<String>, Vec<String>> {
+    if names.is_empty() {
+        return Err(vec![
+            "Invalid fields: []. Expected at least one field name".to_owned()
+        ]);
+    }
+    let mut accepted = Vec::with_capacity(names.len());
+    let mut problems = Vec::new();
+    for (index, name) in names.iter().enumerate() {
+        match string_of(name) {
+            Some(text) if !text.as_str().trim().is_empty() => accepted.push(text),
+            _ => problems.push(format!(
+                "Invalid fields[{index}]: {}. Expected a non-blank field name",
+                rewritten(name)
+            )),
+        }
+    }
+    if problems.is_empty() {
+        let trimmed: Vec<&str> = accepted.iter().map(|name| name.as_str().trim()).collect();
+        Ok(Some(trimmed.join(",")))
+    } else {
+        Err(problems)
     }
 }
 
@@ -255,4 +284,18 @@ fn fill_path(template: &str, values: &[(&str, String)]) -> Result<String, Vec<St
         }
     }
     Ok(path)
+}
+
+/// The unit tests (`tests.rs`) write params and fields as values: each is written out as JSON
+/// text, as the facade writes it, and read from there as a call reads it.
+#[cfg(test)]
+fn build_request(
+    op: &Operation,
+    params: &Value,
+    fields: Option<&Value>,
+) -> Result<MalRequest, Vec<String>> {
+    let as_text = |value: &Value| serde_json::value::to_raw_value(value).expect("JSON text");
+    let params = as_text(params);
+    let fields = fields.map(as_text);
+    request_from_text(op, Some(&params), fields.as_deref())
 }

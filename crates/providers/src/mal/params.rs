@@ -1,17 +1,19 @@
 //! Parameter rules: where a parameter goes on the wire and which values it accepts.
 //!
-//! A rule turns a JSON value into the exact text MyAnimeList receives, or into an api.md §5
-//! detail string naming the offending key and value. Integers arrive from JavaScript as doubles,
-//! so a whole-number double is an integer here; anything fractional, out of range or of the
-//! wrong type is rejected rather than coerced (decisions D10 spirit).
+//! A rule turns a value of the caller's JSON text into the exact text MyAnimeList receives,
+//! reading it only as far as the rule needs (`crate::json_text`), or into an api.md §5 detail
+//! string naming the offending key and value. Integers arrive from JavaScript as doubles, so a
+//! whole-number double is an integer here; anything fractional, out of range or of the wrong
+//! type is rejected rather than coerced (decisions D10 spirit).
 
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+
+use crate::json_text::{
+    array_of, boolean_of, is_null, rewritten, string_of, whole_number, Members, Unescaped,
+};
 
 /// The normalised user name that addresses the token owner's own account.
 pub(super) const OWN_ACCOUNT: &str = "@me";
-
-/// Largest integer a JavaScript number represents exactly.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// Where a parameter's value is sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,52 +111,50 @@ impl Param {
     /// problem when both spellings of a body field were given.
     pub fn find_in<'a>(
         &self,
-        given: &'a Map<String, Value>,
-    ) -> Result<Option<(&'a str, &'a Value)>, String> {
+        given: &'a Members<'_>,
+    ) -> Result<Option<(&'a str, &'a RawValue)>, String> {
         let mut found = given
             .iter()
-            .filter(|(key, value)| self.accepts_key(key) && !value.is_null());
+            .filter(|(key, value)| self.accepts_key(key.as_str()) && !is_null(value));
         let first = found.next();
         match (first, found.next()) {
             (Some(_), Some(_)) => Err(format!(
                 "Conflicting variables: {} and {}. Give only one of them",
                 self.name, self.wire
             )),
-            (first, _) => Ok(first.map(|(key, value)| (key.as_str(), value))),
+            (first, _) => Ok(first.map(|(key, value)| (key.as_str(), *value))),
         }
     }
 }
 
 impl Rule {
     /// The wire text for `value`, or the detail strings explaining why `key` rejects it.
-    pub fn check(&self, key: &str, value: &Value) -> Result<String, Vec<String>> {
+    pub fn check(&self, key: &str, value: &RawValue) -> Result<String, Vec<String>> {
         let invalid =
-            |expected: &str| vec![format!("Invalid {key}: {}. {expected}", describe(value))];
+            |expected: &str| vec![format!("Invalid {key}: {}. {expected}", rewritten(value))];
         match *self {
-            Rule::PositiveInteger => integer(value)
+            Rule::PositiveInteger => whole_number(value)
                 .filter(|number| *number >= 1)
                 .map(|number| number.to_string())
                 .ok_or_else(|| invalid("Expected a positive integer")),
-            Rule::NonNegativeInteger => integer(value)
+            Rule::NonNegativeInteger => whole_number(value)
                 .filter(|number| *number >= 0)
                 .map(|number| number.to_string())
                 .ok_or_else(|| invalid("Expected a non-negative integer")),
-            Rule::IntegerFrom(min, max) => integer(value)
+            Rule::IntegerFrom(min, max) => whole_number(value)
                 .filter(|number| (min..=max).contains(number))
                 .map(|number| number.to_string())
                 .ok_or_else(|| invalid(&format!("Expected an integer from {min} to {max}"))),
-            Rule::NonBlankText => value
-                .as_str()
-                .filter(|text| !text.trim().is_empty())
-                .map(str::to_owned)
+            Rule::NonBlankText => string_of(value)
+                .filter(|text| !text.as_str().trim().is_empty())
+                .map(|text| text.as_str().to_owned())
                 .ok_or_else(|| invalid("Expected a non-blank string")),
-            Rule::Text => value
-                .as_str()
-                .map(str::to_owned)
+            Rule::Text => string_of(value)
+                .map(|text| text.as_str().to_owned())
                 .ok_or_else(|| invalid("Expected a string")),
-            Rule::Username => value
-                .as_str()
-                .map(str::trim)
+            Rule::Username => string_of(value)
+                .as_ref()
+                .map(|name| name.as_str().trim())
                 .filter(|name| !name.is_empty())
                 .map(|name| {
                     if name.eq_ignore_ascii_case(OWN_ACCOUNT) {
@@ -164,13 +164,11 @@ impl Rule {
                     }
                 })
                 .ok_or_else(|| invalid("Expected a non-blank user name")),
-            Rule::OneOf(allowed) => value
-                .as_str()
-                .filter(|text| allowed.contains(text))
-                .map(str::to_owned)
+            Rule::OneOf(allowed) => string_of(value)
+                .filter(|text| allowed.contains(&text.as_str()))
+                .map(|text| text.as_str().to_owned())
                 .ok_or_else(|| invalid(&format!("Expected one of: {}", allowed.join(", ")))),
-            Rule::Boolean => value
-                .as_bool()
+            Rule::Boolean => boolean_of(value)
                 .map(|flag| flag.to_string())
                 .ok_or_else(|| invalid("Expected a boolean")),
             Rule::Tags => tags(key, value),
@@ -179,74 +177,52 @@ impl Rule {
 }
 
 /// The comma-joined tag list; every bad element is named in one detail string each.
-fn tags(key: &str, value: &Value) -> Result<String, Vec<String>> {
-    let Some(items) = value.as_array() else {
+fn tags(key: &str, value: &RawValue) -> Result<String, Vec<String>> {
+    let Some(items) = array_of(value) else {
         return Err(vec![format!(
             "Invalid {key}: {}. Expected an array of strings",
-            describe(value)
+            rewritten(value)
         )]);
     };
     let mut accepted = Vec::with_capacity(items.len());
     let mut problems = Vec::new();
     for (index, item) in items.iter().enumerate() {
-        match item.as_str() {
-            Some(tag) if !tag.contains(',') => accepted.push(tag),
+        match string_of(item) {
+            Some(tag) if !tag.as_str().contains(',') => accepted.push(tag),
             _ => problems.push(format!(
                 "Invalid {key}[{index}]: {}. Expected a string without commas",
-                describe(item)
+                rewritten(item)
             )),
         }
     }
     if problems.is_empty() {
-        Ok(accepted.join(","))
+        Ok(accepted
+            .iter()
+            .map(Unescaped::as_str)
+            .collect::<Vec<_>>()
+            .join(","))
     } else {
         Err(problems)
     }
 }
 
-/// An exactly representable whole number, whether JSON carried it as an integer or a double.
-fn integer(value: &Value) -> Option<i64> {
-    let number = value.as_number()?;
-    if let Some(whole) = number.as_i64() {
-        return Some(whole);
-    }
-    let double = number.as_f64()?;
-    // The range check keeps the conversion exact; the fraction check keeps it honest.
-    (double.fract() == 0.0 && double.abs() <= MAX_SAFE_INTEGER).then_some(double as i64)
-}
-
-/// A value as it appears in detail strings: JSON text, so strings show their quotes.
-pub(super) fn describe(value: &Value) -> String {
-    value.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn whole_doubles_are_integers_and_fractions_are_not() {
-        assert_eq!(integer(&json!(3)), Some(3));
-        assert_eq!(integer(&json!(3.0)), Some(3));
-        assert_eq!(integer(&json!(-2.0)), Some(-2));
-        assert_eq!(integer(&json!(2.5)), None);
-        assert_eq!(integer(&json!(1e300)), None);
-        assert_eq!(integer(&json!("3")), None);
-    }
+    use crate::json_text::{object_of, raw};
 
     #[test]
     fn username_is_trimmed_and_own_account_normalised() {
         assert_eq!(
-            Rule::Username.check("username", &json!("  Xinil ")),
+            Rule::Username.check("username", raw(r#""  Xinil ""#)),
             Ok("Xinil".into())
         );
         assert_eq!(
-            Rule::Username.check("username", &json!(" @ME ")),
+            Rule::Username.check("username", raw(r#"" @ME ""#)),
             Ok("@me".into())
         );
         assert_eq!(
-            Rule::Username.check("username", &json!("   ")),
+            Rule::Username.check("username", raw(r#""   ""#)),
             Err(vec![
                 "Invalid username: \"   \". Expected a non-blank user name".to_owned()
             ])
@@ -256,18 +232,18 @@ mod tests {
     #[test]
     fn tags_join_and_reject_commas_and_non_strings() {
         assert_eq!(
-            Rule::Tags.check("tags", &json!(["a", "b c"])),
+            Rule::Tags.check("tags", raw(r#"["a", "b c"]"#)),
             Ok("a,b c".into())
         );
-        assert_eq!(Rule::Tags.check("tags", &json!([])), Ok(String::new()));
+        assert_eq!(Rule::Tags.check("tags", raw("[]")), Ok(String::new()));
         assert_eq!(
-            Rule::Tags.check("tags", &json!("a,b")),
+            Rule::Tags.check("tags", raw(r#""a,b""#)),
             Err(vec![
                 "Invalid tags: \"a,b\". Expected an array of strings".to_owned()
             ])
         );
         assert_eq!(
-            Rule::Tags.check("tags", &json!(["ok", "x,y", 5])),
+            Rule::Tags.check("tags", raw(r#"["ok", "x,y", 5]"#)),
             Err(vec![
                 "Invalid tags[1]: \"x,y\". Expected a string without commas".to_owned(),
                 "Invalid tags[2]: 5. Expected a string without commas".to_owned(),
@@ -282,10 +258,12 @@ mod tests {
             "num_watched_episodes",
             Rule::NonNegativeInteger,
         );
-        let given = json!({ "numWatchedEpisodes": 1, "num_watched_episodes": 2 });
-        let given = given.as_object().cloned().unwrap_or_default();
+        let given = object_of(raw(
+            r#"{ "numWatchedEpisodes": 1, "num_watched_episodes": 2 }"#,
+        ))
+        .unwrap();
         assert_eq!(
-            param.find_in(&given),
+            param.find_in(&given).map(|found| found.map(|(key, _)| key)),
             Err("Conflicting variables: numWatchedEpisodes and num_watched_episodes. Give only one of them".into())
         );
     }

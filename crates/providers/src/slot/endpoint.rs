@@ -1,12 +1,13 @@
 //! A slot's endpoint, and the requests a call builds on it: one kind of request per kind of
 //! client (catalog operations, AniList custom documents, POSTs of an external client).
 
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use anilink_transport::error::TransportError;
 use anilink_transport::request::{host_of, RequestSpec};
 
 use super::Provider;
+use crate::json_text::{array_of, is_null, rewritten, string_of, Unescaped};
 use crate::requests::{token_request, AniListEndpoint, MalEndpoint};
 
 /// Where a slot's calls go, with its credentials.
@@ -60,30 +61,28 @@ impl Endpoint {
     }
 
     /// A catalog operation: AniList (`"query.media"`, variables, fields) or MAL (`"anime.get"`,
-    /// params, fields). `input` is the facade's JSON text of the variables or params: AniList
-    /// validates it and splices it into the body, MAL reads it to build a URL or form.
+    /// params, fields). `input` and `fields` are the facade's JSON text of the caller's values,
+    /// read where they lie: AniList validates the variables and splices them into the body, MAL
+    /// reads its params and fields into a URL or form.
     /// `problems` are what the facade found reading the caller's values that JSON cannot carry:
     /// any makes the call a validation failure.
     pub fn operation(
         &self,
         operation: &str,
         input: Option<&str>,
-        fields: Option<Value>,
+        fields: Option<&str>,
         mut problems: Vec<String>,
     ) -> Result<RequestSpec, NotBuilt> {
         match self {
             Endpoint::AniList(endpoint) => {
-                let fields = anilist_fields(fields, &mut problems);
+                let fields = anilist_fields(json_text(fields)?, &mut problems);
                 without_problems(problems)?;
                 Ok(endpoint.operation(operation, input, fields.as_deref())?)
             }
             Endpoint::Mal(endpoint) => {
+                let fields = json_text(fields)?;
                 without_problems(problems)?;
-                let params: Value = match input {
-                    Some(text) => serde_json::from_str(text).map_err(NotBuilt::NotJson)?,
-                    None => Value::Null,
-                };
-                Ok(endpoint.operation(operation, &params, fields.as_ref())?)
+                Ok(endpoint.operation(operation, json_text(input)?, fields)?)
             }
             Endpoint::External => Err(NotBuilt::WrongClient(
                 "an external client has no catalog operations",
@@ -125,23 +124,30 @@ impl Endpoint {
     }
 }
 
+/// The facade's JSON text of a caller's value, checked to be JSON (it is the facade's own, so a
+/// failure is a broken contract), not read any further.
+fn json_text(text: Option<&str>) -> Result<Option<&RawValue>, NotBuilt> {
+    text.map(serde_json::from_str)
+        .transpose()
+        .map_err(NotBuilt::NotJson)
+}
+
 /// AniList `fields`: absent, or an array of dot-path strings.
-fn anilist_fields(fields: Option<Value>, problems: &mut Vec<String>) -> Option<Vec<String>> {
-    match fields {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => Some(
-            items
-                .into_iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-        ),
-        Some(other) => {
-            problems.push(format!(
-                "Invalid fields: {other}. Expected an array of field paths (strings)"
-            ));
-            None
-        }
+fn anilist_fields(fields: Option<&RawValue>, problems: &mut Vec<String>) -> Option<Vec<String>> {
+    let fields = fields.filter(|fields| !is_null(fields))?;
+    let paths = array_of(fields).and_then(|items| {
+        items
+            .iter()
+            .map(|item| string_of(item).map(Unescaped::into_owned))
+            .collect()
+    });
+    if paths.is_none() {
+        problems.push(format!(
+            "Invalid fields: {}. Expected an array of field paths (strings)",
+            rewritten(fields)
+        ));
     }
+    paths
 }
 
 /// The facade's reading of a call's values found nothing JSON cannot carry, or the call fails

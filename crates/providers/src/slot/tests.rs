@@ -2,7 +2,6 @@ use std::collections::HashMap;
 
 use anilink_transport::error::ErrorCode;
 use anilink_transport::request::RequestSpec;
-use serde_json::json;
 
 use super::*;
 
@@ -272,12 +271,8 @@ fn problems_and_bad_fields_make_a_validation_failure() {
         vec!["variables.id is a BigInt".into()],
     ));
     assert_eq!(error.code, ErrorCode::Validation);
-    let fields = refused(anilist.operation(
-        "query.media",
-        Some(r#"{"id":1}"#),
-        Some(json!("id")),
-        vec![],
-    ));
+    let fields =
+        refused(anilist.operation("query.media", Some(r#"{"id":1}"#), Some(r#""id""#), vec![]));
     assert_eq!(fields.code, ErrorCode::Validation);
     let custom = refused(anilist.custom("{ Viewer { id } }", None, vec!["a problem".into()]));
     assert_eq!(custom.code, ErrorCode::Validation);
