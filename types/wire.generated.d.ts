@@ -225,8 +225,7 @@ export interface AdmissionSnapshot {
   share: number | null;
   /**
    * Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
-   * state) or `'local-share'` (this process's `share` only: Redis out of reach, or back
-   * but the window decided alone not over yet).
+   * state) or `'local-share'` (Redis out of reach: this process's `share` only).
    */
   decidedBy: 'process' | 'redis' | 'local-share';
 }

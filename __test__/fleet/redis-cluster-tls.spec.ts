@@ -22,7 +22,7 @@ beforeAll(async () => {
     urlOf: (node) => `rediss://localhost:${node.port}`,
     env: { NODE_EXTRA_CA_CERTS: certificates.caFile },
   };
-}, 30_000);
+}, 45_000);
 afterAll(async () => {
   await cluster?.stop();
   certificates?.remove();

@@ -18,7 +18,7 @@ const REDIS_TIMEOUT_MS = 2_000;
 let cluster: RedisCluster;
 beforeAll(async () => {
   cluster = await startRedisCluster(3);
-}, 30_000);
+}, 45_000);
 afterAll(async () => {
   destroyCachedAgents();
   await cluster?.stop();
@@ -75,7 +75,7 @@ describe('sharedState on a Redis Cluster with replicas: the master holding the s
   beforeAll(async () => {
     // A master silent for 500 ms is replaced by its replica.
     replicated = await startRedisCluster(3, { replicas: 1, nodeTimeoutMs: 500 });
-  }, 30_000);
+  }, 45_000);
   afterAll(async () => {
     await replicated?.stop();
   });

@@ -151,8 +151,7 @@ wire_shape! {
         /// limit (D39 c).
         share: Option<u32>,
         /// Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
-        /// state) or `'local-share'` (this process's `share` only: Redis out of reach, or back
-        /// but the window decided alone not over yet).
+        /// state) or `'local-share'` (Redis out of reach: this process's `share` only).
         decided_by: DecidedBy,
     }
 }
@@ -167,8 +166,7 @@ wire_enum! {
 }
 
 /// Where a host's admission decisions are made: in this process (no `sharedState`), on the
-/// fleet's state in Redis, or on this process's share (Redis out of reach, or the window it
-/// decided alone in not over since it rejoined).
+/// fleet's state in Redis, or on this process's share while Redis is out of reach.
 fn decided_by(sharing: SharingMode, alone: bool) -> DecidedBy {
     match (sharing, alone) {
         (SharingMode::Off, _) => DecidedBy::Process,

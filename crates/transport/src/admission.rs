@@ -57,8 +57,7 @@ mod estimate;
 mod fleet;
 
 use estimate::ServerQuota;
-pub use fleet::KeptShare;
-use fleet::{process_of, share_of, Alone, Member};
+use fleet::{process_of, share_of, Alone, Member, Recheck};
 
 /// How long a window whose reset was never reported is taken to last (AniList's minute).
 pub const DERIVED_WINDOW_MS: u64 = 60_000;
@@ -129,6 +128,9 @@ pub struct AdmissionState {
     /// The processes that admitted or asked for admission in the scope lately.
     #[serde(default)]
     members: Vec<Member>,
+    /// Set by a rejoin until an answer tells the quota again (D39 c).
+    #[serde(default)]
+    recheck: Option<Recheck>,
     /// Set while this copy decides without the fleet; never stored in Redis, so the fleet's
     /// state, once read again, ends it.
     #[serde(skip)]
@@ -194,7 +196,8 @@ impl AdmissionState {
             .then(|| self.server_wait(rules.floor, process_of(rules.holder), now_ms))
             .flatten();
         let ceiling_wait = rules.ceiling.and_then(|c| self.ceiling_wait(&c, now_ms));
-        match server_wait.max(ceiling_wait) {
+        let recheck_wait = (rules.server_quota && self.recheck_pending()).then_some(RECHECK_MS);
+        match server_wait.max(ceiling_wait).max(recheck_wait) {
             Some(wait_ms) => Err(wait_ms.max(1)),
             None => {
                 self.in_flight.push(Reservation {
@@ -205,6 +208,9 @@ impl AdmissionState {
                 });
                 if let Some(alone) = &mut self.alone {
                     alone.admitted += 1;
+                }
+                if let Some(recheck) = self.recheck.as_mut().filter(|_| rules.server_quota) {
+                    recheck.probe = Some(rules.holder);
                 }
                 self.seen(process_of(rules.holder), now_ms);
                 Ok(())

@@ -58,6 +58,7 @@ impl AdmissionState {
         if stale_reset || older_window {
             return;
         }
+        self.recheck = None;
         // A success of the window that revealed the lie: it was served, so it counts.
         if self.server.is_some_and(|q| q.rate_limited) {
             if let Some(learned) = &mut self.learned_limit {
@@ -100,10 +101,10 @@ impl AdmissionState {
     /// headers overstate the quota. The limit in force becomes what the window served, and
     /// nothing more is admitted until the 429's reset (the server's timeout). Any other 429
     /// leaves the waiting to the retry policy (its Retry-After) and pacing; every 429 keeps its
-    /// window from counting as clean. Two 429s predicted nothing, so they teach no limit but
+    /// window from counting as clean. Three 429s predicted nothing, so they teach no limit but
     /// still close the window until its reset: one on a cold scope (its quota headers are the
-    /// first reading, D39 a) and one decided alone (the estimate left the fleet's other
-    /// requests out, D39 c).
+    /// first reading, D39 a), one decided alone (the estimate left the fleet's other requests
+    /// out, D39 c) and one while the estimate is checked again after a rejoin.
     fn refused(
         &mut self,
         reading: Option<&QuotaReading>,
@@ -112,7 +113,8 @@ impl AdmissionState {
         now_ms: u64,
     ) {
         self.roll(now_ms);
-        let predicted = self.server.is_some() && self.alone.is_none();
+        let predicted = self.server.is_some() && self.alone.is_none() && self.recheck.is_none();
+        self.recheck = None;
         if self.server.is_none() {
             if let Some(reading) = reading {
                 self.observe(reading, dispatched_ms, now_ms);

@@ -37,13 +37,7 @@ pub(super) struct Alone {
     pub(super) window_started_ms: Option<u64>,
     pub(super) pool: Pool,
     pub(super) admitted: u32,
-    /// Carried onto the fleet's state after a rejoin, until its window ends.
-    pub(super) kept: bool,
 }
-
-/// A share a process keeps to after it rejoined the fleet (see [`AdmissionState::keep`]).
-#[derive(Clone, Copy, Debug)]
-pub struct KeptShare(Alone);
 
 /// What the processes alone divide between them in the window `Alone` is for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,6 +60,13 @@ impl Alone {
             Pool::Window(limit) => ((limit / processes).floor() as u32).max(1),
         }
     }
+}
+
+/// The estimate is being checked again after a rejoin ([`AdmissionState::rejoined`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Recheck {
+    /// The request that asks, once admitted.
+    pub(super) probe: Option<u64>,
 }
 
 /// One process's part of a window's `limit` among `processes`: rounded down, at least one.
@@ -115,36 +116,25 @@ impl AdmissionState {
                 Pool::Left((q.remaining - in_flight).max(0.0))
             }),
             admitted: 0,
-            kept: false,
         });
     }
 
-    /// The share to carry into the fleet's next decision: the one this copy decided alone on,
-    /// when that decision is the rejoin after an outage (`rejoining`) or the share was carried
-    /// already. A decision made locally only because of contention carries nothing: the
-    /// fleet's state was not behind then.
-    pub fn share_to_keep(&self, rejoining: bool) -> Option<KeptShare> {
-        self.alone
-            .filter(|alone| rejoining || alone.kept)
-            .map(KeptShare)
+    /// This process is back on the fleet's state after an outage. That state may be behind
+    /// (a failed-over Redis loses its last writes; the processes still alone add requests it
+    /// does not count), so until an answer tells the quota again, one request at a time goes
+    /// out on it (as at a cold start, D39 a), and its 429 teaches no limit.
+    pub fn rejoined(&mut self) {
+        if self.server.is_some() {
+            self.recheck = Some(Recheck { probe: None });
+        }
     }
 
-    /// After an outage the fleet's state may be behind (a failed-over Redis loses its last
-    /// writes) and other processes may still decide alone on their shares: in the window it
-    /// decided alone in, a rejoined process keeps to its share (its requests and its 429s
-    /// counted as alone), and the fleet's state decides again from the next window.
-    pub fn keep(&mut self, share: Option<KeptShare>, now_ms: u64) {
-        self.roll(now_ms);
-        let Some(KeptShare(alone)) = share else {
-            return;
-        };
-        let window = self.server.map(|q| q.window_started_ms);
-        if alone.window_started_ms.is_some() && alone.window_started_ms == window {
-            self.alone = Some(Alone {
-                kept: true,
-                ..alone
-            });
-        }
+    /// While the estimate awaits an answer after a rejoin: whether the request that asks is
+    /// still in flight.
+    pub(super) fn recheck_pending(&self) -> bool {
+        self.recheck
+            .and_then(|recheck| recheck.probe)
+            .is_some_and(|probe| self.in_flight.iter().any(|r| r.holder == probe))
     }
 
     /// The processes that admitted or asked in the scope within [`MEMBER_HORIZON_MS`].
@@ -165,15 +155,15 @@ impl AdmissionState {
         };
         let processes = *alone.processes.get_or_insert(seen.max(1));
         if alone.window_started_ms != Some(quota.window_started_ms) {
-            alone.pool = if alone.window_started_ms.is_some() {
+            if alone.window_started_ms.is_some() {
                 // A window after the fleet went out of reach: a share of all of it.
-                Pool::Window(in_force)
+                alone.pool = Pool::Window(in_force);
+                alone.admitted = 0;
             } else {
-                // The first reading of a cold scope (its request answered, so counted in it):
-                // a share of what it says is left.
-                Pool::Left(quota.remaining)
-            };
-            alone.admitted = 0;
+                // The first reading of a cold scope: a share of what it says is left and of
+                // the request that asked (answered, so counted in it), which stays counted.
+                alone.pool = Pool::Left(quota.remaining + f64::from(alone.admitted));
+            }
             alone.window_started_ms = Some(quota.window_started_ms);
         }
         alone.admitted >= alone.allowance(processes)
@@ -436,5 +426,47 @@ mod tests {
         state.release(of_process(1).holder);
         assert!(state.try_admit(&of_process(1), NOW + 5).is_err());
         assert_eq!(state.snapshot(NOW + 5).learned_limit, None);
+    }
+
+    #[test]
+    fn after_a_rejoin_one_request_asks_and_its_429_teaches_no_limit() {
+        let mut state = AdmissionState::default();
+        state.learn(
+            &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
+            1,
+            NOW,
+            NOW,
+        );
+        state.rejoined();
+        assert!(state.try_admit(&of_process(1), NOW).is_ok());
+        assert_eq!(state.try_admit(&of_process(2), NOW), Err(RECHECK_MS));
+        // The estimate had lagged: the window was spent.
+        state.learn(
+            &Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000)))),
+            1,
+            NOW,
+            NOW + 5,
+        );
+        state.release(of_process(1).holder);
+        assert_eq!(state.snapshot(NOW + 5).learned_limit, None);
+        assert_eq!(state.try_admit(&of_process(2), NOW + 5), Err(995));
+        // A probe that fails without an answer gives the turn to the next request.
+        let mut failed = AdmissionState::default();
+        failed.learn(
+            &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
+            1,
+            NOW,
+            NOW,
+        );
+        failed.rejoined();
+        assert!(failed.try_admit(&of_process(1), NOW).is_ok());
+        failed.learn(&Answer::Failed, 1, NOW, NOW + 5);
+        failed.release(of_process(1).holder);
+        assert!(failed.try_admit(&of_process(2), NOW + 5).is_ok());
+        assert_eq!(failed.try_admit(&of_process(2), NOW + 5), Err(RECHECK_MS));
+        // A cold state has no estimate to check.
+        let mut cold = AdmissionState::default();
+        cold.rejoined();
+        assert_eq!(cold, AdmissionState::default());
     }
 }

@@ -122,9 +122,6 @@ impl<B: StateBackend> SharedHostStates<B> {
             .as_ref()
             .map(|unshared| (unshared, self.local.with(host, |s| s.admission.clone())));
         let rejoining = self.lock_link().in_fallback();
-        let kept = self
-            .local
-            .with(host, |s| s.admission.share_to_keep(rejoining));
         let mut with_unshared = |fleet: &mut HostState| {
             if let Some((unshared, local)) = &carried {
                 for holder in &unshared.released {
@@ -133,7 +130,9 @@ impl<B: StateBackend> SharedHostStates<B> {
                 fleet.admission.absorb(local, now_ms);
                 fleet.admission.adopt(local, &unshared.admitted, now_ms);
             }
-            fleet.admission.keep(kept, now_ms);
+            if rejoining {
+                fleet.admission.rejoined();
+            }
             decide(fleet)
         };
         let outcome = cas::update(
@@ -290,7 +289,7 @@ mod tests {
     use super::super::config::RedisTarget;
     use super::super::link::REJOIN_INTERVAL_MS;
     use super::*;
-    use crate::admission::Rules;
+    use crate::admission::{Rules, RECHECK_MS};
     use crate::random::SeededRandom;
 
     fn config(timeout_ms: u64) -> Arc<SharedStateConfig> {
@@ -412,18 +411,42 @@ mod tests {
         assert_eq!(notice, Some(Notice::Rejoined));
         assert_eq!(
             slot.with_local("h", |s| s.admission.snapshot(rejoin_at).in_flight),
-            4,
-            "the fleet's estimate again, with the 4 admitted alone carried in, and the share \
-             spent: the window it decided alone in is not over"
+            5,
+            "the fleet's estimate again, with the 4 admitted alone carried in"
         );
-        let window_end = 60_000;
-        let (admitted, _) = slot
-            .with("h", "k", window_end, |s| {
-                s.admission.try_admit(&rules(1, 100), window_end)
+        // That estimate may be behind: one request asks until an answer tells the quota.
+        let (second, _) = slot
+            .with("h", "k", rejoin_at, |s| {
+                s.admission.try_admit(&rules(1, 100), rejoin_at)
             })
             .await;
-        assert_eq!(admitted, Ok(()), "the next window is the fleet's again");
-        assert!(!slot.with_local("h", |s| s.admission.snapshot(window_end).alone));
+        assert_eq!(second, Err(RECHECK_MS));
+        let answered = QuotaReading {
+            remaining: 7.0,
+            ..reading
+        };
+        slot.with("h", "k", rejoin_at + 5, |s| {
+            s.admission
+                .learn(&Answer::Served(Some(answered)), 1, rejoin_at, rejoin_at + 5);
+            s.admission.release((1 << 32) | 99);
+        })
+        .await;
+        let mut admitted = 0;
+        while slot
+            .with("h", "k", rejoin_at + 5, |s| {
+                s.admission
+                    .try_admit(&rules(1, 200 + admitted), rejoin_at + 5)
+            })
+            .await
+            .0
+            .is_ok()
+        {
+            admitted += 1;
+        }
+        assert_eq!(
+            admitted, 3,
+            "open again: 7 left by the answer, the 4 admitted alone still in flight"
+        );
     }
 
     #[tokio::test(start_paused = true)]
