@@ -277,22 +277,7 @@ pub fn declarations() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::typescript::WireShape;
-
-    /// The properties the `interface`s of `declarations` declare themselves, sorted, each with
-    /// `?` when optional.
-    fn declared(declarations: &[String]) -> Vec<String> {
-        let mut keys: Vec<String> = declarations
-            .iter()
-            .flat_map(|declaration| declaration.lines())
-            .filter_map(|line| line.strip_prefix("  "))
-            .filter(|line| !line.starts_with(['/', '*', ' ']))
-            .filter_map(|line| line.split(':').next())
-            .map(str::to_string)
-            .collect();
-        keys.sort();
-        keys
-    }
+    use crate::wire::typescript::{declared_properties, WireShape};
 
     fn listed(keys: PayloadKeys) -> Vec<String> {
         let optional = keys.optional.into_iter().map(|key| format!("{key}?"));
@@ -329,7 +314,7 @@ mod tests {
             ),
         ];
         for (keys, declarations) in cases {
-            assert_eq!(listed(keys), declared(&declarations));
+            assert_eq!(listed(keys), declared_properties(&declarations));
         }
     }
 

@@ -90,13 +90,23 @@ mod describe {
     /// The property names the `interface`s of `declarations` (as [`interface`] writes them)
     /// declare themselves, not those they extend, sorted: what a value of those shapes may carry.
     pub fn declared_keys(declarations: &[String]) -> Vec<String> {
+        let mut keys: Vec<String> = declared_properties(declarations)
+            .into_iter()
+            .map(|key| key.trim_end_matches('?').to_string())
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// As [`declared_keys`], each with `?` when optional.
+    pub fn declared_properties(declarations: &[String]) -> Vec<String> {
         let mut keys: Vec<String> = declarations
             .iter()
             .flat_map(|declaration| declaration.lines())
             .filter_map(|line| line.strip_prefix("  "))
             .filter(|line| !line.starts_with(['/', '*', ' ']))
             .filter_map(|line| line.split(':').next())
-            .map(|key| key.trim_end_matches('?').to_string())
+            .map(str::to_string)
             .collect();
         keys.sort();
         keys
