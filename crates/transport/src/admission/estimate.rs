@@ -34,9 +34,7 @@ impl AdmissionState {
         match answer {
             Answer::Served(Some(reading)) => self.observe(reading, dispatched_ms, now_ms),
             Answer::Served(None) => self.unmetered = true,
-            Answer::RateLimited(reading) => {
-                self.refused(reading.as_ref(), floor, dispatched_ms, now_ms)
-            }
+            Answer::RateLimited(reading) => self.refused(reading.as_ref(), floor, now_ms),
             Answer::Failed => {}
         }
     }
@@ -101,25 +99,14 @@ impl AdmissionState {
     /// headers overstate the quota. The limit in force becomes what the window served, and
     /// nothing more is admitted until the 429's reset (the server's timeout). Any other 429
     /// leaves the waiting to the retry policy (its Retry-After) and pacing; every 429 keeps its
-    /// window from counting as clean. Three 429s predicted nothing, so they teach no limit but
-    /// still close the window until its reset: one on a cold scope (its quota headers are the
-    /// first reading, D39 a), one decided alone (the estimate left the fleet's other requests
-    /// out, D39 c) and one while the estimate is checked again after a rejoin.
-    fn refused(
-        &mut self,
-        reading: Option<&QuotaReading>,
-        floor: u32,
-        dispatched_ms: u64,
-        now_ms: u64,
-    ) {
+    /// window from counting as clean. A 429 on an estimate known to leave requests out teaches
+    /// no limit but still closes the window until its reset: one decided alone (the fleet's
+    /// other requests are not counted, D39 c) and one while the estimate is checked again
+    /// after a rejoin.
+    fn refused(&mut self, reading: Option<&QuotaReading>, floor: u32, now_ms: u64) {
         self.roll(now_ms);
-        let predicted = self.server.is_some() && self.alone.is_none() && self.recheck.is_none();
+        let predicted = self.alone.is_none() && self.recheck.is_none();
         self.recheck = None;
-        if self.server.is_none() {
-            if let Some(reading) = reading {
-                self.observe(reading, dispatched_ms, now_ms);
-            }
-        }
         let learned_limit = self.learned_limit;
         let Some(quota) = &mut self.server else {
             return;
@@ -274,21 +261,15 @@ mod tests {
     }
 
     #[test]
-    fn a_429_on_a_cold_scope_tells_the_quota_and_teaches_no_limit() {
-        // Its headers are the scope's first reading: spent until the reset. Another request
-        // sent before then would only earn another 429 (a fleet whose other processes spent
-        // the window, or a process alone that had not heard the quota yet).
+    fn a_429_on_a_cold_scope_leaves_the_wait_to_the_retry_policy() {
         let mut cold = AdmissionState::default();
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 5_000))));
         cold.learn(&refusal, 1, NOW, NOW);
-        assert_eq!(cold.try_admit(&QUOTA_ONLY, NOW + 10), Err(4_990));
-        assert_eq!(cold.snapshot(NOW).learned_limit, None);
-        assert_eq!(admit_all(&mut cold, &QUOTA_ONLY, NOW + 5_000), 10);
-        // A 429 without quota headers says nothing of the quota: the scope stays cold (the
-        // retry policy waits for its Retry-After), and the next request asks again.
-        let mut bare = AdmissionState::default();
-        bare.learn(&Answer::RateLimited(None), 1, NOW, NOW);
-        assert_eq!(bare.try_admit(&QUOTA_ONLY, NOW), Ok(()), "still cold");
+        assert_eq!(
+            cold.try_admit(&QUOTA_ONLY, NOW),
+            Ok(()),
+            "still cold, not held"
+        );
     }
 
     #[test]
