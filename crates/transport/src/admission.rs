@@ -126,6 +126,11 @@ pub struct AdmissionState {
     /// The limit a 429 the estimate did not predict taught (D39 b), below the announced one.
     #[serde(default)]
     learned_limit: Option<f64>,
+    /// The most requests a success reported served in a window without a 429, since the last
+    /// 429 that showed the headers lie: the announced limit is proven above any `degradedLimit`
+    /// below this (D42).
+    #[serde(default)]
+    proven_served: f64,
     /// The processes that admitted or asked for admission in the scope lately.
     #[serde(default)]
     members: Vec<Member>,
@@ -175,6 +180,9 @@ pub struct Rules {
     pub server_quota: bool,
     /// At least 1 when `server_quota` is on.
     pub floor: u32,
+    /// `degradedLimit` (D42): past it, one request in flight at a time until the announced
+    /// limit is proven. Applies only with `server_quota`.
+    pub degraded_limit: Option<u32>,
     pub ceiling: Option<Ceiling>,
     /// Who the reservation is for (the logical request's fleet-unique token), so a release
     /// removes its own only.
@@ -191,7 +199,7 @@ impl AdmissionState {
         self.asked(process_of(rules.holder), now_ms);
         let server_wait = rules
             .server_quota
-            .then(|| self.server_wait(rules.floor, process_of(rules.holder), now_ms))
+            .then(|| self.server_wait(rules, process_of(rules.holder), now_ms))
             .flatten();
         let ceiling_wait = rules.ceiling.and_then(|c| self.ceiling_wait(&c, now_ms));
         match server_wait.max(ceiling_wait) {
@@ -305,6 +313,7 @@ mod tests {
     pub(super) const QUOTA_ONLY: Rules = Rules {
         server_quota: true,
         floor: 1,
+        degraded_limit: None,
         ceiling: None,
         holder: 0,
         lease_ms: None,
