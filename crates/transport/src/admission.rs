@@ -35,6 +35,12 @@
 //!   without a 429, until it reaches the announced limit. Other 429s leave the wait to the
 //!   retry policy and pacing. Readings keep counting against the announced limit, so what is
 //!   left of the one in force is lower by their difference.
+//! - The first 429 shows the lie only after every request in flight has reached the server, so
+//!   each earns one (D42, our extension): past `degradedLimit` (what the upstream documents
+//!   for its degraded mode; the provider catalog gives the default), requests of a window go one
+//!   at a time, counting what the window served (by the estimate) and what is in flight, until
+//!   a success reports more served in a window without a 429. That proves the announced limit
+//!   until a 429 reveals a lie again. A learned limit at or below it leaves nothing to do.
 //!
 //! A client-side ceiling (`rateLimit: { maxRequests, windowMs }`, our extension) additionally
 //! lets at most `maxRequests` requests reach the server in any `windowMs` (sliding), with or

@@ -35,7 +35,11 @@ impl AdmissionState {
     /// (rules in the module doc).
     pub fn learn(&mut self, answer: &Answer, floor: u32, dispatched_ms: u64, now_ms: u64) {
         match answer {
-            Answer::Served(Some(reading)) => self.observe(reading, dispatched_ms, now_ms),
+            Answer::Served(Some(reading)) => {
+                if self.observe(reading, dispatched_ms, now_ms) {
+                    self.prove(reading);
+                }
+            }
             Answer::Served(None) => self.unmetered = true,
             Answer::RateLimited(reading) => {
                 self.refused(reading.as_ref(), floor, dispatched_ms, now_ms)
@@ -50,7 +54,13 @@ impl AdmissionState {
             .map_or(announced, |learned| learned.min(announced))
     }
 
-    pub(super) fn observe(&mut self, reading: &QuotaReading, dispatched_ms: u64, now_ms: u64) {
+    /// Fold a reading into the estimate; false when it belongs to a window already over.
+    pub(super) fn observe(
+        &mut self,
+        reading: &QuotaReading,
+        dispatched_ms: u64,
+        now_ms: u64,
+    ) -> bool {
         self.roll(now_ms);
         let stale_reset = reading.reset_ms.is_some_and(|reset| reset <= now_ms);
         // Without a reset, the reading cannot say which window it counted the request in.
@@ -59,7 +69,7 @@ impl AdmissionState {
                 .server
                 .is_some_and(|q| dispatched_ms < q.window_started_ms);
         if stale_reset || older_window {
-            return;
+            return false;
         }
         // A success of the window that revealed the lie: it was served, so it counts.
         if self.server.is_some_and(|q| q.rate_limited) {
@@ -82,7 +92,7 @@ impl AdmissionState {
             window_started_ms: self.server.map_or(0, |q| q.window_started_ms),
             rate_limited: false,
         };
-        let quota = match self.server {
+        self.server = Some(match self.server {
             None => fresh,
             Some(current) => match (current.window_end_ms, reset_ms) {
                 (Some(end), Some(reset)) if reset > end => ServerQuota {
@@ -96,13 +106,17 @@ impl AdmissionState {
                     ..current
                 },
             },
-        };
-        // A window that served this many without a 429 proves the headers up to there (D42).
-        if !quota.rate_limited {
+        });
+        true
+    }
+
+    /// A success of the current window, without a 429 in it, proves the headers up to what it
+    /// reports served (D42). A refusal's reading proves nothing.
+    fn prove(&mut self, reading: &QuotaReading) {
+        if self.server.is_some_and(|q| !q.rate_limited) {
             let served = (reading.limit - reading.remaining).min(reading.limit);
             self.proven_served = self.proven_served.max(served);
         }
-        self.server = Some(quota);
     }
 
     /// A 429 when the estimate said this request fit (at least `floor` left, counting it): the
@@ -537,6 +551,17 @@ mod degraded_limit_tests {
         off.learn(&served(3.0, None), 0, NOW, NOW);
         off.learn(&refusal, 0, NOW, NOW + 5);
         assert_eq!(off.proven_served, 7.0);
+    }
+
+    #[test]
+    fn a_refusal_proves_nothing_though_its_headers_say_all_was_served() {
+        let mut cold = AdmissionState::default();
+        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000))));
+        cold.learn(&refusal, 1, NOW, NOW);
+        assert_eq!(cold.proven_served, 0.0);
+        // Nor does a success answered after a 429 of its window.
+        cold.learn(&served(1.0, None), 1, NOW, NOW + 5);
+        assert_eq!(cold.proven_served, 0.0);
     }
 
     #[test]
