@@ -11,7 +11,7 @@ import { graphqlData, rateLimitHeaders, type TestServer } from './support/test-s
 const TRANSPORT_KEYS =
   'timeout, signal, exposeRawAxiosError, retry, paceWithRateLimit, rateLimitFloor, circuitBreaker, retryBudget, ' +
   'maxSockets, maxFreeSockets, onError, onRetry, onRequestStart, onResponse, onPace, onHookError, diagnostics, ' +
-  'onCircuitOpen, onCircuitClose, ignorePaceDeadline, allowPartialData, responseCache, bypassResponseCache, maxResponseBytes, proxy, rateLimit, coalesce, maxRedirects, sharedState';
+  'onCircuitOpen, onCircuitClose, ignorePaceDeadline, allowPartialData, responseCache, bypassResponseCache, maxResponseBytes, proxy, rateLimit, coalesce, maxRedirects, sharedState, degradedLimit';
 
 const ENV_KEYS = ['ANILINK_ANILIST_URL', 'ANILINK_MAL_URL'] as const;
 

@@ -37,7 +37,7 @@ describe('unknown per-request option keys', () => {
     expect(record).toMatchObject({ source: 'anilink', kind: 'unknown-option', option: 'timout' });
     expect(record.message).toContain('Unknown request option "timout" was ignored. Valid keys are: timeout, signal,');
     expect(record.message).toContain(
-      'maxResponseBytes, proxy, rateLimit, coalesce, maxRedirects, sharedState, fields.',
+      'maxResponseBytes, proxy, rateLimit, coalesce, maxRedirects, sharedState, degradedLimit, fields.',
     );
   });
 

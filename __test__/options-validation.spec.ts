@@ -114,6 +114,9 @@ const VALID: Record<string, unknown>[] = [
   { timeout: 0 },
   { timeout: 1500.5 },
   { rateLimitFloor: 0 },
+  { degradedLimit: 1 },
+  { degradedLimit: 0 },
+  { degradedLimit: false },
   { retry: true },
   { retry: false },
   {
@@ -298,5 +301,26 @@ describe('merging per-request options over slot options', () => {
       aniLink.anilist.query.media({ id: 1 }, { onRequestStart: undefined, timeout: undefined }),
     ).resolves.toEqual({ id: 1 });
     expect(slotHook).not.toHaveBeenCalled();
+  });
+});
+
+describe('degradedLimit (a slot option, decisions D42)', () => {
+  it('is a TypeError naming the option and the fix in a slot, and refused per request', async () => {
+    for (const value of [-1, 2.5, Number.NaN, '30', true, null]) {
+      for (const build of [
+        () => new Untyped({ anilist: { baseUrl: server.url, degradedLimit: value } }),
+        () => new Untyped(undefined, { baseUrl: server.url, degradedLimit: value }),
+      ]) {
+        expect(build, String(value)).toThrow(TypeError);
+        expect(build, String(value)).toThrow(
+          'degradedLimit must be an integer greater than or equal to 1 (the quota the upstream enforces while degraded), or false or 0 to turn it off',
+        );
+      }
+    }
+    const aniLink = new AniLink(undefined, { baseUrl: server.url });
+    const refused = aniLink.anilist.query.media({ id: 1 }, { degradedLimit: 30 } as never);
+    await expect(refused).rejects.toThrow(TypeError);
+    await expect(refused).rejects.toThrow(/degradedLimit is a slot option and cannot be given per request/);
+    expect(server.requests).toHaveLength(0);
   });
 });

@@ -5,9 +5,10 @@
  * 429s received, requests sent and served, quota used and wall time.
  *
  * `npm run demo -- --fleet N --degraded`: the same fleet, sharing state, against a simulator in
- * AniList's degraded mode (headers announce 90 per window, the server enforces 30). The 429s
- * that reveal the lie teach the fleet the real limit (decisions D39 b); the run prints how many
- * there were and the limit the fleet learned.
+ * AniList's degraded mode (headers announce 90 per window, the server enforces 30). Past the
+ * slot's `degradedLimit` (30) one request goes at a time (decisions D42), so one 429 reveals the
+ * lie and teaches the fleet the real limit (D39 b); the run prints how many 429s there were and
+ * the limit the fleet learned.
  */
 import { startSimulator } from '../sim/anilist-simulator.mjs';
 import { quotaUsed, splitIds, startFleet } from './fleet.mjs';
@@ -166,9 +167,10 @@ export async function runDegradedFleetDemo({ size, output }) {
     );
     output.write(
       '\n  The headers cannot tell the lie: it shows when the server refuses a request the quota said it\n' +
-        '  had room for, and every request the fleet already had in flight then is refused too. From\n' +
-        '  that 429 on, the whole fleet keeps to what the window served (kept in Redis), and tries one\n' +
-        '  more after each window without a 429: one 429 each time the server still enforces less.\n',
+        '  had room for. Past the 30 AniList documents for its degraded mode (degradedLimit), the fleet\n' +
+        '  sends one request at a time until a window proves the announced limit, so the lie costs that\n' +
+        '  one request. From then on the whole fleet keeps to what the window served (kept in Redis), and\n' +
+        '  tries one more after each window without a 429: one 429 each time the server still enforces less.\n',
     );
     const learnedEnough = learned !== null && learned <= DEGRADED.enforced + 1;
     return failed === 0 && served === total && learnedEnough ? 0 : 1;

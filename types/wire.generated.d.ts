@@ -496,4 +496,14 @@ export interface SlotOptions extends RequestOptions {
    * `false`, `null` or absent: off. A slot option, refused per request. Default: off.
    */
   sharedState?: SharedStateOptions | null | false;
+  /**
+   * The quota an upstream enforces while degraded, below the one its headers announce (our
+   * extension). Once a window's served and in-flight requests reach it, further requests go one at a
+   * time until a success reports more served in a window without a 429 (the announced limit is
+   * proven, until a 429 the estimate did not predict shows the headers lie again), so a degraded
+   * upstream reveals itself with one 429 instead of one per request in flight. Does nothing while
+   * `rateLimitFloor` is `0` or `paceWithRateLimit` is `false`. An integer ≥ 1; `false` or `0` turns
+   * it off. A slot option, refused per request. Default: AniList `30`, MAL off.
+   */
+  degradedLimit?: number | false;
 }

@@ -107,8 +107,9 @@ fn typings() -> String {
 /// An option as a property of the options interface, with its documentation and default.
 fn property(option: &OptionDoc) -> String {
     let mut doc = option.text.to_string();
-    if option.default != "–" {
-        doc.push_str(&format!(" Default: {}.", option.default));
+    let default = default_of(option);
+    if default != "–" {
+        doc.push_str(&format!(" Default: {default}."));
     }
     format!(
         "{}  {}?: {};\n",
@@ -139,6 +140,23 @@ fn wrap(text: &str, width: usize) -> String {
     lines.join("\n")
 }
 
+/// An option's default as the documentation writes it; the provider catalog's for the option
+/// whose default is the provider's (decisions D42).
+fn default_of(option: &OptionDoc) -> String {
+    if option.key != slot_schema::DEGRADED_LIMIT_FIELD {
+        return option.default.to_string();
+    }
+    let of = |slot: &slot_schema::ProviderSlot| {
+        slot.degraded_limit
+            .map_or("off".to_string(), |limit| format!("`{limit}`"))
+    };
+    format!(
+        "AniList {}, MAL {}",
+        of(&slot_schema::ANILIST),
+        of(&slot_schema::MAL)
+    )
+}
+
 /// The option table of the documentation: one row per option, in the table's order, then the
 /// slot's endpoint; laid out as the formatter (biome) lays out a Markdown table.
 fn option_table() -> String {
@@ -155,7 +173,7 @@ fn option_table() -> String {
         };
         rows.push([
             format!("`{}`{scope}", option.key),
-            cell(option.default),
+            cell(&default_of(option)),
             cell(option.text),
         ]);
     }

@@ -35,6 +35,12 @@
 //!   without a 429, until it reaches the announced limit. Other 429s leave the wait to the
 //!   retry policy and pacing. Readings keep counting against the announced limit, so what is
 //!   left of the one in force is lower by their difference.
+//! - The first 429 shows the lie only after every request in flight has reached the server, so
+//!   each earns one (D42, our extension): past `degradedLimit` (what the upstream documents
+//!   for its degraded mode; the provider catalog gives the default), requests of a window go one
+//!   at a time, counting what the window served (by the estimate) and what is in flight, until
+//!   a success reports more served in a window without a 429. That proves the announced limit
+//!   until a 429 reveals a lie again. A learned limit at or below it leaves nothing to do.
 //!
 //! A client-side ceiling (`rateLimit: { maxRequests, windowMs }`, our extension) additionally
 //! lets at most `maxRequests` requests reach the server in any `windowMs` (sliding), with or
@@ -125,6 +131,11 @@ pub struct AdmissionState {
     /// The limit a 429 the estimate did not predict taught (D39 b), below the announced one.
     #[serde(default)]
     learned_limit: Option<f64>,
+    /// The most requests a success reported served in a window without a 429, since the last
+    /// 429 that showed the headers lie: the announced limit is proven above any `degradedLimit`
+    /// below this (D42).
+    #[serde(default)]
+    proven_served: f64,
     /// The processes that admitted or asked for admission in the scope lately.
     #[serde(default)]
     members: Vec<Member>,
@@ -177,6 +188,9 @@ pub struct Rules {
     pub server_quota: bool,
     /// At least 1 when `server_quota` is on.
     pub floor: u32,
+    /// `degradedLimit` (D42): past it, one request in flight at a time until the announced
+    /// limit is proven. Applies only with `server_quota`.
+    pub degraded_limit: Option<u32>,
     pub ceiling: Option<Ceiling>,
     /// Who the reservation is for (the logical request's fleet-unique token), so a release
     /// removes its own only.
@@ -193,7 +207,7 @@ impl AdmissionState {
         self.asked(process_of(rules.holder), now_ms);
         let server_wait = rules
             .server_quota
-            .then(|| self.server_wait(rules.floor, process_of(rules.holder), now_ms))
+            .then(|| self.server_wait(rules, process_of(rules.holder), now_ms))
             .flatten();
         let ceiling_wait = rules.ceiling.and_then(|c| self.ceiling_wait(&c, now_ms));
         let recheck_wait = (rules.server_quota && self.recheck_pending()).then_some(RECHECK_MS);
@@ -311,6 +325,7 @@ mod tests {
     pub(super) const QUOTA_ONLY: Rules = Rules {
         server_quota: true,
         floor: 1,
+        degraded_limit: None,
         ceiling: None,
         holder: 0,
         lease_ms: None,

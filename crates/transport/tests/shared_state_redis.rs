@@ -100,6 +100,7 @@ fn rules(holder: u64) -> Rules {
     Rules {
         server_quota: true,
         floor: 1,
+        degraded_limit: None,
         ceiling: None,
         holder,
         lease_ms: Some(60_000),

@@ -11,7 +11,7 @@ mod base_url;
 mod endpoint;
 pub mod schema;
 
-use anilink_transport::options::{OptValue, PartialOptions, TRANSPORT_OPTION_KEYS};
+use anilink_transport::options::{KeyState, OptValue, PartialOptions, TRANSPORT_OPTION_KEYS};
 
 pub use endpoint::{Endpoint, NotBuilt};
 use schema::{ProviderSlot, AUTH_FIELDS, BASE_URL_FIELD, TOKEN_REFRESH_CALLBACKS};
@@ -169,10 +169,17 @@ impl SlotReader {
             client_id: field("clientId"),
         };
         let token = self.provider.token_field().and_then(field);
+        let mut options = self.options;
+        // Not given (or `undefined`): the provider's documented degraded limit (D42).
+        if !matches!(options.degraded_limit, KeyState::Set(_)) {
+            if let Some(limit) = self.provider.schema().and_then(|slot| slot.degraded_limit) {
+                options.degraded_limit = KeyState::Set(Some(limit));
+            }
+        }
         Ok(SlotSettings {
             endpoint: endpoint_settings.endpoint(token.as_deref())?,
             endpoint_settings,
-            options: self.options,
+            options,
         })
     }
 }

@@ -22,6 +22,9 @@ pub struct ProviderSlot {
     /// The API endpoint, which [`BASE_URL_FIELD`] overrides per slot (the environment
     /// variable is read by the facade when the slot is built, decisions D38).
     pub api: Overridable,
+    /// The quota the provider documents for its degraded mode, below the one its headers
+    /// announce: the slot's [`DEGRADED_LIMIT_FIELD`] default (decisions D42).
+    pub degraded_limit: Option<u32>,
 }
 
 pub const ANILIST: ProviderSlot = ProviderSlot {
@@ -31,6 +34,9 @@ pub const ANILIST: ProviderSlot = ProviderSlot {
         default: ANILIST_DEFAULT_URL,
         variable: "ANILINK_ANILIST_URL",
     },
+    // docs.anilist.co/guide/rate-limiting: 90 per minute, 30 while the API is degraded, the
+    // headers still announcing 90.
+    degraded_limit: Some(30),
 };
 
 pub const MAL: ProviderSlot = ProviderSlot {
@@ -40,7 +46,11 @@ pub const MAL: ProviderSlot = ProviderSlot {
         default: MAL_DEFAULT_URL,
         variable: "ANILINK_MAL_URL",
     },
+    degraded_limit: None,
 };
+
+/// The transport option whose default is the provider's [`ProviderSlot::degraded_limit`].
+pub const DEGRADED_LIMIT_FIELD: &str = "degradedLimit";
 
 /// The slot field that replaces the API endpoint.
 pub const BASE_URL_FIELD: &str = "baseUrl";

@@ -277,3 +277,30 @@ fn problems_and_bad_fields_make_a_validation_failure() {
     let custom = refused(anilist.custom("{ Viewer { id } }", None, vec!["a problem".into()]));
     assert_eq!(custom.code, ErrorCode::Validation);
 }
+
+#[test]
+fn the_degraded_limit_defaults_to_the_providers_documented_one() {
+    let limit = |provider, entries| {
+        slot(provider, entries, &[])
+            .unwrap()
+            .options
+            .resolve(false)
+            .degraded_limit
+    };
+    assert_eq!(limit(Provider::AniList, vec![]), Some(30));
+    assert_eq!(limit(Provider::Mal, vec![]), None);
+    assert_eq!(limit(Provider::External, vec![]), None);
+    let given = |value| vec![(schema::DEGRADED_LIMIT_FIELD, value)];
+    assert_eq!(
+        limit(Provider::AniList, given(OptValue::Undefined)),
+        Some(30)
+    );
+    assert_eq!(limit(Provider::AniList, given(OptValue::Bool(false))), None);
+    assert_eq!(limit(Provider::AniList, given(OptValue::Number(0.0))), None);
+    assert_eq!(
+        limit(Provider::Mal, given(OptValue::Number(12.0))),
+        Some(12)
+    );
+    assert!(error_of(Provider::AniList, given(OptValue::Number(-3.0)))
+        .starts_with("degradedLimit must be an integer greater than or equal to 1"));
+}

@@ -6,9 +6,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::fleet::process_of;
-use super::{AdmissionState, Answer, QuotaReading, DERIVED_WINDOW_MS, RECHECK_MS};
+use super::{AdmissionState, Answer, QuotaReading, Rules, DERIVED_WINDOW_MS, RECHECK_MS};
 use crate::pacing::MAX_PACE_WAIT_MS;
 use crate::shared_state::link::REJOIN_INTERVAL_MS;
+
+/// How often a waiter looks again while one request past `degradedLimit` is in flight (D42).
+pub(super) const SERIAL_RECHECK_MS: u64 = 5;
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) struct ServerQuota {
@@ -32,7 +35,11 @@ impl AdmissionState {
     /// (rules in the module doc).
     pub fn learn(&mut self, answer: &Answer, floor: u32, dispatched_ms: u64, now_ms: u64) {
         match answer {
-            Answer::Served(Some(reading)) => self.observe(reading, dispatched_ms, now_ms),
+            Answer::Served(Some(reading)) => {
+                if self.observe(reading, dispatched_ms, now_ms) {
+                    self.prove(reading);
+                }
+            }
             Answer::Served(None) => self.unmetered = true,
             Answer::RateLimited(reading) => self.refused(reading.as_ref(), floor, now_ms),
             Answer::Failed => {}
@@ -45,7 +52,13 @@ impl AdmissionState {
             .map_or(announced, |learned| learned.min(announced))
     }
 
-    pub(super) fn observe(&mut self, reading: &QuotaReading, dispatched_ms: u64, now_ms: u64) {
+    /// Fold a reading into the estimate; false when it belongs to a window already over.
+    pub(super) fn observe(
+        &mut self,
+        reading: &QuotaReading,
+        dispatched_ms: u64,
+        now_ms: u64,
+    ) -> bool {
         self.roll(now_ms);
         let stale_reset = reading.reset_ms.is_some_and(|reset| reset <= now_ms);
         // Without a reset, the reading cannot say which window it counted the request in.
@@ -54,7 +67,7 @@ impl AdmissionState {
                 .server
                 .is_some_and(|q| dispatched_ms < q.window_started_ms);
         if stale_reset || older_window {
-            return;
+            return false;
         }
         self.recheck = None;
         // A success of the window that revealed the lie: it was served, so it counts.
@@ -93,6 +106,16 @@ impl AdmissionState {
                 },
             },
         });
+        true
+    }
+
+    /// A success of the current window, without a 429 in it, proves the headers up to what it
+    /// reports served (D42). A refusal's reading proves nothing.
+    fn prove(&mut self, reading: &QuotaReading) {
+        if self.server.is_some_and(|q| !q.rate_limited) {
+            let served = (reading.limit - reading.remaining).min(reading.limit);
+            self.proven_served = self.proven_served.max(served);
+        }
     }
 
     /// A 429 when the estimate said this request fit (at least `floor` left, counting it): the
@@ -119,6 +142,8 @@ impl AdmissionState {
         if predicted {
             let in_force = learned_limit.map_or(quota.limit, |l| l.min(quota.limit));
             self.learned_limit = Some((in_force - quota.remaining).max(1.0));
+            // The headers lied: what they proved before no longer holds (D42).
+            self.proven_served = 0.0;
         }
         quota.remaining = 0.0;
         let reset_ms = reading
@@ -154,8 +179,8 @@ impl AdmissionState {
         quota.rate_limited = false;
     }
 
-    pub(super) fn server_wait(&mut self, floor: u32, process: u64, now_ms: u64) -> Option<u64> {
-        let wait = self.quota_wait(floor, process, now_ms);
+    pub(super) fn server_wait(&mut self, rules: &Rules, process: u64, now_ms: u64) -> Option<u64> {
+        let wait = self.quota_wait(rules, process, now_ms);
         // Alone, a waiter asks again at least as often as the fleet's state may be tried: a
         // decision that finds Redis back ends the share (a failover takes a second or two,
         // while an unknown window's end may be a minute away).
@@ -165,7 +190,7 @@ impl AdmissionState {
         wait
     }
 
-    fn quota_wait(&mut self, floor: u32, process: u64, now_ms: u64) -> Option<u64> {
+    fn quota_wait(&mut self, rules: &Rules, process: u64, now_ms: u64) -> Option<u64> {
         self.roll(now_ms);
         // Alone, only this process's requests count: the others' are in their own shares.
         let alone = self.alone.is_some();
@@ -186,14 +211,34 @@ impl AdmissionState {
             return Some(until_reset);
         }
         let available = quota.remaining - f64::from(in_flight);
-        if available >= f64::from(floor) {
-            return None;
+        if available < f64::from(rules.floor) {
+            return Some(if in_flight > 0 {
+                until_reset.min(RECHECK_MS)
+            } else {
+                until_reset
+            });
         }
-        Some(if in_flight > 0 {
-            until_reset.min(RECHECK_MS)
-        } else {
-            until_reset
-        })
+        let past = rules
+            .degraded_limit
+            .map_or(0.0, |limit| self.in_flight_past(&quota, limit, in_flight));
+        // The one request past the degraded limit is answered soon: look again sooner than
+        // RECHECK_MS, so a proven limit costs little more than that one round trip.
+        (past >= 1.0).then_some(until_reset.min(SERIAL_RECHECK_MS))
+    }
+
+    /// How many requests in flight are past `degraded_limit` in the window, while the announced
+    /// limit above it is not proven (D42): the window's served requests (by its estimate)
+    /// count first, then those in flight. 0 once proven, or when the limit in force is not
+    /// above the degraded one (a learned limit already holds the requests past it).
+    fn in_flight_past(&self, quota: &ServerQuota, degraded_limit: u32, in_flight: u32) -> f64 {
+        let degraded = f64::from(degraded_limit);
+        let in_force = self.limit_in_force(quota.limit);
+        if in_force <= degraded || self.proven_served > degraded {
+            return 0.0;
+        }
+        let served = in_force - quota.remaining;
+        let in_flight = f64::from(in_flight);
+        (served + in_flight - degraded).clamp(0.0, in_flight)
     }
 }
 
@@ -389,5 +434,168 @@ mod tests {
         let after = NOW + 2_000;
         state.observe(&reading(0.0, None), after + 5, after + 10);
         assert!(state.try_admit(&QUOTA_ONLY, after + 10).is_err());
+    }
+}
+
+/// `degradedLimit` (D42): past it, one request in flight at a time until the announced limit
+/// is proven.
+#[cfg(test)]
+mod degraded_limit_tests {
+    use super::super::tests::{admit_all, reading, NOW, QUOTA_ONLY};
+    use super::super::*;
+    use super::SERIAL_RECHECK_MS;
+
+    /// Announced 10 (by `reading`), degraded 4.
+    const DEGRADED: Rules = Rules {
+        degraded_limit: Some(4),
+        ..QUOTA_ONLY
+    };
+
+    fn served(remaining: f64, reset_ms: Option<u64>) -> Answer {
+        Answer::Served(Some(reading(remaining, reset_ms)))
+    }
+
+    #[test]
+    fn past_the_degraded_limit_requests_go_one_at_a_time_until_a_success_proves_more() {
+        let mut state = AdmissionState::default();
+        state.learn(&served(8.0, None), 1, NOW, NOW);
+        // 2 served: 2 more reach 4, and the 5th goes alone.
+        assert_eq!(admit_all(&mut state, &DEGRADED, NOW), 3);
+        assert_eq!(state.try_admit(&DEGRADED, NOW), Err(SERIAL_RECHECK_MS));
+        // An answer reporting 4 served proves nothing: the one past 4 is still in flight.
+        state.release(0);
+        state.learn(&served(6.0, None), 1, NOW, NOW + 5);
+        assert_eq!(state.try_admit(&DEGRADED, NOW + 5), Err(SERIAL_RECHECK_MS));
+        // One reporting 5 served, in a window without a 429: the announced 10 holds.
+        state.release(0);
+        state.learn(&served(5.0, None), 1, NOW, NOW + 10);
+        assert_eq!(
+            admit_all(&mut state, &DEGRADED, NOW + 10),
+            4,
+            "5 left, 1 in flight"
+        );
+        // Proven for the scope: the next window opens up at once.
+        for _ in 0..5 {
+            state.release(0);
+        }
+        let next_window = NOW + DERIVED_WINDOW_MS;
+        assert_eq!(admit_all(&mut state, &DEGRADED, next_window), 10);
+    }
+
+    #[test]
+    fn a_degraded_upstream_refuses_only_the_one_request_past_the_limit() {
+        let mut state = AdmissionState::default();
+        state.learn(&served(6.0, None), 1, NOW, NOW);
+        assert_eq!(admit_all(&mut state, &DEGRADED, NOW), 1, "the 5th, alone");
+        // Refused while the headers said 6 left: the lie is revealed, 4 learned.
+        let timeout_ends = NOW + 3_000;
+        state.learn(
+            &Answer::RateLimited(Some(reading(0.0, Some(timeout_ends)))),
+            1,
+            NOW,
+            NOW + 5,
+        );
+        state.release(0);
+        assert_eq!(state.snapshot(NOW + 5).learned_limit, Some(4.0));
+        // The learned limit holds the requests past 4: the serial rule has nothing to add.
+        assert_eq!(admit_all(&mut state, &DEGRADED, timeout_ends), 4);
+    }
+
+    #[test]
+    fn a_lie_undoes_the_proof() {
+        let mut state = AdmissionState::default();
+        let window_ends = NOW + 1_000;
+        state.learn(&served(4.0, Some(window_ends)), 1, NOW, NOW);
+        assert_eq!(state.proven_served, 6.0);
+        // The next window: proven, so no request waits past 4.
+        assert_eq!(admit_all(&mut state, &DEGRADED, window_ends), 10);
+        for _ in 0..10 {
+            state.release(0);
+        }
+        // A 429 while the headers said 6 left: they lie now.
+        state.learn(&served(6.0, None), 1, window_ends, window_ends + 5);
+        let refusal = Answer::RateLimited(Some(reading(0.0, Some(window_ends + 3_000))));
+        state.learn(&refusal, 1, window_ends, window_ends + 10);
+        assert_eq!(state.proven_served, 0.0);
+        // Were the learned limit gone, past 4 would go one at a time again.
+        state.learned_limit = None;
+        assert_eq!(admit_all(&mut state, &DEGRADED, window_ends + 3_000), 5);
+    }
+
+    #[test]
+    fn a_429_the_estimate_predicted_or_one_with_admission_off_keeps_the_proof() {
+        let mut state = AdmissionState::default();
+        state.learn(&served(3.0, Some(NOW + 1_000)), 1, NOW, NOW);
+        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000))));
+        state.learn(&served(0.0, Some(NOW + 1_000)), 1, NOW, NOW + 5);
+        state.learn(&refusal, 1, NOW, NOW + 10);
+        assert_eq!(state.proven_served, 10.0, "10 served, then nothing left");
+        let mut off = AdmissionState::default();
+        off.learn(&served(3.0, None), 0, NOW, NOW);
+        off.learn(&refusal, 0, NOW, NOW + 5);
+        assert_eq!(off.proven_served, 7.0);
+    }
+
+    #[test]
+    fn a_refusal_proves_nothing_though_its_headers_say_all_was_served() {
+        let mut cold = AdmissionState::default();
+        let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000))));
+        cold.learn(&refusal, 1, NOW, NOW);
+        assert_eq!(cold.proven_served, 0.0);
+        // Nor does a success answered after a 429 of its window.
+        cold.learn(&served(1.0, None), 1, NOW, NOW + 5);
+        assert_eq!(cold.proven_served, 0.0);
+    }
+
+    #[test]
+    fn off_when_not_given_or_when_the_server_quota_is_not_followed() {
+        let fresh = || {
+            let mut state = AdmissionState::default();
+            state.learn(&served(8.0, None), 1, NOW, NOW);
+            state
+        };
+        assert_eq!(admit_all(&mut fresh(), &QUOTA_ONLY, NOW), 8);
+        // `rateLimitFloor: 0` or `paceWithRateLimit: false` turn the server quota off.
+        let not_followed = Rules {
+            server_quota: false,
+            ..DEGRADED
+        };
+        let mut state = fresh();
+        for _ in 0..20 {
+            assert_eq!(state.try_admit(&not_followed, NOW), Ok(()));
+        }
+        // A limit at or above the announced one has nothing to prove.
+        let above = Rules {
+            degraded_limit: Some(10),
+            ..QUOTA_ONLY
+        };
+        assert_eq!(admit_all(&mut fresh(), &above, NOW), 8);
+    }
+
+    #[test]
+    fn the_proof_is_shared_state_that_older_states_read_as_unproven() {
+        let mut state = AdmissionState::default();
+        state.learn(&served(4.0, Some(NOW + 1_000)), 1, NOW, NOW);
+        let text = serde_json::to_string(&state).unwrap();
+        assert_eq!(
+            serde_json::from_str::<AdmissionState>(&text).unwrap(),
+            state
+        );
+        // A state a process without D42 wrote has no proof: one request at a time past 4.
+        let mut old: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(old
+            .as_object_mut()
+            .unwrap()
+            .remove("proven_served")
+            .is_some());
+        let mut read: AdmissionState = serde_json::from_value(old).unwrap();
+        assert_eq!(read.proven_served, 0.0);
+        assert_eq!(admit_all(&mut read, &DEGRADED, NOW), 1);
+        // A copy that saw a lie while alone takes the fleet's proof away on the rejoin.
+        let mut fleet = state.clone();
+        let mut lied = state.clone();
+        lied.proven_served = 0.0;
+        fleet.absorb(&lied, NOW + 10);
+        assert_eq!(fleet.proven_served, 0.0);
     }
 }

@@ -176,12 +176,16 @@ impl AdmissionState {
     /// window, and the fleet's state has not seen them (its Redis may even be a failed-over
     /// replica a few writes behind). The same window keeps the lower `remaining`; a window
     /// `local` knows and the fleet does not yet replaces the fleet's; the lower learned limit
-    /// stays. Reservations are not touched ([`adopt`](Self::adopt) carries those).
+    /// stays, as does the lesser proof of the announced limit (D42). Reservations are not
+    /// touched ([`adopt`](Self::adopt) carries those).
     pub fn absorb(&mut self, local: &AdmissionState, now_ms: u64) {
         self.roll(now_ms);
         if let Some(learned) = local.learned_limit {
             self.learned_limit = Some(self.learned_limit.map_or(learned, |l| l.min(learned)));
         }
+        // The lesser proof: a lie the copy saw undoes it (D42); a proof the copy alone saw is
+        // earned again at the cost of one request at a time.
+        self.proven_served = self.proven_served.min(local.proven_served);
         let Some(theirs) = local.server else {
             return;
         };

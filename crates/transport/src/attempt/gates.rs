@@ -124,6 +124,7 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
                 && self.options.rate_limit_floor > 0
                 && !self.options.ignore_pace_deadline,
             floor: self.options.rate_limit_floor,
+            degraded_limit: self.options.degraded_limit,
             ceiling: self.options.rate_limit,
             holder: self.token,
             lease_ms: self.env.hosts.lease_ms(),

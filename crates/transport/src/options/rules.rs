@@ -49,6 +49,21 @@ pub(super) fn rate_limit_floor(_: &str, value: &OptValue) -> Result<u32, OptionE
     })
 }
 
+/// `degradedLimit` (decisions D42): `false` or `0` turn it off.
+pub(super) fn degraded_limit(_: &str, value: &OptValue) -> Result<Option<u32>, OptionError> {
+    if matches!(value, OptValue::Bool(false)) {
+        return Ok(None);
+    }
+    parse_integer(value, 0)
+        .map(|limit| (limit > 0).then_some(limit))
+        .ok_or_else(|| {
+            invalid(
+                "degradedLimit must be an integer greater than or equal to 1 (the quota the upstream enforces while degraded), or false or 0 to turn it off",
+                value,
+            )
+        })
+}
+
 /// 0 means 1, as the original normalises it (decisions D21).
 pub(super) fn max_sockets(_: &str, value: &OptValue) -> Result<u32, OptionError> {
     parse_integer(value, 0).map(|n| n.max(1)).ok_or_else(|| {

@@ -122,6 +122,12 @@ transport_options! {
         "sharedState" => shared_state: Option<Arc<SharedStateConfig>> = rules::shared_state, resolved Option<Arc<SharedStateConfig>> = or(None);
             ts "SharedStateOptions | null | false", default "off",
             "Share per-host state with other processes through Redis (our extension): `{ redis, keyPrefix?, timeoutMs?, leaseMs? }`; `false`, `null` or absent: off. A slot option, refused per request.";
+        /// Past this many requests in a window, one in flight at a time until the announced
+        /// limit is proven (decisions D42, our extension); a slot option, whose default is the
+        /// provider's (the provider catalog applies it).
+        "degradedLimit" => degraded_limit: Option<u32> = rules::degraded_limit, resolved Option<u32> = or(None);
+            ts "number | false", default "the provider's",
+            "The quota an upstream enforces while degraded, below the one its headers announce (our extension). Once a window's served and in-flight requests reach it, further requests go one at a time until a success reports more served in a window without a 429 (the announced limit is proven, until a 429 the estimate did not predict shows the headers lie again), so a degraded upstream reveals itself with one 429 instead of one per request in flight. Does nothing while `rateLimitFloor` is `0` or `paceWithRateLimit` is `false`. An integer ≥ 1; `false` or `0` turns it off. A slot option, refused per request.";
     }
     derived {
         /// Per-attempt deadline (decisions D9); None when disabled with 0.
@@ -186,7 +192,7 @@ fn hooks(options: &PartialOptions, _: bool) -> HookSet {
 }
 
 /// Options that configure the slot's client itself, so they cannot change per call.
-pub const SLOT_ONLY_KEYS: &[&str] = &["sharedState"];
+pub const SLOT_ONLY_KEYS: &[&str] = &["degradedLimit", "sharedState"];
 
 impl PartialOptions {
     /// [`PartialOptions::parse_key`] for per-request options: a slot-only key is refused.

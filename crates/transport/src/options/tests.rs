@@ -155,6 +155,9 @@ fn every_invalid_value_names_the_option_and_the_rule() {
         ("timeout", OptValue::String("5".into()), "(received \"5\")"),
         ("rateLimitFloor", OptValue::Number(1.5), "rateLimitFloor must be a finite, non-negative integer"),
         ("rateLimitFloor", OptValue::Number(-1.0), "rateLimitFloor must be"),
+        ("degradedLimit", OptValue::Number(2.5), "degradedLimit must be an integer greater than or equal to 1 (the quota the upstream enforces while degraded), or false or 0 to turn it off (received 2.5)."),
+        ("degradedLimit", OptValue::Bool(true), "degradedLimit must be an integer greater than or equal to 1"),
+        ("degradedLimit", OptValue::Null, "(received null)."),
         ("retry", OptValue::String("yes".into()), "retry must be true, false or a retry policy object"),
         ("retry", OptValue::object(&[("maxRetries", OptValue::Number(-1.0))]), "retry.maxRetries must be an integer"),
         ("retry", OptValue::object(&[("maxRetries", OptValue::Number(1.5))]), "retry.maxRetries must be an integer"),
@@ -342,6 +345,7 @@ fn the_key_list_keeps_the_original_order_then_ours() {
         "coalesce",
         "maxRedirects",
         "sharedState",
+        "degradedLimit",
     ];
     assert_eq!(TRANSPORT_OPTION_KEYS, expected.as_slice());
 }
@@ -469,4 +473,26 @@ fn shared_state_is_refused_per_request() {
     assert!(options
         .parse_request_key("timeout", &OptValue::Number(5.0))
         .unwrap());
+}
+
+#[test]
+fn degraded_limit_is_a_slot_option_turned_off_by_false_or_0() {
+    let limit = parse(&[("degradedLimit", OptValue::Number(30.0))]).unwrap();
+    assert_eq!(limit.resolve(false).degraded_limit, Some(30));
+    for off in [OptValue::Bool(false), OptValue::Number(0.0)] {
+        let options = parse(&[("degradedLimit", off)]).unwrap();
+        assert_eq!(options.resolve(false).degraded_limit, None);
+    }
+    assert_eq!(
+        PartialOptions::default().resolve(false).degraded_limit,
+        None
+    );
+    let message = PartialOptions::default()
+        .parse_request_key("degradedLimit", &OptValue::Number(30.0))
+        .unwrap_err()
+        .0;
+    assert!(
+        message.starts_with("degradedLimit is a slot option and cannot be given per request"),
+        "{message}"
+    );
 }

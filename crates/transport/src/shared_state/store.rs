@@ -488,6 +488,7 @@ mod tests {
         Rules {
             server_quota: false,
             floor: 0,
+            degraded_limit: None,
             ceiling: None,
             holder,
             lease_ms: Some(1_000),
