@@ -543,8 +543,14 @@ mod degraded_limit_tests {
         cold.learn(&refusal, 1, NOW, NOW);
         assert_eq!(cold.proven_served, 0.0);
         // Nor does a success answered after a 429 of its window.
-        cold.learn(&served(1.0, None), 1, NOW, NOW + 5);
-        assert_eq!(cold.proven_served, 0.0);
+        let mut warm = AdmissionState::default();
+        warm.learn(&served(8.0, Some(NOW + 1_000)), 1, NOW, NOW);
+        warm.learn(&refusal, 1, NOW, NOW + 5);
+        warm.learn(&served(1.0, Some(NOW + 1_000)), 1, NOW, NOW + 10);
+        assert_eq!(
+            warm.proven_served, 0.0,
+            "the lie undid what the window had proved, and the success after it proves nothing"
+        );
     }
 
     #[test]
