@@ -5,6 +5,12 @@
 // gets it from this platform's optional dependency `anilink-api-wrapper-<platform>` (the
 // napi-rs layout: `npm/<platform>/`, listed in `optionalDependencies` by `napi prepublish`).
 // When neither is there, the error names the platform, the package and the fix.
+//
+// Loading the package only finds the binary (a missing or mismatched one fails there); the
+// binary itself is loaded by the first `addon()`, when something needs native work: the first
+// client, a token exchange, a ResponseCache, an error class building its message (issue 40,
+// start-up: loading it, with the transport's worker thread, is most of what the package cost
+// to load). What the facade needs of the binding at load is in lib/contract.generated.json.
 
 const { existsSync, readFileSync } = require('node:fs');
 const { basename, join } = require('node:path');
@@ -66,76 +72,120 @@ function builtBinary(name) {
   return existsSync(local) ? local : null;
 }
 
+/** A binary that would not load: the dynamic loader's own message, with what usually causes it. */
+function unloadable(packageName, cause) {
+  const linuxHint =
+    process.platform === 'linux'
+      ? '\nLinux gnu builds need glibc 2.17 or later; musl systems (Alpine) use the -musl package.'
+      : '';
+  return bindingError(
+    `the native binary in ${packageName} could not be loaded on this platform (${describeRuntime()}): ` +
+      `${cause?.message ?? cause}${linuxHint}`,
+    cause,
+  );
+}
+
 /**
- * The binary of this platform's package. Each package is required by its literal name, so that
- * file tracers (@vercel/nft, hence Next.js and Vercel) and bundlers see which files the package
- * needs at run time; inside a try block, so that a bundler leaves the packages not installed at
- * build time to run time instead of failing the build. The packaging tests check that these
- * names are exactly the `npm/<platform>/` folders.
+ * How to load the binary of this platform's package, once its manifest was found with this
+ * version. Each package is required by its literal name, so that file tracers (@vercel/nft,
+ * hence Next.js and Vercel) and bundlers see which files the package needs at run time; inside
+ * a try block, so that a bundler leaves the packages not installed at build time to run time
+ * instead of failing the build. The packaging tests check that these names are exactly the
+ * `npm/<platform>/` folders.
  */
-function loadPlatformPackage(name) {
+function platformPackageLoader(name) {
   const packageName = `${pkg.name}-${name}`;
-  let found = false;
-  const checkVersion = ({ version }) => {
-    found = true;
-    if (version !== pkg.version) {
-      throw bindingError(
-        `${packageName}@${version} is installed, but this is ${pkg.name}@${pkg.version}: the native ` +
-          `binary must be the same version. Fix: npm install ${packageName}@${pkg.version}.`,
-      );
-    }
-  };
+  let manifest;
+  let load;
   try {
     switch (name) {
       case 'darwin-arm64':
-        checkVersion(require('anilink-api-wrapper-darwin-arm64/package.json'));
-        return require('anilink-api-wrapper-darwin-arm64');
+        manifest = require('anilink-api-wrapper-darwin-arm64/package.json');
+        load = () => require('anilink-api-wrapper-darwin-arm64');
+        break;
       case 'darwin-x64':
-        checkVersion(require('anilink-api-wrapper-darwin-x64/package.json'));
-        return require('anilink-api-wrapper-darwin-x64');
+        manifest = require('anilink-api-wrapper-darwin-x64/package.json');
+        load = () => require('anilink-api-wrapper-darwin-x64');
+        break;
       case 'linux-arm-gnueabihf':
-        checkVersion(require('anilink-api-wrapper-linux-arm-gnueabihf/package.json'));
-        return require('anilink-api-wrapper-linux-arm-gnueabihf');
+        manifest = require('anilink-api-wrapper-linux-arm-gnueabihf/package.json');
+        load = () => require('anilink-api-wrapper-linux-arm-gnueabihf');
+        break;
       case 'linux-arm64-gnu':
-        checkVersion(require('anilink-api-wrapper-linux-arm64-gnu/package.json'));
-        return require('anilink-api-wrapper-linux-arm64-gnu');
+        manifest = require('anilink-api-wrapper-linux-arm64-gnu/package.json');
+        load = () => require('anilink-api-wrapper-linux-arm64-gnu');
+        break;
       case 'linux-arm64-musl':
-        checkVersion(require('anilink-api-wrapper-linux-arm64-musl/package.json'));
-        return require('anilink-api-wrapper-linux-arm64-musl');
+        manifest = require('anilink-api-wrapper-linux-arm64-musl/package.json');
+        load = () => require('anilink-api-wrapper-linux-arm64-musl');
+        break;
       case 'linux-x64-gnu':
-        checkVersion(require('anilink-api-wrapper-linux-x64-gnu/package.json'));
-        return require('anilink-api-wrapper-linux-x64-gnu');
+        manifest = require('anilink-api-wrapper-linux-x64-gnu/package.json');
+        load = () => require('anilink-api-wrapper-linux-x64-gnu');
+        break;
       case 'linux-x64-musl':
-        checkVersion(require('anilink-api-wrapper-linux-x64-musl/package.json'));
-        return require('anilink-api-wrapper-linux-x64-musl');
+        manifest = require('anilink-api-wrapper-linux-x64-musl/package.json');
+        load = () => require('anilink-api-wrapper-linux-x64-musl');
+        break;
       case 'win32-arm64-msvc':
-        checkVersion(require('anilink-api-wrapper-win32-arm64-msvc/package.json'));
-        return require('anilink-api-wrapper-win32-arm64-msvc');
+        manifest = require('anilink-api-wrapper-win32-arm64-msvc/package.json');
+        load = () => require('anilink-api-wrapper-win32-arm64-msvc');
+        break;
       case 'win32-x64-msvc':
-        checkVersion(require('anilink-api-wrapper-win32-x64-msvc/package.json'));
-        return require('anilink-api-wrapper-win32-x64-msvc');
+        manifest = require('anilink-api-wrapper-win32-x64-msvc/package.json');
+        load = () => require('anilink-api-wrapper-win32-x64-msvc');
+        break;
       default:
         throw missingBinary(name, null);
     }
   } catch (cause) {
     if (cause?.code === 'ANILINK_NATIVE_BINDING') throw cause;
-    if (!found) throw missingBinary(name, packageName);
-    const linuxHint =
-      process.platform === 'linux'
-        ? '\nLinux gnu builds need glibc 2.17 or later; musl systems (Alpine) use the -musl package.'
-        : '';
+    throw missingBinary(name, packageName);
+  }
+  if (manifest.version !== pkg.version) {
     throw bindingError(
-      `the native binary in ${packageName} could not be loaded on this platform (${describeRuntime()}): ` +
-        `${cause?.message ?? cause}${linuxHint}`,
-      cause,
+      `${packageName}@${manifest.version} is installed, but this is ${pkg.name}@${pkg.version}: the native ` +
+        `binary must be the same version. Fix: npm install ${packageName}@${pkg.version}.`,
     );
+  }
+  return () => {
+    try {
+      return load();
+    } catch (cause) {
+      throw unloadable(packageName, cause);
+    }
+  };
+}
+
+/** How to load this platform's binary: found now, loaded by the first `addon()`. */
+function bindingLoader() {
+  const name = platformName();
+  const local = builtBinary(name);
+  return local ? () => require(local) : platformPackageLoader(name);
+}
+
+const loadBinding = bindingLoader();
+let binding;
+
+/**
+ * The public `ResponseCache`: the addon's class, exported before the addon loads. Constructing
+ * one loads the addon and builds the addon's object with this class's prototype, which inherits
+ * the addon's methods from then on, so `instanceof`, subclasses and the binding's own check of a
+ * `responseCache` option all hold.
+ */
+class ResponseCache {
+  constructor(...options) {
+    return Reflect.construct(addon().ResponseCache, options, new.target);
   }
 }
 
-function loadBinding() {
-  const name = platformName();
-  const local = builtBinary(name);
-  return local ? require(local) : loadPlatformPackage(name);
+/** The native addon, loaded on the first call (loading this module only found it). */
+function addon() {
+  if (binding === undefined) {
+    binding = loadBinding();
+    Object.setPrototypeOf(ResponseCache.prototype, binding.ResponseCache.prototype);
+  }
+  return binding;
 }
 
-module.exports = loadBinding();
+module.exports = { addon, ResponseCache };

@@ -54,7 +54,9 @@ pub struct SlotEnvironment {
 }
 
 /// Every environment variable a slot reads, by exact name: the facade reads these from
-/// `process.env` when it builds a slot (decisions D38), as the contract lists them.
+/// `process.env` when it builds a slot (decisions D38), as the contract lists them (gathered by
+/// the generator's test into lib/contract.generated.json).
+#[cfg(test)]
 pub fn slot_environment_variables() -> Vec<String> {
     slot::endpoint_variables()
         .chain([driver::IO_THREAD_VARIABLE])
