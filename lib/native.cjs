@@ -175,6 +175,7 @@ let binding;
  */
 class ResponseCache {
   constructor(...options) {
+    // biome-ignore lint/correctness/noConstructorReturn: the addon's object, with this class's (or a subclass's) prototype
     return Reflect.construct(addon().ResponseCache, options, new.target);
   }
 }
