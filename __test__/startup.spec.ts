@@ -14,7 +14,6 @@ const ON_DEMAND = ['paginate.cjs', 'oauth.cjs', 'map-external-ids.cjs', 'externa
 /** All that loading the package loads: the client's parts wait for the first client or call. */
 const AT_LOAD = [
   'anilink.cjs',
-  'contract.generated.json',
   'errors.cjs',
   'helpers.cjs',
   'index.cjs',

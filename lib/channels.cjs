@@ -54,7 +54,7 @@ function loadChannels() {
  * this module loads, so that the OpenTelemetry entry can take the channel names without the addon.
  */
 function eventHandlers() {
-  const events = require('./contract.generated.json').channelEvents;
+  const events = require('./native.cjs').contract.channelEvents;
   const shared = events.sharedState;
   const sharedStates = new Map(shared.states.map(({ code, state }) => [code, state]));
   return new Map([

@@ -5,12 +5,12 @@
 // (src/wire/contract.rs), read once here: a caller's `new AniLinkApiError(503, …)` says what a
 // transport failure says.
 
-const { addon } = require('./native.cjs');
+const { addon, contract } = require('./native.cjs');
 
 /** How a thrown value is described; its module loads with the first error that needs it. */
 const describeThrown = (thrown) => require('./diagnostics.cjs').describeThrown(thrown);
 
-const { errorCodes, typeErrorCode: TYPE_ERROR, messages: MESSAGES } = require('./contract.generated.json');
+const { errorCodes, typeErrorCode: TYPE_ERROR, messages: MESSAGES } = contract;
 
 /** Every code an AniLinkError can carry. */
 const AniLinkErrorCodes = Object.freeze(Object.fromEntries(errorCodes.map(({ key, code }) => [key, code])));

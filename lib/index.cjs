@@ -1,8 +1,7 @@
 'use strict';
 // Package entry (CommonJS). The ESM entry and the subpaths re-export these same objects.
 
-const { addon, ResponseCache } = require('./native.cjs');
-const contract = require('./contract.generated.json');
+const { addon, contract, ResponseCache } = require('./native.cjs');
 const errors = require('./errors.cjs');
 const helpers = require('./helpers.cjs');
 // Pagination, the token exchanges, mapExternalIds and transport state load on first use

@@ -10,7 +10,8 @@
 // binary itself is loaded by the first `addon()`, when something needs native work: the first
 // client, a token exchange, a ResponseCache, an error class building its message (issue 40,
 // start-up: loading it, with the transport's worker thread, is most of what the package cost
-// to load). What the facade needs of the binding at load is in lib/contract.generated.json.
+// to load). What the facade needs of the binding at load is its contract, generated from the
+// Rust declarations into lib/contract.generated.json (src/wire/contract.rs) and read here.
 
 const { existsSync, readFileSync } = require('node:fs');
 const { basename, join } = require('node:path');
@@ -24,6 +25,12 @@ const root = typeof __filename === 'string' && basename(__filename) === 'native.
 // file: `require` would cost more in module resolution than the read and parse (issue 40,
 // start-up). Bundled, required, which bundlers inline.
 const pkg = root === null ? require('../package.json') : JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+/** The binding's contract with the facade, read the same way. */
+const contract =
+  root === null
+    ? require('./contract.generated.json')
+    : JSON.parse(readFileSync(join(__dirname, 'contract.generated.json'), 'utf8'));
 
 function bindingError(message, cause) {
   const error = new Error(`anilink-api-wrapper: ${message}`, cause ? { cause } : undefined);
@@ -189,4 +196,4 @@ function addon() {
   return binding;
 }
 
-module.exports = { addon, ResponseCache };
+module.exports = { addon, contract, ResponseCache };

@@ -39,7 +39,7 @@ function tokenOptions(helper, options) {
 }
 
 /** Token URL overrides, like ANILINK_ANILIST_URL for the API (decisions D14): the binding names them; read per call. */
-const { anilistToken, malToken } = require('./contract.generated.json').urls;
+const { anilistToken, malToken } = require('./native.cjs').contract.urls;
 const TOKEN_URL_ENV = { [anilistToken.default]: anilistToken.variable, [malToken.default]: malToken.variable };
 const LABELS = { [ANILIST_TOKEN_URL]: 'AniList token request', [MAL_TOKEN_URL]: 'MAL token request' };
 const NETWORK_ENDINGS = {

@@ -6,9 +6,9 @@
 // over, with whether the runtime has libuv, and warns when a slot skips certificate checks
 // (D37).
 
-const { addon } = require('./native.cjs');
+const { addon, contract } = require('./native.cjs');
 
-const VARIABLES = require('./contract.generated.json').slotEnvironment;
+const VARIABLES = contract.slotEnvironment;
 
 /**
  * Whether this runtime has libuv for the addon to drive calls on the JavaScript thread: Node
