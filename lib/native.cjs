@@ -93,75 +93,71 @@ function unloadable(packageName, cause) {
 }
 
 /**
- * How to load the binary of this platform's package, once its manifest was found with this
- * version. Each package is required by its literal name, so that file tracers (@vercel/nft,
- * hence Next.js and Vercel) and bundlers see which files the package needs at run time; inside
- * a try block, so that a bundler leaves the packages not installed at build time to run time
- * instead of failing the build. The packaging tests check that these names are exactly the
- * `npm/<platform>/` folders.
+ * This platform's package: its manifest (`part` 'manifest') or its binary ('binary'). Each
+ * package is required by its literal name, so that file tracers (@vercel/nft, hence Next.js and
+ * Vercel) and bundlers see which files the package needs at run time; inside a try block, so
+ * that a bundler leaves the packages not installed at build time to run time instead of failing
+ * the build. `failed(cause)` makes the error when the require fails. The packaging tests check
+ * that these names are exactly the `npm/<platform>/` folders.
  */
-function platformPackageLoader(name) {
-  const packageName = `${pkg.name}-${name}`;
-  let manifest;
-  let load;
+function fromPlatformPackage(name, part, failed) {
   try {
     switch (name) {
       case 'darwin-arm64':
-        manifest = require('anilink-api-wrapper-darwin-arm64/package.json');
-        load = () => require('anilink-api-wrapper-darwin-arm64');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-darwin-arm64/package.json')
+          : require('anilink-api-wrapper-darwin-arm64');
       case 'darwin-x64':
-        manifest = require('anilink-api-wrapper-darwin-x64/package.json');
-        load = () => require('anilink-api-wrapper-darwin-x64');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-darwin-x64/package.json')
+          : require('anilink-api-wrapper-darwin-x64');
       case 'linux-arm-gnueabihf':
-        manifest = require('anilink-api-wrapper-linux-arm-gnueabihf/package.json');
-        load = () => require('anilink-api-wrapper-linux-arm-gnueabihf');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-arm-gnueabihf/package.json')
+          : require('anilink-api-wrapper-linux-arm-gnueabihf');
       case 'linux-arm64-gnu':
-        manifest = require('anilink-api-wrapper-linux-arm64-gnu/package.json');
-        load = () => require('anilink-api-wrapper-linux-arm64-gnu');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-arm64-gnu/package.json')
+          : require('anilink-api-wrapper-linux-arm64-gnu');
       case 'linux-arm64-musl':
-        manifest = require('anilink-api-wrapper-linux-arm64-musl/package.json');
-        load = () => require('anilink-api-wrapper-linux-arm64-musl');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-arm64-musl/package.json')
+          : require('anilink-api-wrapper-linux-arm64-musl');
       case 'linux-x64-gnu':
-        manifest = require('anilink-api-wrapper-linux-x64-gnu/package.json');
-        load = () => require('anilink-api-wrapper-linux-x64-gnu');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-x64-gnu/package.json')
+          : require('anilink-api-wrapper-linux-x64-gnu');
       case 'linux-x64-musl':
-        manifest = require('anilink-api-wrapper-linux-x64-musl/package.json');
-        load = () => require('anilink-api-wrapper-linux-x64-musl');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-x64-musl/package.json')
+          : require('anilink-api-wrapper-linux-x64-musl');
       case 'win32-arm64-msvc':
-        manifest = require('anilink-api-wrapper-win32-arm64-msvc/package.json');
-        load = () => require('anilink-api-wrapper-win32-arm64-msvc');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-win32-arm64-msvc/package.json')
+          : require('anilink-api-wrapper-win32-arm64-msvc');
       case 'win32-x64-msvc':
-        manifest = require('anilink-api-wrapper-win32-x64-msvc/package.json');
-        load = () => require('anilink-api-wrapper-win32-x64-msvc');
-        break;
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-win32-x64-msvc/package.json')
+          : require('anilink-api-wrapper-win32-x64-msvc');
       default:
         throw missingBinary(name, null);
     }
   } catch (cause) {
-    if (cause?.code === 'ANILINK_NATIVE_BINDING') throw cause;
-    throw missingBinary(name, packageName);
+    throw cause?.code === 'ANILINK_NATIVE_BINDING' ? cause : failed(cause);
   }
-  if (manifest.version !== pkg.version) {
+}
+
+/** How to load the binary of this platform's package, once its manifest was found with this version. */
+function platformPackageLoader(name) {
+  const packageName = `${pkg.name}-${name}`;
+  const { version } = fromPlatformPackage(name, 'manifest', () => missingBinary(name, packageName));
+  if (version !== pkg.version) {
     throw bindingError(
-      `${packageName}@${manifest.version} is installed, but this is ${pkg.name}@${pkg.version}: the native ` +
+      `${packageName}@${version} is installed, but this is ${pkg.name}@${pkg.version}: the native ` +
         `binary must be the same version. Fix: npm install ${packageName}@${pkg.version}.`,
     );
   }
-  return () => {
-    try {
-      return load();
-    } catch (cause) {
-      throw unloadable(packageName, cause);
-    }
-  };
+  return () => fromPlatformPackage(name, 'binary', (cause) => unloadable(packageName, cause));
 }
 
 /** How to load this platform's binary: found now, loaded by the first `addon()`. */

@@ -88,7 +88,7 @@ impl NativeClient {
     ///
     /// `environment` is what the facade read of the process when the slot was built (decisions
     /// D38). `on_batch(text)` receives this client's messages, `[[callId, kind, payload?], …]`
-    /// (the kinds are in `contract().kinds`), on the JavaScript thread.
+    /// (the kinds are the contract's `kinds`), on the JavaScript thread.
     #[napi(factory, catch_unwind)]
     pub fn create(
         env: Env,
