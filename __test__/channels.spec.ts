@@ -18,7 +18,7 @@ const require = createRequire(import.meta.url);
 const { CHANNEL_NAMES } = require('../lib/channels.cjs') as { CHANNEL_NAMES: Record<string, string> };
 type PayloadKeys = { required: string[]; optional: string[] };
 /** The keys of each payload, as the binding declares them (src/wire/channels.rs), by the facade's name of its channel. */
-const PAYLOAD_KEYS = require('../lib/native.cjs').channelPayloads() as Record<string, PayloadKeys>;
+const PAYLOAD_KEYS = require('../lib/native.cjs').addon().channelPayloads() as Record<string, PayloadKeys>;
 
 type Published = { channel: string; message: Record<string, unknown> };
 

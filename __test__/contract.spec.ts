@@ -1,6 +1,7 @@
 // The contract between the binding and the facade (src/wire/contract.rs, docs/architecture.md):
 // the binding owns the outbox message kinds, the call flags, the error codes and the failure
-// messages, and the facade reads them; a call that fails before dispatch throws its error
+// messages, and the facade reads them (lib/contract.generated.json, which `cargo test` holds to
+// the Rust declarations); a call that fails before dispatch throws its error
 // description (the outbox carries every other failure); the provider is an enum parsed at the
 // napi boundary; pagination hooks are isolated by the one `callHook` of lib/diagnostics.cjs.
 import { createRequire } from 'node:module';
@@ -17,7 +18,7 @@ import { aniListClient, closedPort, rejectionOf, useTestServer } from './support
 import type { TestServer } from './support/test-server';
 
 const require = createRequire(import.meta.url);
-const native = require('../lib/native.cjs');
+const native = require('../lib/native.cjs').addon();
 const { paginate } = require('../lib/paginate.cjs');
 
 interface OverridableUrl {
@@ -41,7 +42,7 @@ interface Contract {
   hooks: string[];
   diagnosticHook: string;
 }
-const contract = native.contract() as Contract;
+const contract = require('../lib/contract.generated.json') as Contract;
 
 let server: TestServer;
 useTestServer((started) => {

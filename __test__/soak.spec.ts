@@ -50,7 +50,7 @@ v8.setFlagsFromString('--expose-gc');
 const collectGarbage = vm.runInNewContext('gc') as () => void;
 
 const require = createRequire(import.meta.url);
-const { nativeHeapInUse } = require('../lib/native.cjs') as { nativeHeapInUse: () => number | null };
+const { nativeHeapInUse } = require('../lib/native.cjs').addon() as { nativeHeapInUse: () => number | null };
 const HEAP_IN_USE_KNOWN = nativeHeapInUse() !== null;
 
 interface SettledMemory {

@@ -1,7 +1,8 @@
-// Start-up (issue 40): loading the package leaves out the modules an AniLink call does not need
-// (pagination, the OAuth token exchanges, mapExternalIds), and the functions exported in their
-// place are the ones every entry and every client hands out. Checked in fresh Node processes,
-// since the test process itself has loaded everything.
+// Start-up (issue 40): loading the package leaves out the native binary (loaded by its first
+// use) and the modules an AniLink call does not need (pagination, the OAuth token exchanges,
+// mapExternalIds), and the objects exported in their place are the ones every entry and every
+// client hands out. Checked in fresh Node processes, since the test process itself has loaded
+// everything.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,16 +22,26 @@ const AT_LOAD = [
   'platform.cjs',
 ];
 
-/** The lib/ modules a fresh process has loaded after running `code` (CommonJS, or ESM with `esm`). */
-async function loadedAfter(code: string, esm = false): Promise<string[]> {
+/** Every module a fresh process has loaded after running `code` (CommonJS, or ESM with `esm`). */
+async function modulesAfter(code: string, esm = false): Promise<string[]> {
   const report = "console.log(JSON.stringify(Object.keys(require('node:module')._cache)))";
   const script = esm
     ? `${code}; const { createRequire } = await import('node:module'); const require = createRequire(import.meta.url); ${report}`
     : `${code}; ${report}`;
   const args = esm ? ['--input-type=module', '-e', script] : ['-e', script];
   const { stdout } = await run(process.execPath, args, { cwd: packageRoot, timeout: 15_000 });
+  return JSON.parse(stdout) as string[];
+}
+
+/** The lib/ modules a fresh process has loaded after running `code`. */
+async function loadedAfter(code: string, esm = false): Promise<string[]> {
   const lib = `${join(packageRoot, 'lib')}/`;
-  return (JSON.parse(stdout) as string[]).filter((file) => file.startsWith(lib)).map((file) => file.slice(lib.length));
+  return (await modulesAfter(code, esm)).filter((file) => file.startsWith(lib)).map((file) => file.slice(lib.length));
+}
+
+/** The native binaries a fresh process has loaded after running `code`. */
+async function binariesAfter(code: string, esm = false): Promise<string[]> {
+  return (await modulesAfter(code, esm)).filter((file) => file.endsWith('.node'));
 }
 
 describe('start-up', () => {
@@ -53,6 +64,58 @@ describe('start-up', () => {
       expect(loaded.sort()).toEqual(AT_LOAD);
     },
   );
+
+  it.each([
+    ['require', "require('anilink-api-wrapper')", false],
+    ['import', "await import('anilink-api-wrapper')", true],
+    [
+      'import of every entry',
+      ['anilist', 'mal', 'testing', 'otel'].map((entry) => `await import('anilink-api-wrapper/${entry}')`).join('; '),
+      true,
+    ],
+  ])('%s loads no native binary; the first client loads it', async (_how, load, esm) => {
+    expect(await binariesAfter(load, esm as boolean)).toEqual([]);
+    const client = esm ? `const { AniLink } = await import('anilink-api-wrapper')` : `const { AniLink } = ${load}`;
+    expect(await binariesAfter(`${load}; ${client}; new AniLink()`, esm as boolean)).toHaveLength(1);
+  });
+
+  it('the exports that need no native work leave the binary unloaded', async () => {
+    const code = `
+      const root = require('anilink-api-wrapper');
+      root.fuzzyDate({ year: 2024, month: 3, day: 5 });
+      root.buildAuthorizationUrl('123', 'https://example.test/callback');
+      root.snapshotTransportState({});
+      if (root.AniLinkErrorCodes.NETWORK !== 'NETWORK_ERROR' || !root.MAL_API_BASE_URL.startsWith('https://'))
+        throw new Error('contract not read');`;
+    expect(await binariesAfter(code)).toEqual([]);
+  });
+
+  it('ResponseCache is exported before the binary loads; constructing one loads it, and it is the binding class', async () => {
+    const code = `
+      const { createRequire } = await import('node:module');
+      const { ResponseCache, AniLink, snapshotTransportState } = await import('anilink-api-wrapper');
+      const loadedBefore = Object.keys(createRequire(import.meta.url).cache).some((file) => file.endsWith('.node'));
+      class Counting extends ResponseCache {
+        writes = 0;
+        set(...args) { this.writes++; return super.set(...args); }
+      }
+      const cache = new Counting({ ttlMs: 60_000 });
+      cache.set('GET', 'https://example.test/a', undefined, undefined, { ok: 1 });
+      // The binding takes it as a slot's cache (it throws a TypeError for anything else).
+      new AniLink({ anilist: { responseCache: cache } });
+      console.error(JSON.stringify({
+        loadedBefore,
+        isCache: cache instanceof ResponseCache,
+        got: cache.get('GET', 'https://example.test/a'),
+        writes: cache.writes,
+        entries: snapshotTransportState({}, cache).responseCache.entries,
+      }));`;
+    const { stderr } = await run(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: packageRoot,
+      timeout: 15_000,
+    });
+    expect(JSON.parse(stderr)).toEqual({ loadedBefore: false, isCache: true, got: { ok: 1 }, writes: 1, entries: 1 });
+  });
 
   it('the first client and the first call load the call path; the exports stay the same, errors typed', async () => {
     const code = `

@@ -2,7 +2,7 @@
 // The AniLink class: constructor forms (api.md §2), provider slots, and the `anilist` and `mal`
 // namespaces built from the native catalogs.
 
-const native = require('./native.cjs');
+const { addon } = require('./native.cjs');
 const { AniLinkValidationError, fromDescription } = require('./errors.cjs');
 const helpers = require('./helpers.cjs');
 // The same objects the package exports; their modules load on first use.
@@ -76,8 +76,12 @@ function slotsFromArguments(first, second) {
 }
 
 function createNative(provider, options) {
+  // Outside the try: the addon loads with these modules, and an addon that cannot load says so
+  // with its own error.
+  const { createNativeClient } = clientModules();
+  const { deliver } = callModule();
   try {
-    return clientModules().createNativeClient(provider, options, callModule().deliver);
+    return createNativeClient(provider, options, deliver);
   } catch (error) {
     throw new TypeError(error instanceof Error ? error.message : String(error));
   }
@@ -88,7 +92,7 @@ function startOperation(client, key, input, callOptions, callId, flags) {
   const writer = new (jsonTextModule().JsonWriter)();
   const inputText = writer.text(input, '');
   const fieldsText = writer.text(callOptions?.fields, 'fields');
-  native.startOperation(client.nativeId, key, inputText, fieldsText, writer.problems, callOptions, callId, flags);
+  addon().startOperation(client.nativeId, key, inputText, fieldsText, writer.problems, callOptions, callId, flags);
 }
 
 /** A call of a provider client, through its token refresher when it has one. */
@@ -102,7 +106,7 @@ function createAniListApi(client) {
   const query = {};
   const page = {};
   const mutation = {};
-  for (const operation of native.anilistOperations()) {
+  for (const operation of addon().anilistOperations()) {
     const path = operation.key.split('.');
     const group = path[0] === 'mutation' ? mutation : path[1] === 'page' ? page : query;
     const key = operation.key;
@@ -125,7 +129,7 @@ function createAniListApi(client) {
         const text = documentText(document);
         const writer = new JsonWriter();
         const variablesText = writer.text(variables, 'variables');
-        native.startCustom(client.nativeId, text, variablesText, writer.problems, callOptions, callId, flags);
+        addon().startCustom(client.nativeId, text, variablesText, writer.problems, callOptions, callId, flags);
       },
       'custom',
     );
@@ -138,7 +142,7 @@ function createAniListApi(client) {
     } catch (description) {
       throw fromDescription(description);
     }
-    const problems = native.checkCustomPageDocument(text);
+    const problems = addon().checkCustomPageDocument(text);
     if (problems) throw new AniLinkValidationError(problems);
     const { transportOptions, ...paginateOptions } = options ?? {};
     const fetchPage = async (pageNumber, perPage, signal) => {
@@ -190,7 +194,7 @@ function fromLegacyArguments(legacy, args) {
 
 function createMalApi(client) {
   const api = { anime: {}, manga: {}, user: {}, forum: {} };
-  for (const operation of native.malOperations()) {
+  for (const operation of addon().malOperations()) {
     const [group, name] = operation.key.split('.');
     const key = operation.key;
     const call = (params, options) =>

@@ -9,13 +9,15 @@
 // other way a failure comes back. The message kinds, call flags and the diagnostic pseudo-hook are the binding's
 // (src/wire/contract.rs), read once here.
 
-const native = require('./native.cjs');
+const { addon, contract } = require('./native.cjs');
 const { fromDescription, unknownFailure } = require('./errors.cjs');
 const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
 const { reportHttpMockOnce } = require('./http-mock-detection.cjs');
 const { observeCall } = require('./channels.cjs');
 
-const { kinds: KIND, flags: FLAG, diagnosticHook: DIAGNOSTIC_HOOK } = native.contract();
+// This module loads with the first client, which needs the addon anyway.
+const native = addon();
+const { kinds: KIND, flags: FLAG, diagnosticHook: DIAGNOSTIC_HOOK } = contract;
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /** Per-request keys the facade reads besides the transport options. */

@@ -8,7 +8,7 @@
 // only for a channel with subscribers. Every fact in a payload is the native side's (the URL
 // comes with its userinfo redacted, no header ever crosses): this module only reshapes. What
 // each event means (which hook starts an attempt, which breaker state a hook means…) is the
-// binding's (`contract().channelEvents`, src/wire/contract.rs), read once with the channels;
+// binding's (`channelEvents` of the contract, src/wire/contract.rs), read once with the channels;
 // so is each payload's shape (src/wire/channels.rs, whose keys `__test__/channels.spec.ts`
 // holds every published payload to).
 
@@ -54,7 +54,7 @@ function loadChannels() {
  * this module loads, so that the OpenTelemetry entry can take the channel names without the addon.
  */
 function eventHandlers() {
-  const events = require('./native.cjs').contract().channelEvents;
+  const events = require('./native.cjs').contract.channelEvents;
   const shared = events.sharedState;
   const sharedStates = new Map(shared.states.map(({ code, state }) => [code, state]));
   return new Map([

@@ -5,12 +5,12 @@
 // (src/wire/contract.rs), read once here: a caller's `new AniLinkApiError(503, …)` says what a
 // transport failure says.
 
-const native = require('./native.cjs');
+const { addon, contract } = require('./native.cjs');
 
 /** How a thrown value is described; its module loads with the first error that needs it. */
 const describeThrown = (thrown) => require('./diagnostics.cjs').describeThrown(thrown);
 
-const { errorCodes, typeErrorCode: TYPE_ERROR, messages: MESSAGES } = native.contract();
+const { errorCodes, typeErrorCode: TYPE_ERROR, messages: MESSAGES } = contract;
 
 /** Every code an AniLinkError can carry. */
 const AniLinkErrorCodes = Object.freeze(Object.fromEntries(errorCodes.map(({ key, code }) => [key, code])));
@@ -25,7 +25,7 @@ const NETWORK_MESSAGES = {
 function fill(template, values) {
   const text = {};
   for (const [name, value] of Object.entries(values)) text[name] = String(value);
-  return native.fillMessage(template, text);
+  return addon().fillMessage(template, text);
 }
 
 function defineReadOnly(target, key, value) {
@@ -73,7 +73,7 @@ function envelopeStatus(errors) {
   } catch {
     return 200; // a cycle or a BigInt: no status can be read
   }
-  return native.graphqlErrorsStatus(text) ?? 200;
+  return addon().graphqlErrorsStatus(text) ?? 200;
 }
 
 /** An entry's message; anything but a string (which could nest without end) reads generically. */

@@ -4,11 +4,11 @@
 // use the same transport as every operation (pools, timeouts, retries, hooks, breaker), only
 // with their own state and options.
 
-const native = require('./native.cjs');
+const { addon, contract } = require('./native.cjs');
 const { runCall, deliver } = require('./call.cjs');
 const { createNativeClient } = require('./slot-environment.cjs');
 
-const { slot: SLOT } = native.contract();
+const { slot: SLOT } = contract;
 
 /** Slot fields that authenticate a provider client (and observe its token refresh): the binding's slot schema. */
 const CREDENTIAL_FIELDS = [SLOT.anilist.tokenField, SLOT.mal.tokenField, ...SLOT.authFields];
@@ -38,7 +38,7 @@ function postTo(client, url, contentType, body, requestOptions) {
     client,
     requestOptions,
     (callOptions, callId, flags) =>
-      native.startPost(client.nativeId, url, contentType, body, callOptions, callId, flags),
+      addon().startPost(client.nativeId, url, contentType, body, callOptions, callId, flags),
     'post',
   );
 }

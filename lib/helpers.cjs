@@ -3,12 +3,10 @@
 // flattening, AniList↔MAL id maps, and the OAuth authorize-URL and token-expiry helpers.
 // Nothing here touches the network; the token exchanges themselves are not built yet.
 
-const native = require('./native.cjs');
-
 const ANILIST_AUTHORIZE_URL = 'https://anilist.co/api/v2/oauth/authorize';
 const MAL_AUTHORIZE_URL = 'https://myanimelist.net/v1/oauth2/authorize';
 /** The token endpoints' defaults are the binding's, with the variables that override them (oauth.cjs). */
-const { anilistToken, malToken } = native.contract().urls;
+const { anilistToken, malToken } = require('./native.cjs').contract.urls;
 const ANILIST_TOKEN_URL = anilistToken.default;
 const MAL_TOKEN_URL = malToken.default;
 

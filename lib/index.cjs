@@ -1,7 +1,7 @@
 'use strict';
 // Package entry (CommonJS). The ESM entry and the subpaths re-export these same objects.
 
-const native = require('./native.cjs');
+const { addon, contract, ResponseCache } = require('./native.cjs');
 const errors = require('./errors.cjs');
 const helpers = require('./helpers.cjs');
 // Pagination, the token exchanges, mapExternalIds and transport state load on first use
@@ -14,7 +14,7 @@ const { AniLink, buildProviderClients, buildMyAnimeListApi } = require('./anilin
  * Requests already in flight still complete; the next request rebuilds the default pool.
  */
 function destroyCachedAgents() {
-  native.destroyCachedAgents();
+  addon().destroyCachedAgents();
 }
 
 module.exports = {
@@ -28,7 +28,7 @@ module.exports = {
   AniLinkAuthError: errors.AniLinkAuthError,
   AniLinkValidationError: errors.AniLinkValidationError,
   destroyCachedAgents,
-  ResponseCache: native.ResponseCache,
+  ResponseCache,
   paginate: onDemand.paginate,
   paginatePages: onDemand.paginatePages,
   paginateChunks: onDemand.paginateChunks,
@@ -43,7 +43,7 @@ module.exports = {
   getTokenExpiry: helpers.getTokenExpiry,
   getAccessToken: onDemand.getAccessToken,
   refreshAccessToken: onDemand.refreshAccessToken,
-  MAL_API_BASE_URL: native.contract().slot.mal.api.default,
+  MAL_API_BASE_URL: contract.slot.mal.api.default,
   MAL_API_REFERENCE: 'https://myanimelist.net/apiconfig/references/api/v2',
   MAL_AUTHORIZE_URL: helpers.MAL_AUTHORIZE_URL,
   MAL_TOKEN_URL: helpers.MAL_TOKEN_URL,

@@ -3,13 +3,12 @@
 // service (https://arm.haglund.dev), queried without any credentials through the native
 // transport. The service's base URL is overridable like a provider's `baseUrl`: the `armUrl`
 // option, else the ANILINK_ARM_URL environment variable (decisions D14 style); the default and
-// the variable are the binding's (`contract().urls.idMapping`).
+// the variable are the binding's (`urls.idMapping` of the contract).
 
-const native = require('./native.cjs');
 const { createExternalClient, postTo } = require('./external.cjs');
 const { describeKind, isObject } = require('./helpers.cjs');
 
-const { default: ARM_DEFAULT_URL, variable: ARM_URL_VARIABLE } = native.contract().urls.idMapping;
+const { default: ARM_DEFAULT_URL, variable: ARM_URL_VARIABLE } = require('./native.cjs').contract.urls.idMapping;
 const ARM_IDS_PATH = '/api/v2/ids?include=anilist,myanimelist';
 const SOURCES = ['anilist', 'myanimelist'];
 /** The most ids ARM answers in one request. */

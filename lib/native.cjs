@@ -5,6 +5,13 @@
 // gets it from this platform's optional dependency `anilink-api-wrapper-<platform>` (the
 // napi-rs layout: `npm/<platform>/`, listed in `optionalDependencies` by `napi prepublish`).
 // When neither is there, the error names the platform, the package and the fix.
+//
+// Loading the package only finds the binary (a missing or mismatched one fails there); the
+// binary itself is loaded by the first `addon()`, when something needs native work: the first
+// client, a token exchange, a ResponseCache, an error class building its message (issue 40,
+// start-up: loading it, with the transport's worker thread, is most of what the package cost
+// to load). What the facade needs of the binding at load is its contract, generated from the
+// Rust declarations into lib/contract.generated.json (src/wire/contract.rs) and read here.
 
 const { existsSync, readFileSync } = require('node:fs');
 const { basename, join } = require('node:path');
@@ -18,6 +25,12 @@ const root = typeof __filename === 'string' && basename(__filename) === 'native.
 // file: `require` would cost more in module resolution than the read and parse (issue 40,
 // start-up). Bundled, required, which bundlers inline.
 const pkg = root === null ? require('../package.json') : JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+/** The binding's contract with the facade, read the same way. */
+const contract =
+  root === null
+    ? require('./contract.generated.json')
+    : JSON.parse(readFileSync(join(__dirname, 'contract.generated.json'), 'utf8'));
 
 function bindingError(message, cause) {
   const error = new Error(`anilink-api-wrapper: ${message}`, cause ? { cause } : undefined);
@@ -66,76 +79,117 @@ function builtBinary(name) {
   return existsSync(local) ? local : null;
 }
 
+/** A binary that would not load: the dynamic loader's own message, with what usually causes it. */
+function unloadable(packageName, cause) {
+  const linuxHint =
+    process.platform === 'linux'
+      ? '\nLinux gnu builds need glibc 2.17 or later; musl systems (Alpine) use the -musl package.'
+      : '';
+  return bindingError(
+    `the native binary in ${packageName} could not be loaded on this platform (${describeRuntime()}): ` +
+      `${cause?.message ?? cause}${linuxHint}`,
+    cause,
+  );
+}
+
 /**
- * The binary of this platform's package. Each package is required by its literal name, so that
- * file tracers (@vercel/nft, hence Next.js and Vercel) and bundlers see which files the package
- * needs at run time; inside a try block, so that a bundler leaves the packages not installed at
- * build time to run time instead of failing the build. The packaging tests check that these
- * names are exactly the `npm/<platform>/` folders.
+ * This platform's package: its manifest (`part` 'manifest') or its binary ('binary'). Each
+ * package is required by its literal name, so that file tracers (@vercel/nft, hence Next.js and
+ * Vercel) and bundlers see which files the package needs at run time; inside a try block, so
+ * that a bundler leaves the packages not installed at build time to run time instead of failing
+ * the build. `failed(cause)` makes the error when the require fails. The packaging tests check
+ * that these names are exactly the `npm/<platform>/` folders.
  */
-function loadPlatformPackage(name) {
-  const packageName = `${pkg.name}-${name}`;
-  let found = false;
-  const checkVersion = ({ version }) => {
-    found = true;
-    if (version !== pkg.version) {
-      throw bindingError(
-        `${packageName}@${version} is installed, but this is ${pkg.name}@${pkg.version}: the native ` +
-          `binary must be the same version. Fix: npm install ${packageName}@${pkg.version}.`,
-      );
-    }
-  };
+function fromPlatformPackage(name, part, failed) {
   try {
     switch (name) {
       case 'darwin-arm64':
-        checkVersion(require('anilink-api-wrapper-darwin-arm64/package.json'));
-        return require('anilink-api-wrapper-darwin-arm64');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-darwin-arm64/package.json')
+          : require('anilink-api-wrapper-darwin-arm64');
       case 'darwin-x64':
-        checkVersion(require('anilink-api-wrapper-darwin-x64/package.json'));
-        return require('anilink-api-wrapper-darwin-x64');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-darwin-x64/package.json')
+          : require('anilink-api-wrapper-darwin-x64');
       case 'linux-arm-gnueabihf':
-        checkVersion(require('anilink-api-wrapper-linux-arm-gnueabihf/package.json'));
-        return require('anilink-api-wrapper-linux-arm-gnueabihf');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-arm-gnueabihf/package.json')
+          : require('anilink-api-wrapper-linux-arm-gnueabihf');
       case 'linux-arm64-gnu':
-        checkVersion(require('anilink-api-wrapper-linux-arm64-gnu/package.json'));
-        return require('anilink-api-wrapper-linux-arm64-gnu');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-arm64-gnu/package.json')
+          : require('anilink-api-wrapper-linux-arm64-gnu');
       case 'linux-arm64-musl':
-        checkVersion(require('anilink-api-wrapper-linux-arm64-musl/package.json'));
-        return require('anilink-api-wrapper-linux-arm64-musl');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-arm64-musl/package.json')
+          : require('anilink-api-wrapper-linux-arm64-musl');
       case 'linux-x64-gnu':
-        checkVersion(require('anilink-api-wrapper-linux-x64-gnu/package.json'));
-        return require('anilink-api-wrapper-linux-x64-gnu');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-x64-gnu/package.json')
+          : require('anilink-api-wrapper-linux-x64-gnu');
       case 'linux-x64-musl':
-        checkVersion(require('anilink-api-wrapper-linux-x64-musl/package.json'));
-        return require('anilink-api-wrapper-linux-x64-musl');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-linux-x64-musl/package.json')
+          : require('anilink-api-wrapper-linux-x64-musl');
       case 'win32-arm64-msvc':
-        checkVersion(require('anilink-api-wrapper-win32-arm64-msvc/package.json'));
-        return require('anilink-api-wrapper-win32-arm64-msvc');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-win32-arm64-msvc/package.json')
+          : require('anilink-api-wrapper-win32-arm64-msvc');
       case 'win32-x64-msvc':
-        checkVersion(require('anilink-api-wrapper-win32-x64-msvc/package.json'));
-        return require('anilink-api-wrapper-win32-x64-msvc');
+        return part === 'manifest'
+          ? require('anilink-api-wrapper-win32-x64-msvc/package.json')
+          : require('anilink-api-wrapper-win32-x64-msvc');
       default:
         throw missingBinary(name, null);
     }
   } catch (cause) {
-    if (cause?.code === 'ANILINK_NATIVE_BINDING') throw cause;
-    if (!found) throw missingBinary(name, packageName);
-    const linuxHint =
-      process.platform === 'linux'
-        ? '\nLinux gnu builds need glibc 2.17 or later; musl systems (Alpine) use the -musl package.'
-        : '';
-    throw bindingError(
-      `the native binary in ${packageName} could not be loaded on this platform (${describeRuntime()}): ` +
-        `${cause?.message ?? cause}${linuxHint}`,
-      cause,
-    );
+    throw cause?.code === 'ANILINK_NATIVE_BINDING' ? cause : failed(cause);
   }
 }
 
-function loadBinding() {
-  const name = platformName();
-  const local = builtBinary(name);
-  return local ? require(local) : loadPlatformPackage(name);
+/** How to load the binary of this platform's package, once its manifest was found with this version. */
+function platformPackageLoader(name) {
+  const packageName = `${pkg.name}-${name}`;
+  const { version } = fromPlatformPackage(name, 'manifest', () => missingBinary(name, packageName));
+  if (version !== pkg.version) {
+    throw bindingError(
+      `${packageName}@${version} is installed, but this is ${pkg.name}@${pkg.version}: the native ` +
+        `binary must be the same version. Fix: npm install ${packageName}@${pkg.version}.`,
+    );
+  }
+  return () => fromPlatformPackage(name, 'binary', (cause) => unloadable(packageName, cause));
 }
 
-module.exports = loadBinding();
+/** How to load this platform's binary: found now, loaded by the first `addon()`. */
+function bindingLoader() {
+  const name = platformName();
+  const local = builtBinary(name);
+  return local ? () => require(local) : platformPackageLoader(name);
+}
+
+const loadBinding = bindingLoader();
+let binding;
+
+/**
+ * The public `ResponseCache`: the addon's class, exported before the addon loads. Constructing
+ * one loads the addon and builds the addon's object with this class's prototype, which inherits
+ * the addon's methods from then on, so `instanceof`, subclasses and the binding's own check of a
+ * `responseCache` option all hold.
+ */
+class ResponseCache {
+  constructor(...options) {
+    // biome-ignore lint/correctness/noConstructorReturn: the addon's object, with this class's (or a subclass's) prototype
+    return Reflect.construct(addon().ResponseCache, options, new.target);
+  }
+}
+
+/** The native addon, loaded on the first call (loading this module only found it). */
+function addon() {
+  if (binding === undefined) {
+    binding = loadBinding();
+    Object.setPrototypeOf(ResponseCache.prototype, binding.ResponseCache.prototype);
+  }
+  return binding;
+}
+
+module.exports = { addon, contract, ResponseCache };

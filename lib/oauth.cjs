@@ -5,7 +5,6 @@
 // sends them (decisions D27). A refused grant is an AniLinkApiError whose message names the
 // token request; secrets travel only in the request body, never in errors.
 
-const native = require('./native.cjs');
 const { createExternalClient, postTo } = require('./external.cjs');
 const { AniLinkApiError, AniLinkError, AniLinkErrorCodes } = require('./errors.cjs');
 const {
@@ -40,7 +39,7 @@ function tokenOptions(helper, options) {
 }
 
 /** Token URL overrides, like ANILINK_ANILIST_URL for the API (decisions D14): the binding names them; read per call. */
-const { anilistToken, malToken } = native.contract().urls;
+const { anilistToken, malToken } = require('./native.cjs').contract.urls;
 const TOKEN_URL_ENV = { [anilistToken.default]: anilistToken.variable, [malToken.default]: malToken.variable };
 const LABELS = { [ANILIST_TOKEN_URL]: 'AniList token request', [MAL_TOKEN_URL]: 'MAL token request' };
 const NETWORK_ENDINGS = {

@@ -2,12 +2,13 @@
 // What a provider slot reads of the process, read here in JavaScript when the slot is built
 // (decisions D38): Bun's `process.env` never reaches the C environment, so a variable set
 // inside the program would be invisible to the addon. The addon names the variables it reads
-// (`contract().slotEnvironment`) and decides what each means; this module only hands them over,
-// with whether the runtime has libuv, and warns when a slot skips certificate checks (D37).
+// (the contract's `slotEnvironment`) and decides what each means; this module only hands them
+// over, with whether the runtime has libuv, and warns when a slot skips certificate checks
+// (D37).
 
-const native = require('./native.cjs');
+const { addon, contract } = require('./native.cjs');
 
-const VARIABLES = native.contract().slotEnvironment;
+const VARIABLES = contract.slotEnvironment;
 
 /**
  * Whether this runtime has libuv for the addon to drive calls on the JavaScript thread: Node
@@ -39,7 +40,7 @@ function createNativeClient(provider, slot, onBatch) {
     const value = process.env[name];
     if (value !== undefined) variables[name] = value;
   }
-  const client = native.NativeClient.create(provider, slot, { variables, libuv: hasLibuv }, onBatch);
+  const client = addon().NativeClient.create(provider, slot, { variables, libuv: hasLibuv }, onBatch);
   if (client.skipsCertificateVerification) warnInsecureTls();
   return client;
 }

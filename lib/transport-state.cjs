@@ -3,7 +3,7 @@
 // cross-request state (breaker, retry budget, pacing deadlines, admission; shared or not). `buildProviderClients` hands
 // them out; `snapshotTransportState(owner, responseCache?)` reads the state behind one.
 
-const native = require('./native.cjs');
+const { ResponseCache } = require('./native.cjs');
 
 /** owner → the native client whose state it names; owners are plain frozen objects. */
 const nativeClients = new WeakMap();
@@ -47,7 +47,7 @@ function snapshotTransportState(owner, responseCache) {
       'snapshotTransportState: owner must be an object (a state owner from buildProviderClients().stateOwners).',
     );
   }
-  if (responseCache !== undefined && !(responseCache instanceof native.ResponseCache)) {
+  if (responseCache !== undefined && !(responseCache instanceof ResponseCache)) {
     throw new TypeError('snapshotTransportState: responseCache must be a ResponseCache when given.');
   }
   const nativeClient = nativeClients.get(owner);

@@ -54,7 +54,9 @@ pub struct SlotEnvironment {
 }
 
 /// Every environment variable a slot reads, by exact name: the facade reads these from
-/// `process.env` when it builds a slot (decisions D38), as the contract lists them.
+/// `process.env` when it builds a slot (decisions D38), as the contract lists them (gathered by
+/// the generator's test into lib/contract.generated.json).
+#[cfg(test)]
 pub fn slot_environment_variables() -> Vec<String> {
     slot::endpoint_variables()
         .chain([driver::IO_THREAD_VARIABLE])
@@ -86,7 +88,7 @@ impl NativeClient {
     ///
     /// `environment` is what the facade read of the process when the slot was built (decisions
     /// D38). `on_batch(text)` receives this client's messages, `[[callId, kind, payload?], …]`
-    /// (the kinds are in `contract().kinds`), on the JavaScript thread.
+    /// (the kinds are the contract's `kinds`), on the JavaScript thread.
     #[napi(factory, catch_unwind)]
     pub fn create(
         env: Env,

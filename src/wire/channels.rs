@@ -217,6 +217,9 @@ channel_payload! {
 
 wire_enum! {
     /// A host's breaker after a transition (`anilink:breaker`).
+    // The facade builds the payload; the binding's build names the values only in the
+    // contract, which a test gathers (src/wire/contract.rs).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub enum BreakerState {
         Open = "open",
         Closed = "closed",
@@ -225,6 +228,9 @@ wire_enum! {
 
 wire_enum! {
     /// Where a slot's shared state went (`anilink:shared-state`).
+    // The facade builds the payload; the binding's build names the values only in the
+    // contract, which a test gathers (src/wire/contract.rs).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub enum SharedStateSwitch {
         Fallback = "fallback",
         Rejoined = "rejoined",
@@ -244,8 +250,8 @@ pub struct ChannelPayloads {
 }
 
 /// The keys of each channel's payload, for the test that holds what the facade publishes to
-/// them. Apart from `contract()`, which every facade module reads as it loads: the facade never
-/// needs these keys, and a load should not pay for building them.
+/// them. Not in the contract the facade reads as it loads (lib/contract.generated.json): the
+/// facade never needs these keys.
 #[napi(catch_unwind)]
 pub fn channel_payloads() -> ChannelPayloads {
     let event = CallEvent::keys;

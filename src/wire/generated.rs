@@ -1,8 +1,9 @@
 //! The files generated from the declarations of the wire and of the option table, as the
 //! AniList types are generated from the schema: `types/wire.generated.d.ts` (every wire shape,
-//! the error codes, the hook names and the transport options' typings) and the option table of
-//! `docs/transport-options.md`, between its markers. The test fails when a committed file
-//! differs from what the declarations give; write both with
+//! the error codes, the hook names and the transport options' typings), the option table of
+//! `docs/transport-options.md`, between its markers, and the facade's contract,
+//! `lib/contract.generated.json` ([`contract`]). The test fails when a committed file differs
+//! from what the declarations give; write them with
 //! `ANILINK_WRITE_GENERATED=1 cargo test -p anilink-napi --lib wire::generated`.
 
 use std::path::PathBuf;
@@ -12,12 +13,14 @@ use anilink_transport::error::ErrorCode;
 use anilink_transport::options::table::SLOT_ONLY_KEYS;
 use anilink_transport::options::{Hook, OptionDoc, TRANSPORT_OPTION_DOCS};
 
+use crate::wire::contract::contract;
 use crate::wire::failure::TYPE_ERROR;
 use crate::wire::hook_message::DIAGNOSTIC_HOOK;
 use crate::wire::typescript::{jsdoc, union};
 use crate::wire::{channels, failure, hook_message, snapshot};
 
 const TYPINGS: &str = "types/wire.generated.d.ts";
+const CONTRACT: &str = "lib/contract.generated.json";
 const OPTIONS_PAGE: &str = "docs/transport-options.md";
 const BEGIN: &str = "<!-- options:begin -->";
 const END: &str = "<!-- options:end -->";
@@ -230,6 +233,13 @@ fn with_option_table(page: &str) -> Option<String> {
     ))
 }
 
+/// The contract as the facade reads it: JSON, which bundlers inline and every runtime parses.
+fn contract_json() -> String {
+    let mut text = serde_json::to_string_pretty(&contract()).expect("the contract is plain data");
+    text.push('\n');
+    text
+}
+
 fn project_file(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
@@ -244,15 +254,19 @@ fn the_generated_files_match_the_declarations() {
     });
     let typings_path = project_file(TYPINGS);
     let expected_typings = typings();
+    let contract_path = project_file(CONTRACT);
+    let expected_contract = contract_json();
     if write {
         std::fs::write(&typings_path, &expected_typings).expect("writable");
         std::fs::write(&page_path, &expected_page).expect("writable");
+        std::fs::write(&contract_path, &expected_contract).expect("writable");
         return;
     }
-    let committed = std::fs::read_to_string(&typings_path).unwrap_or_default();
+    let committed = |path: &PathBuf| std::fs::read_to_string(path).unwrap_or_default();
     let stale: Vec<&str> = [
-        (TYPINGS, committed == expected_typings),
+        (TYPINGS, committed(&typings_path) == expected_typings),
         (OPTIONS_PAGE, page == expected_page),
+        (CONTRACT, committed(&contract_path) == expected_contract),
     ]
     .into_iter()
     .filter(|(_, fresh)| !fresh)
