@@ -53,11 +53,10 @@ pub(super) enum Pool {
 
 impl Alone {
     pub(super) fn allowance(&self, processes: u32) -> u32 {
-        let processes = f64::from(processes.max(1));
         match self.pool {
             Pool::Unknown => 0,
-            Pool::Left(left) => (left / processes).floor() as u32,
-            Pool::Window(limit) => ((limit / processes).floor() as u32).max(1),
+            Pool::Left(left) => (left / f64::from(processes.max(1))).floor() as u32,
+            Pool::Window(limit) => share_of(limit, processes),
         }
     }
 }
