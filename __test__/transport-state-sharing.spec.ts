@@ -31,6 +31,8 @@ describe('getTransportState and shared state', () => {
         learnedLimit: null,
         processes: 1,
         share: 90,
+        // 49 served by the headers, for the 1 request this client sent (D43).
+        otherClients: true,
         decidedBy: 'process',
       },
     ]);

@@ -9,7 +9,7 @@
  *   npm run demo -- --quick         # 60 media and a 1 s outage (a few seconds; used by the tests)
  *   npm run demo -- --live          # the same job against https://graphql.anilist.co (30 media)
  *   npm run demo -- --live --count 60 --concurrency 4
- *   npm run demo -- --fleet 4       # 4 worker processes on one quota, with and without Redis (about 1 min)
+ *   npm run demo -- --fleet 4       # 4 worker processes on one quota, with and without Redis (about 30 s)
  *   npm run demo -- --fleet 4 --degraded  # the same fleet against a quota whose headers lie (about 15 s)
  *
  * Exit code: 0 when the job is done (on the simulator: every media fetched; live: failures are

@@ -224,6 +224,12 @@ export interface AdmissionSnapshot {
    */
   share: number | null;
   /**
+   * Whether the upstream counted requests on this credential lately that no process of
+   * this scope sent (another client: a process without `sharedState`, a script): its
+   * 429s then teach no limit and `degradedLimit` holds nothing back (decisions D43).
+   */
+  otherClients: boolean;
+  /**
    * Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
    * state) or `'local-share'` (Redis out of reach: this process's `share` only).
    */

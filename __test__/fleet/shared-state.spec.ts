@@ -51,6 +51,9 @@ function totals(reports: WorkerReport[]) {
   };
 }
 
+/** A worker's transport state, as far as these tests read it. */
+type AdmissionOnly = { admission: { otherClients: boolean; learnedLimit: number | null }[] };
+
 async function runFleet(slot: Record<string, unknown>, baseUrl: string) {
   const fleet = await startFleet({ size: WORKERS, slot: { baseUrl, retry: false, ...slot } });
   try {
@@ -76,13 +79,22 @@ describe('sharedState: a fleet of processes on one quota', () => {
       for (const report of shared.reports) expect(report.diagnostics).toEqual([]);
       expect(await keysUnder(redis, 'fleet-a')).not.toEqual([]);
 
-      // The same run, each worker on its own: together they overrun the quota. Without the
-      // one-at-a-time step past 30 (D42), the jobs go out in one burst: with it, a worker still
-      // holding jobs when its 429 comes waits out the simulator's minute-long timeout.
+      // The same run, each worker on its own: together they overrun the quota. Each sees the
+      // others' requests counted on the token (D43), so its 429s teach no limit and the
+      // one-at-a-time step past 30 (D42) holds nothing back.
       sim.script.reset();
-      const alone = await runFleet({ degradedLimit: false }, sim.url);
-      expect(sim.stats().rateLimited).toBeGreaterThan(0);
-      expect(totals(alone.reports).failures.some((failure) => failure.status === 429)).toBe(true);
+      const aloneFleet = await startFleet({ size: WORKERS, slot: { baseUrl: sim.url, retry: false } });
+      try {
+        const alone = await aloneFleet.run(splitIds(JOBS, WORKERS), IN_FLIGHT);
+        expect(sim.stats().rateLimited).toBeGreaterThan(0);
+        expect(totals(alone.reports).failures.some((failure) => failure.status === 429)).toBe(true);
+        const states = (await aloneFleet.states()) as AdmissionOnly[];
+        const hosts = states.map((state) => state.admission[0]);
+        expect(hosts.filter((host) => host.otherClients).length).toBeGreaterThan(0);
+        for (const host of hosts) expect(host.learnedLimit).toBeNull();
+      } finally {
+        await aloneFleet.close();
+      }
     } finally {
       await sim.close();
     }

@@ -36,6 +36,7 @@ pub fn transport_state(
                     learned_limit: a.learned_limit,
                     processes: a.processes,
                     share: a.share,
+                    other_clients: a.other_clients,
                     decided_by: decided_by(sharing, a.alone),
                 })
             })
@@ -150,6 +151,10 @@ wire_shape! {
         /// What this process admits per window when it must decide without Redis; null before any
         /// limit (D39 c).
         share: Option<u32>,
+        /// Whether the upstream counted requests on this credential lately that no process of
+        /// this scope sent (another client: a process without `sharedState`, a script): its
+        /// 429s then teach no limit and `degradedLimit` holds nothing back (decisions D43).
+        other_clients: bool,
         /// Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
         /// state) or `'local-share'` (Redis out of reach: this process's `share` only).
         decided_by: DecidedBy,
@@ -293,6 +298,7 @@ mod tests {
                 learned_limit: Some(80.0),
                 processes: 2,
                 share: Some(40),
+                other_clients: false,
                 decided_by: decided_by(SharingMode::Redis, false),
             }],
             circuit: vec![CircuitState {

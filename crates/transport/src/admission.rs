@@ -41,6 +41,10 @@
 //!   at a time, counting what the window served (by the estimate) and what is in flight, until
 //!   a success reports more served in a window without a 429. That proves the announced limit
 //!   until a 429 reveals a lie again. A learned limit at or below it leaves nothing to do.
+//! - Requests of another client on the credential also bring 429s the estimate did not predict
+//!   (D43, our extension): readings that count more than the scope can have sent show them,
+//!   and while they do a 429 teaches nothing and `degradedLimit` holds nothing back (module
+//!   `crowd`).
 //!
 //! A client-side ceiling (`rateLimit: { maxRequests, windowMs }`, our extension) additionally
 //! lets at most `maxRequests` requests reach the server in any `windowMs` (sliding), with or
@@ -59,9 +63,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::rate_limit::{epoch_ms, QuotaHeaders};
 
+mod crowd;
 mod estimate;
 mod fleet;
 
+use crowd::{Crowd, Mark};
 use estimate::ServerQuota;
 use fleet::{process_of, share_of, Alone, Member, Recheck};
 
@@ -110,10 +116,13 @@ impl From<QuotaHeaders> for QuotaReading {
 
 /// One request in flight: who holds it and until when. Across a fleet (shared state) the
 /// lease frees the capacity of a worker killed mid-request; in one process it never expires.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 struct Reservation {
     holder: u64,
     expires_at: u64,
+    /// How to check the reading its answer brings for another client's requests (D43).
+    #[serde(default)]
+    mark: Option<Mark>,
 }
 
 /// One host's admission state.
@@ -142,6 +151,9 @@ pub struct AdmissionState {
     /// Set by a rejoin until an answer tells the quota again (D39 c).
     #[serde(default)]
     recheck: Option<Recheck>,
+    /// What the scope knows of other clients' requests on the credential (D43).
+    #[serde(default = "Crowd::unknown")]
+    crowd: Crowd,
     /// Set while this copy decides without the fleet; never stored in Redis, so the fleet's
     /// state, once read again, ends it.
     #[serde(skip)]
@@ -178,6 +190,8 @@ pub struct AdmissionSnapshot {
     pub share: Option<u32>,
     /// Whether this copy decides alone, on its share, right now.
     pub alone: bool,
+    /// Whether another client's requests on the credential were seen lately (D43).
+    pub other_clients: bool,
 }
 
 /// How the attempt loop configures one admission decision.
@@ -214,11 +228,13 @@ impl AdmissionState {
         match server_wait.max(ceiling_wait).max(recheck_wait) {
             Some(wait_ms) => Err(wait_ms.max(1)),
             None => {
+                let mark = self.mark_dispatch(now_ms);
                 self.in_flight.push(Reservation {
                     holder: rules.holder,
                     expires_at: rules
                         .lease_ms
                         .map_or(u64::MAX, |lease| now_ms.saturating_add(lease)),
+                    mark,
                 });
                 if let Some(alone) = &mut self.alone {
                     alone.admitted += 1;
@@ -260,6 +276,7 @@ impl AdmissionState {
             let wanted = holders.contains(&reservation.holder) && reservation.expires_at > now_ms;
             if wanted && !self.holders().any(|h| h == reservation.holder) {
                 self.in_flight.push(*reservation);
+                self.crowd_adopted(1);
             }
         }
     }
@@ -290,6 +307,7 @@ impl AdmissionState {
                     .map(|q| share_of(self.limit_in_force(q.limit), processes)),
             },
             alone: self.alone.is_some(),
+            other_clients: self.crowded(now_ms),
         }
     }
 
@@ -352,7 +370,7 @@ mod tests {
     /// A scope whose upstream answered without quota headers: nothing to wait for.
     pub(super) fn unmetered() -> AdmissionState {
         let mut state = AdmissionState::default();
-        state.learn(&Answer::Served(None), 1, NOW, NOW);
+        state.learn(&Answer::Served(None), 1, 0, NOW, NOW);
         state
     }
 
@@ -552,6 +570,7 @@ mod tests {
                 processes: 1,
                 share: Some(10),
                 alone: false,
+                other_clients: false,
             }
         );
         let later = state.snapshot(NOW + 2_000);

@@ -138,7 +138,7 @@ async fn two_slots_share_one_scope_fall_back_without_redis_and_rejoin() {
     let (_, notice) = a
         .with(HOST, Some(&key), NOW, |s| {
             s.admission
-                .learn(&Answer::Served(Some(reading)), 1, NOW, NOW)
+                .learn(&Answer::Served(Some(reading)), 1, 0, NOW, NOW)
         })
         .await;
     assert_eq!(notice, None);

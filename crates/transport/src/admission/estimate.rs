@@ -28,14 +28,25 @@ pub(super) struct ServerQuota {
     /// A 429 arrived in this window: it does not count as clean (D39 b).
     #[serde(default)]
     pub(super) rate_limited: bool,
+    /// The window's end is one the upstream reported, not a derived one.
+    #[serde(default)]
+    pub(super) end_reported: bool,
 }
 
 impl AdmissionState {
-    /// Fold what the answer to a request dispatched at `dispatched_ms` tells into the estimate
-    /// (rules in the module doc).
-    pub fn learn(&mut self, answer: &Answer, floor: u32, dispatched_ms: u64, now_ms: u64) {
+    /// Fold what the answer to `holder`'s request, dispatched at `dispatched_ms`, tells into the
+    /// estimate (rules in the module doc).
+    pub fn learn(
+        &mut self,
+        answer: &Answer,
+        floor: u32,
+        holder: u64,
+        dispatched_ms: u64,
+        now_ms: u64,
+    ) {
         match answer {
             Answer::Served(Some(reading)) => {
+                self.check_for_crowd(holder, reading, now_ms);
                 if self.observe(reading, dispatched_ms, now_ms) {
                     self.prove(reading);
                 }
@@ -90,6 +101,7 @@ impl AdmissionState {
             window_end_ms: Some(reset_ms.unwrap_or(now_ms + DERIVED_WINDOW_MS)),
             window_started_ms: self.server.map_or(0, |q| q.window_started_ms),
             rate_limited: false,
+            end_reported: reset_ms.is_some(),
         };
         self.server = Some(match self.server {
             None => fresh,
@@ -102,6 +114,7 @@ impl AdmissionState {
                     limit: reading.limit,
                     remaining: current.remaining.min(remaining),
                     window_end_ms: reset.or(end).or(fresh.window_end_ms),
+                    end_reported: current.end_reported || reset.is_some(),
                     ..current
                 },
             },
@@ -124,11 +137,11 @@ impl AdmissionState {
     /// leaves the waiting to the retry policy (its Retry-After) and pacing; every 429 keeps its
     /// window from counting as clean. A 429 on an estimate known to leave requests out teaches
     /// no limit but still closes the window until its reset: one decided alone (the fleet's
-    /// other requests are not counted, D39 c) and one while the estimate is checked again
-    /// after a rejoin.
+    /// other requests are not counted, D39 c), one while the estimate is checked again after a
+    /// rejoin, and one while another client uses the credential (D43).
     fn refused(&mut self, reading: Option<&QuotaReading>, floor: u32, now_ms: u64) {
         self.roll(now_ms);
-        let predicted = self.alone.is_none() && self.recheck.is_none();
+        let predicted = self.alone.is_none() && self.recheck.is_none() && !self.crowded(now_ms);
         self.recheck = None;
         let learned_limit = self.learned_limit;
         let Some(quota) = &mut self.server else {
@@ -150,6 +163,7 @@ impl AdmissionState {
             .and_then(|r| r.reset_ms)
             .filter(|&reset| reset > now_ms)
             .map(|reset| reset.min(now_ms.saturating_add(MAX_PACE_WAIT_MS)));
+        quota.end_reported |= reset_ms.is_some();
         quota.window_end_ms = reset_ms
             .or(quota.window_end_ms)
             .or(Some(now_ms + DERIVED_WINDOW_MS));
@@ -173,10 +187,13 @@ impl AdmissionState {
         let in_force = self
             .learned_limit
             .map_or(quota.limit, |l| l.min(quota.limit));
+        let end_reported = quota.end_reported;
         quota.remaining = in_force;
         quota.window_end_ms = None;
         quota.window_started_ms = end;
         quota.rate_limited = false;
+        quota.end_reported = false;
+        self.crowd_window_ended(end_reported);
     }
 
     pub(super) fn server_wait(&mut self, rules: &Rules, process: u64, now_ms: u64) -> Option<u64> {
@@ -218,8 +235,10 @@ impl AdmissionState {
                 until_reset
             });
         }
+        // Another client's requests would be counted as this scope's: it waits for nothing.
         let past = rules
             .degraded_limit
+            .filter(|_| !self.crowded(now_ms))
             .map_or(0.0, |limit| self.in_flight_past(&quota, limit, in_flight));
         // The one request past the degraded limit is answered soon: look again sooner than
         // RECHECK_MS, so a proven limit costs little more than that one round trip.
@@ -253,10 +272,16 @@ mod tests {
         assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()));
         assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Err(RECHECK_MS));
         // A failure (not a 429) tells nothing: the next request asks alone again.
-        state.learn(&Answer::Failed, 1, NOW, NOW + 5);
+        state.learn(&Answer::Failed, 1, 0, NOW, NOW + 5);
         state.release(0);
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 5), 1);
-        state.learn(&Answer::Served(Some(reading(6.0, None))), 1, NOW, NOW + 10);
+        state.learn(
+            &Answer::Served(Some(reading(6.0, None))),
+            1,
+            0,
+            NOW,
+            NOW + 10,
+        );
         state.release(0);
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, NOW + 10), 6);
     }
@@ -273,16 +298,22 @@ mod tests {
     fn a_429_the_estimate_did_not_predict_teaches_the_limit_that_was_served() {
         let mut state = AdmissionState::default();
         // Announced 10; 3 served so far, by the headers.
-        state.learn(&Answer::Served(Some(reading(7.0, None))), 1, NOW, NOW);
+        state.learn(&Answer::Served(Some(reading(7.0, None))), 1, 0, NOW, NOW);
         let timeout_ends = NOW + 3_000;
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(timeout_ends))));
-        state.learn(&refusal, 1, NOW, NOW + 10);
+        state.learn(&refusal, 1, 0, NOW, NOW + 10);
         assert_eq!(state.learned_limit, Some(3.0));
         // A success of that window answered after the 429 was served too.
-        state.learn(&Answer::Served(Some(reading(6.0, None))), 1, NOW, NOW + 20);
+        state.learn(
+            &Answer::Served(Some(reading(6.0, None))),
+            1,
+            0,
+            NOW,
+            NOW + 20,
+        );
         assert_eq!(state.learned_limit, Some(4.0));
         // Later 429s of the same window were predicted (nothing left): they teach nothing.
-        state.learn(&refusal, 1, NOW, NOW + 30);
+        state.learn(&refusal, 1, 0, NOW, NOW + 30);
         assert_eq!(state.learned_limit, Some(4.0));
         assert_eq!(state.try_admit(&QUOTA_ONLY, NOW + 30), Err(3_000 - 30));
         // The timeout over, the window refills to the learned limit, not the announced one.
@@ -299,6 +330,7 @@ mod tests {
         state.learn(
             &Answer::Served(Some(reading(9.0, None))),
             1,
+            0,
             timeout_ends,
             timeout_ends,
         );
@@ -309,7 +341,7 @@ mod tests {
     fn a_429_on_a_cold_scope_leaves_the_wait_to_the_retry_policy() {
         let mut cold = AdmissionState::default();
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 5_000))));
-        cold.learn(&refusal, 1, NOW, NOW);
+        cold.learn(&refusal, 1, 0, NOW, NOW);
         assert_eq!(
             cold.try_admit(&QUOTA_ONLY, NOW),
             Ok(()),
@@ -320,9 +352,9 @@ mod tests {
     #[test]
     fn the_learned_limit_rises_by_one_per_clean_window_up_to_the_announced_one() {
         let mut state = AdmissionState::default();
-        state.learn(&Answer::Served(Some(reading(2.0, None))), 1, NOW, NOW);
+        state.learn(&Answer::Served(Some(reading(2.0, None))), 1, 0, NOW, NOW);
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000))));
-        state.learn(&refusal, 1, NOW, NOW);
+        state.learn(&refusal, 1, 0, NOW, NOW);
         assert_eq!(state.learned_limit, Some(8.0));
         let mut window_end = NOW + 1_000;
         for expected in [8.0, 9.0] {
@@ -340,6 +372,7 @@ mod tests {
             state.learn(
                 &Answer::Served(Some(last)),
                 1,
+                0,
                 window_end - 1_000,
                 window_end - 900,
             );
@@ -351,9 +384,9 @@ mod tests {
     #[test]
     fn a_429_the_estimate_predicted_teaches_nothing_and_leaves_the_window_as_it_was() {
         let mut state = AdmissionState::default();
-        state.learn(&Answer::Served(Some(reading(1.0, None))), 2, NOW, NOW);
+        state.learn(&Answer::Served(Some(reading(1.0, None))), 2, 0, NOW, NOW);
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 2_000))));
-        state.learn(&refusal, 2, NOW, NOW);
+        state.learn(&refusal, 2, 0, NOW, NOW);
         assert_eq!(state.learned_limit, None);
         let rules = Rules {
             floor: 2,
@@ -366,8 +399,8 @@ mod tests {
         );
         // With admission off (floor 0) nothing is predicted either.
         let mut off = AdmissionState::default();
-        off.learn(&Answer::Served(Some(reading(9.0, None))), 0, NOW, NOW);
-        off.learn(&refusal, 0, NOW, NOW);
+        off.learn(&Answer::Served(Some(reading(9.0, None))), 0, 0, NOW, NOW);
+        off.learn(&refusal, 0, 0, NOW, NOW);
         assert_eq!(off.learned_limit, None);
     }
 
@@ -458,17 +491,17 @@ mod degraded_limit_tests {
     #[test]
     fn past_the_degraded_limit_requests_go_one_at_a_time_until_a_success_proves_more() {
         let mut state = AdmissionState::default();
-        state.learn(&served(8.0, None), 1, NOW, NOW);
+        state.learn(&served(8.0, None), 1, 0, NOW, NOW);
         // 2 served: 2 more reach 4, and the 5th goes alone.
         assert_eq!(admit_all(&mut state, &DEGRADED, NOW), 3);
         assert_eq!(state.try_admit(&DEGRADED, NOW), Err(SERIAL_RECHECK_MS));
         // An answer reporting 4 served proves nothing: the one past 4 is still in flight.
         state.release(0);
-        state.learn(&served(6.0, None), 1, NOW, NOW + 5);
+        state.learn(&served(6.0, None), 1, 0, NOW, NOW + 5);
         assert_eq!(state.try_admit(&DEGRADED, NOW + 5), Err(SERIAL_RECHECK_MS));
         // One reporting 5 served, in a window without a 429: the announced 10 holds.
         state.release(0);
-        state.learn(&served(5.0, None), 1, NOW, NOW + 10);
+        state.learn(&served(5.0, None), 1, 0, NOW, NOW + 10);
         assert_eq!(
             admit_all(&mut state, &DEGRADED, NOW + 10),
             4,
@@ -485,13 +518,14 @@ mod degraded_limit_tests {
     #[test]
     fn a_degraded_upstream_refuses_only_the_one_request_past_the_limit() {
         let mut state = AdmissionState::default();
-        state.learn(&served(6.0, None), 1, NOW, NOW);
+        state.learn(&served(6.0, None), 1, 0, NOW, NOW);
         assert_eq!(admit_all(&mut state, &DEGRADED, NOW), 1, "the 5th, alone");
         // Refused while the headers said 6 left: the lie is revealed, 4 learned.
         let timeout_ends = NOW + 3_000;
         state.learn(
             &Answer::RateLimited(Some(reading(0.0, Some(timeout_ends)))),
             1,
+            0,
             NOW,
             NOW + 5,
         );
@@ -505,7 +539,7 @@ mod degraded_limit_tests {
     fn a_lie_undoes_the_proof() {
         let mut state = AdmissionState::default();
         let window_ends = NOW + 1_000;
-        state.learn(&served(4.0, Some(window_ends)), 1, NOW, NOW);
+        state.learn(&served(4.0, Some(window_ends)), 1, 0, NOW, NOW);
         assert_eq!(state.proven_served, 6.0);
         // The next window: proven, so no request waits past 4.
         assert_eq!(admit_all(&mut state, &DEGRADED, window_ends), 10);
@@ -513,9 +547,9 @@ mod degraded_limit_tests {
             state.release(0);
         }
         // A 429 while the headers said 6 left: they lie now.
-        state.learn(&served(6.0, None), 1, window_ends, window_ends + 5);
+        state.learn(&served(6.0, None), 1, 0, window_ends, window_ends + 5);
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(window_ends + 3_000))));
-        state.learn(&refusal, 1, window_ends, window_ends + 10);
+        state.learn(&refusal, 1, 0, window_ends, window_ends + 10);
         assert_eq!(state.proven_served, 0.0);
         // Were the learned limit gone, past 4 would go one at a time again.
         state.learned_limit = None;
@@ -525,14 +559,14 @@ mod degraded_limit_tests {
     #[test]
     fn a_429_the_estimate_predicted_or_one_with_admission_off_keeps_the_proof() {
         let mut state = AdmissionState::default();
-        state.learn(&served(3.0, Some(NOW + 1_000)), 1, NOW, NOW);
+        state.learn(&served(3.0, Some(NOW + 1_000)), 1, 0, NOW, NOW);
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000))));
-        state.learn(&served(0.0, Some(NOW + 1_000)), 1, NOW, NOW + 5);
-        state.learn(&refusal, 1, NOW, NOW + 10);
+        state.learn(&served(0.0, Some(NOW + 1_000)), 1, 0, NOW, NOW + 5);
+        state.learn(&refusal, 1, 0, NOW, NOW + 10);
         assert_eq!(state.proven_served, 10.0, "10 served, then nothing left");
         let mut off = AdmissionState::default();
-        off.learn(&served(3.0, None), 0, NOW, NOW);
-        off.learn(&refusal, 0, NOW, NOW + 5);
+        off.learn(&served(3.0, None), 0, 0, NOW, NOW);
+        off.learn(&refusal, 0, 0, NOW, NOW + 5);
         assert_eq!(off.proven_served, 7.0);
     }
 
@@ -540,13 +574,13 @@ mod degraded_limit_tests {
     fn a_refusal_proves_nothing_though_its_headers_say_all_was_served() {
         let mut cold = AdmissionState::default();
         let refusal = Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000))));
-        cold.learn(&refusal, 1, NOW, NOW);
+        cold.learn(&refusal, 1, 0, NOW, NOW);
         assert_eq!(cold.proven_served, 0.0);
         // Nor does a success answered after a 429 of its window.
         let mut warm = AdmissionState::default();
-        warm.learn(&served(8.0, Some(NOW + 1_000)), 1, NOW, NOW);
-        warm.learn(&refusal, 1, NOW, NOW + 5);
-        warm.learn(&served(1.0, Some(NOW + 1_000)), 1, NOW, NOW + 10);
+        warm.learn(&served(8.0, Some(NOW + 1_000)), 1, 0, NOW, NOW);
+        warm.learn(&refusal, 1, 0, NOW, NOW + 5);
+        warm.learn(&served(1.0, Some(NOW + 1_000)), 1, 0, NOW, NOW + 10);
         assert_eq!(
             warm.proven_served, 0.0,
             "the lie undid what the window had proved, and the success after it proves nothing"
@@ -557,7 +591,7 @@ mod degraded_limit_tests {
     fn off_when_not_given_or_when_the_server_quota_is_not_followed() {
         let fresh = || {
             let mut state = AdmissionState::default();
-            state.learn(&served(8.0, None), 1, NOW, NOW);
+            state.learn(&served(8.0, None), 1, 0, NOW, NOW);
             state
         };
         assert_eq!(admit_all(&mut fresh(), &QUOTA_ONLY, NOW), 8);
@@ -581,7 +615,7 @@ mod degraded_limit_tests {
     #[test]
     fn the_proof_is_shared_state_that_older_states_read_as_unproven() {
         let mut state = AdmissionState::default();
-        state.learn(&served(4.0, Some(NOW + 1_000)), 1, NOW, NOW);
+        state.learn(&served(4.0, Some(NOW + 1_000)), 1, 0, NOW, NOW);
         let text = serde_json::to_string(&state).unwrap();
         assert_eq!(
             serde_json::from_str::<AdmissionState>(&text).unwrap(),

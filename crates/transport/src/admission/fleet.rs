@@ -122,7 +122,8 @@ impl AdmissionState {
     /// (a failed-over Redis loses its last writes; the processes still alone add requests it
     /// does not count), so until an answer tells the quota again, one request at a time goes
     /// out on it (as at a cold start, D39 a), and its 429 teaches no limit.
-    pub fn rejoined(&mut self) {
+    pub fn rejoined(&mut self, now_ms: u64) {
+        self.crowd_rejoined(now_ms);
         if self.server.is_some() {
             self.recheck = Some(Recheck { probe: None });
         }
@@ -185,6 +186,7 @@ impl AdmissionState {
         // The lesser proof: a lie the copy saw undoes it (D42); a proof the copy alone saw is
         // earned again at the cost of one request at a time.
         self.proven_served = self.proven_served.min(local.proven_served);
+        self.crowd_absorb(&local.crowd);
         let Some(theirs) = local.server else {
             return;
         };
@@ -204,6 +206,7 @@ impl AdmissionState {
                 (a, b) => a.or(b),
             };
             ours.rate_limited |= theirs.rate_limited;
+            ours.end_reported |= theirs.end_reported;
         }
     }
 }
@@ -229,6 +232,7 @@ mod tests {
         state.learn(
             &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
             1,
+            0,
             NOW,
             NOW,
         );
@@ -268,6 +272,7 @@ mod tests {
         fleet.learn(
             &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
             1,
+            0,
             NOW,
             NOW,
         );
@@ -276,6 +281,7 @@ mod tests {
         local.learn(
             &Answer::Served(Some(reading(5.0, None))),
             1,
+            0,
             NOW + 10,
             NOW + 20,
         );
@@ -285,11 +291,12 @@ mod tests {
         // The fleet's own lower reading stays.
         // The copy heard the window's reset the fleet's state missed: the earlier end holds.
         let mut derived = AdmissionState::default();
-        derived.learn(&Answer::Served(Some(reading(9.0, None))), 1, NOW, NOW);
+        derived.learn(&Answer::Served(Some(reading(9.0, None))), 1, 0, NOW, NOW);
         let mut heard = derived.clone();
         heard.learn(
             &Answer::Served(Some(reading(0.0, Some(NOW + 1_000)))),
             1,
+            0,
             NOW,
             NOW + 5,
         );
@@ -299,6 +306,7 @@ mod tests {
         lower.learn(
             &Answer::Served(Some(reading(2.0, None))),
             1,
+            0,
             NOW + 10,
             NOW + 20,
         );
@@ -313,6 +321,7 @@ mod tests {
         newer.learn(
             &Answer::Served(Some(reading(7.0, Some(NOW + 2_000)))),
             1,
+            0,
             NOW + 1_100,
             NOW + 1_200,
         );
@@ -334,7 +343,13 @@ mod tests {
             1,
             "cold: one asks"
         );
-        state.learn(&Answer::Served(Some(reading(9.0, None))), 1, NOW, NOW + 5);
+        state.learn(
+            &Answer::Served(Some(reading(9.0, None))),
+            1,
+            0,
+            NOW,
+            NOW + 5,
+        );
         state.release(of_process(1).holder);
         // Alone in the scope: the whole limit, the probe included.
         assert_eq!(admit_all(&mut state, &of_process(1), NOW + 5), 9);
@@ -346,6 +361,7 @@ mod tests {
         state.learn(
             &Answer::Served(Some(reading(10.0, Some(NOW + 100_000)))),
             1,
+            0,
             NOW,
             NOW,
         );
@@ -363,6 +379,7 @@ mod tests {
         fleet.learn(
             &Answer::Served(Some(reading(9.0, Some(NOW + 100_000)))),
             1,
+            0,
             NOW,
             NOW,
         );
@@ -394,6 +411,7 @@ mod tests {
         fleet.learn(
             &Answer::Served(Some(reading(10.0, Some(NOW + 100_000)))),
             1,
+            0,
             NOW,
             NOW,
         );
@@ -414,6 +432,7 @@ mod tests {
         state.learn(
             &Answer::Served(Some(reading(8.0, Some(NOW + 1_000)))),
             1,
+            0,
             NOW,
             NOW,
         );
@@ -423,6 +442,7 @@ mod tests {
         state.learn(
             &Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000)))),
             1,
+            0,
             NOW,
             NOW + 5,
         );
@@ -437,16 +457,18 @@ mod tests {
         state.learn(
             &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
             1,
+            0,
             NOW,
             NOW,
         );
-        state.rejoined();
+        state.rejoined(NOW);
         assert!(state.try_admit(&of_process(1), NOW).is_ok());
         assert_eq!(state.try_admit(&of_process(2), NOW), Err(RECHECK_MS));
         // The estimate had lagged: the window was spent.
         state.learn(
             &Answer::RateLimited(Some(reading(0.0, Some(NOW + 1_000)))),
             1,
+            0,
             NOW,
             NOW + 5,
         );
@@ -458,18 +480,19 @@ mod tests {
         failed.learn(
             &Answer::Served(Some(reading(9.0, Some(NOW + 1_000)))),
             1,
+            0,
             NOW,
             NOW,
         );
-        failed.rejoined();
+        failed.rejoined(NOW);
         assert!(failed.try_admit(&of_process(1), NOW).is_ok());
-        failed.learn(&Answer::Failed, 1, NOW, NOW + 5);
+        failed.learn(&Answer::Failed, 1, 0, NOW, NOW + 5);
         failed.release(of_process(1).holder);
         assert!(failed.try_admit(&of_process(2), NOW + 5).is_ok());
         assert_eq!(failed.try_admit(&of_process(2), NOW + 5), Err(RECHECK_MS));
         // A cold state has no estimate to check.
         let mut cold = AdmissionState::default();
-        cold.rejoined();
-        assert_eq!(cold, AdmissionState::default());
+        cold.rejoined(NOW);
+        assert_eq!(cold.recheck, None);
     }
 }

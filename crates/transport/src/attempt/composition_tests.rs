@@ -993,7 +993,7 @@ async fn an_abort_while_waiting_for_admission_dispatches_nothing() {
     };
     harness.hosts.with_local("api.test", |s| {
         let answer = crate::admission::Answer::Served(Some(reading));
-        s.admission.learn(&answer, 1, EPOCH_MS, EPOCH_MS)
+        s.admission.learn(&answer, 1, 0, EPOCH_MS, EPOCH_MS)
     });
     let result = harness
         .call_aborted_at(2_000, &graphql(), &options(&[]))

@@ -256,7 +256,7 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
         let transition = self
             .host_state(|s| {
                 s.admission
-                    .learn(&answer, floor, in_flight.admitted_ms, now);
+                    .learn(&answer, floor, in_flight.token, in_flight.admitted_ms, now);
                 in_flight.leave(s, now);
                 let transition =
                     breaker.and_then(|config| s.breaker.record(&config, outcome, now, self.token));

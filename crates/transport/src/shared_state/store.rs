@@ -131,7 +131,7 @@ impl<B: StateBackend> SharedHostStates<B> {
                 fleet.admission.adopt(local, &unshared.admitted, now_ms);
             }
             if rejoining {
-                fleet.admission.rejoined();
+                fleet.admission.rejoined(now_ms);
             }
             decide(fleet)
         };
@@ -374,7 +374,8 @@ mod tests {
             reset_ms: Some(60_000),
         };
         slot.with("h", "k", 0, |s| {
-            s.admission.learn(&Answer::Served(Some(reading)), 1, 0, 0)
+            s.admission
+                .learn(&Answer::Served(Some(reading)), 1, 0, 0, 0)
         })
         .await;
         // Two processes admit and finish a request each through Redis.
@@ -426,8 +427,13 @@ mod tests {
             ..reading
         };
         slot.with("h", "k", rejoin_at + 5, |s| {
-            s.admission
-                .learn(&Answer::Served(Some(answered)), 1, rejoin_at, rejoin_at + 5);
+            s.admission.learn(
+                &Answer::Served(Some(answered)),
+                1,
+                0,
+                rejoin_at,
+                rejoin_at + 5,
+            );
             s.admission.release((1 << 32) | 99);
         })
         .await;
