@@ -92,8 +92,10 @@ describe('quota-aware admission', () => {
       expect(rateLimited).toBeGreaterThanOrEqual(1);
       expect(rateLimited).toBeLessThanOrEqual(3);
       const [host] = aniLink.getTransportState().anilist.admission;
-      expect(host).toMatchObject({ limit: 90, learnedLimit: expect.any(Number) });
+      expect(host).toMatchObject({ limit: 90, learnedLimit: expect.any(Number), otherClients: false });
       expect(host.learnedLimit).toBeLessThanOrEqual(31);
+      // Never proven above the degraded limit for long: each lie undoes the proof.
+      expect(host.provenServed).toBeLessThanOrEqual(31);
     } finally {
       await sim.close();
     }
@@ -115,7 +117,9 @@ describe('quota-aware admission', () => {
       expect(paces.contexts.length).toBeGreaterThanOrEqual(inFlight - 1);
       expect(paces.contexts.length).toBeLessThanOrEqual(2 * (inFlight - 1));
       const [host] = aniLink.getTransportState().anilist.admission;
-      expect(host).toMatchObject({ limit: 90, learnedLimit: null });
+      expect(host).toMatchObject({ limit: 90, learnedLimit: null, otherClients: false });
+      // Proven past the degraded 30: nothing waits alone any more.
+      expect(host.provenServed).toBeGreaterThan(30);
     } finally {
       await sim.close();
     }

@@ -33,6 +33,7 @@ describe('getTransportState and shared state', () => {
         share: 90,
         // 49 served by the headers, for the 1 request this client sent (D43).
         otherClients: true,
+        provenServed: 49,
         decidedBy: 'process',
       },
     ]);

@@ -230,6 +230,12 @@ export interface AdmissionSnapshot {
    */
   otherClients: boolean;
   /**
+   * The most requests a window served without a 429 since the headers last showed a lie:
+   * past the slot's `degradedLimit`, requests go one at a time until this exceeds it (the
+   * announced limit is then proven; decisions D42).
+   */
+  provenServed: number;
+  /**
    * Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
    * state) or `'local-share'` (Redis out of reach: this process's `share` only).
    */

@@ -37,6 +37,7 @@ pub fn transport_state(
                     processes: a.processes,
                     share: a.share,
                     other_clients: a.other_clients,
+                    proven_served: a.proven_served,
                     decided_by: decided_by(sharing, a.alone),
                 })
             })
@@ -155,6 +156,10 @@ wire_shape! {
         /// this scope sent (another client: a process without `sharedState`, a script): its
         /// 429s then teach no limit and `degradedLimit` holds nothing back (decisions D43).
         other_clients: bool,
+        /// The most requests a window served without a 429 since the headers last showed a lie:
+        /// past the slot's `degradedLimit`, requests go one at a time until this exceeds it (the
+        /// announced limit is then proven; decisions D42).
+        proven_served: f64,
         /// Where admission is decided: `'process'` (no `sharedState`), `'redis'` (the fleet's
         /// state) or `'local-share'` (Redis out of reach: this process's `share` only).
         decided_by: DecidedBy,
@@ -299,6 +304,7 @@ mod tests {
                 processes: 2,
                 share: Some(40),
                 other_clients: false,
+                proven_served: 31.0,
                 decided_by: decided_by(SharingMode::Redis, false),
             }],
             circuit: vec![CircuitState {

@@ -192,6 +192,9 @@ pub struct AdmissionSnapshot {
     pub alone: bool,
     /// Whether another client's requests on the credential were seen lately (D43).
     pub other_clients: bool,
+    /// The most requests a window served without a 429 since the headers last lied: past
+    /// `degradedLimit`, requests go one at a time until this exceeds it (D42).
+    pub proven_served: f64,
 }
 
 /// How the attempt loop configures one admission decision.
@@ -308,6 +311,7 @@ impl AdmissionState {
             },
             alone: self.alone.is_some(),
             other_clients: self.crowded(now_ms),
+            proven_served: self.proven_served,
         }
     }
 
@@ -557,7 +561,9 @@ mod tests {
     fn snapshots_show_the_estimate_and_a_window_that_ended_as_refilled() {
         let mut state = AdmissionState::default();
         assert_eq!(state.snapshot(NOW).limit, None);
-        state.observe(&reading(4.0, Some(NOW + 2_000)), NOW, NOW);
+        // A success reporting 6 served, in a window without a 429.
+        let answer = Answer::Served(Some(reading(4.0, Some(NOW + 2_000))));
+        state.learn(&answer, 1, 0, NOW, NOW);
         assert!(state.try_admit(&QUOTA_ONLY, NOW).is_ok());
         assert_eq!(
             state.snapshot(NOW),
@@ -571,6 +577,7 @@ mod tests {
                 share: Some(10),
                 alone: false,
                 other_clients: false,
+                proven_served: 6.0,
             }
         );
         let later = state.snapshot(NOW + 2_000);
