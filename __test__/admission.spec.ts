@@ -129,9 +129,7 @@ describe('quota-aware admission', () => {
     const quota = { limit: 40, windowMs: 2_000 };
     const sim = await startSimulator({ quota });
     try {
-      // Three clients without shared state on one quota, as a bot and scripts beside it are. With
-      // 4 in flight each, a client's readings show the others' requests beyond any doubt (with 8
-      // in flight and one other client, 1 in 28 missed them in a window: measured).
+      // Three clients without shared state on one quota, as a bot and scripts beside it are.
       const clients = [0, 1, 2].map(() => new AniLink(undefined, { baseUrl: sim.url }));
       const jobs = 40;
       await Promise.all(

@@ -231,7 +231,8 @@ impl AdmissionState {
         match server_wait.max(ceiling_wait).max(recheck_wait) {
             Some(wait_ms) => Err(wait_ms.max(1)),
             None => {
-                let mark = self.mark_dispatch(now_ms);
+                // A fleet's state cannot tell its processes' requests from others' (D43).
+                let mark = rules.lease_ms.is_none().then(|| self.mark_dispatch());
                 self.in_flight.push(Reservation {
                     holder: rules.holder,
                     expires_at: rules
@@ -279,7 +280,6 @@ impl AdmissionState {
             let wanted = holders.contains(&reservation.holder) && reservation.expires_at > now_ms;
             if wanted && !self.holders().any(|h| h == reservation.holder) {
                 self.in_flight.push(*reservation);
-                self.crowd_adopted(1);
             }
         }
     }

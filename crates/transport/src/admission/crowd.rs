@@ -13,18 +13,17 @@
 //! than that was somebody else's. While another client was seen lately, a 429 teaches no limit
 //! and `degradedLimit` holds nothing back (D42), since neither can say whose requests caused
 //! it; the 429 still closes the window until its reset.
+//!
+//! Only a scope kept in one process is checked. A fleet's state (`sharedState`) does not count
+//! the requests its processes admit on their own copies (a contended decision, an outage) until
+//! they write to it again, and those would look like another client's.
 
 use serde::{Deserialize, Serialize};
 
 use super::{AdmissionState, QuotaReading, DERIVED_WINDOW_MS};
-use crate::shared_state::link::REJOIN_INTERVAL_MS;
 
 /// Another client seen on the credential keeps 429s from teaching a limit for this long after.
 const CROWD_HORIZON_MS: u64 = DERIVED_WINDOW_MS;
-
-/// After a rejoin, processes of the fleet still deciding alone send requests the fleet's count
-/// misses: requests admitted this soon after are not checked.
-const REJOIN_QUIET_MS: u64 = 2 * REJOIN_INTERVAL_MS;
 
 /// Requests this scope may have sent without counting them: a request abandoned in flight
 /// (timed out, aborted, its lease over) may still reach the server after it was released.
@@ -33,16 +32,16 @@ const UNCOUNTED_SLACK: f64 = 2.0;
 /// What a scope knows of the requests the upstream counted that were not its own.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) struct Crowd {
-    /// Every request the scope admitted (the fleet's, with shared state).
+    /// Every request the scope admitted.
     admitted: u64,
-    /// The highest `served − not_after` of a reading in the current window: what the server
-    /// had counted, at least, of others' requests by then (None until a reading). A
-    /// scope that never had a reading starts at 0: nothing counted before its first request.
+    /// The lowest `served − not_after` of a reading in the current window (None until one):
+    /// a later reading that served more beyond it than the scope admitted since served others'
+    /// requests; the lowest is the strongest test (it is also the earliest: every later
+    /// reading adds what others sent meanwhile). A scope that never had a reading starts at 0:
+    /// nothing counted before its first request.
     baseline: Option<f64>,
     /// When another client's requests were last seen.
     seen_ms: Option<u64>,
-    /// Requests admitted before this instant are not checked (a rejoin's stragglers).
-    quiet_until_ms: u64,
 }
 
 impl Default for Crowd {
@@ -62,7 +61,6 @@ impl Crowd {
             admitted: 0,
             baseline: None,
             seen_ms: None,
-            quiet_until_ms: 0,
         }
     }
 }
@@ -78,25 +76,25 @@ pub(super) struct Mark {
 }
 
 impl AdmissionState {
-    /// A request is admitted now: count it, and note how to check its answer (None while this
-    /// copy decides alone or just after a rejoin, when the scope's count misses requests).
-    pub(super) fn mark_dispatch(&mut self, now_ms: u64) -> Option<Mark> {
+    /// A request of a scope kept in one process is admitted: count it, and note how to check
+    /// its answer.
+    pub(super) fn mark_dispatch(&mut self) -> Mark {
         let settled_before = self
             .crowd
             .admitted
             .saturating_sub(self.in_flight.len() as u64);
         self.crowd.admitted += 1;
-        (self.alone.is_none() && now_ms >= self.crowd.quiet_until_ms).then_some(Mark {
+        Mark {
             not_after: settled_before + 1,
             baseline: self.crowd.baseline,
-        })
+        }
     }
 
     /// The success of `holder`'s request brought `reading`: whether the server counted more
     /// than this scope can have sent tells of another client; the reading then becomes a
     /// baseline for the requests admitted after it.
     pub(super) fn check_for_crowd(&mut self, holder: u64, reading: &QuotaReading, now_ms: u64) {
-        let Some(mark) = self.mark_of(holder).filter(|_| self.alone.is_none()) else {
+        let Some(mark) = self.mark_of(holder) else {
             return;
         };
         let served = (reading.limit - reading.remaining).max(0.0);
@@ -107,12 +105,8 @@ impl AdmissionState {
                 self.forget_learned_limit();
             }
         }
-        let others_at_most = served - mark.not_after as f64;
-        self.crowd.baseline = Some(
-            self.crowd
-                .baseline
-                .map_or(others_at_most, |b| b.max(others_at_most)),
-        );
+        let baseline = served - mark.not_after as f64;
+        self.crowd.baseline = Some(self.crowd.baseline.map_or(baseline, |b| b.min(baseline)));
     }
 
     /// The 429 that taught the learned limit may have been the others' doing: the limit goes,
@@ -127,7 +121,8 @@ impl AdmissionState {
         }
     }
 
-    /// The mark of `holder`'s request in flight; with several (a holder reused), the weakest.
+    /// The mark of `holder`'s request in flight; with several (a holder reused), the weakest
+    /// (the fewest settled before it, the highest baseline).
     fn mark_of(&self, holder: u64) -> Option<Mark> {
         let mut marks = self
             .in_flight
@@ -139,7 +134,7 @@ impl AdmissionState {
             let mark = mark?;
             Some(Mark {
                 not_after: weakest.not_after.min(mark.not_after),
-                baseline: weakest.baseline.zip(mark.baseline).map(|(a, b)| a.min(b)),
+                baseline: weakest.baseline.zip(mark.baseline).map(|(a, b)| a.max(b)),
             })
         })
     }
@@ -160,30 +155,12 @@ impl AdmissionState {
         self.crowd.baseline =
             (end_reported && self.in_flight.is_empty()).then(|| -(self.crowd.admitted as f64));
     }
-
-    /// Back on the fleet's state: other processes may still be deciding alone for a moment, and
-    /// what the state counted before the outage misses what every process admitted alone.
-    pub(super) fn crowd_rejoined(&mut self, now_ms: u64) {
-        self.crowd.baseline = None;
-        self.crowd.quiet_until_ms = now_ms + REJOIN_QUIET_MS;
-    }
-
-    /// Reservations admitted on a local copy join the fleet's state: they count as admitted.
-    pub(super) fn crowd_adopted(&mut self, count: u64) {
-        self.crowd.admitted += count;
-    }
-
-    /// The fleet's state takes what a local copy saw of other clients.
-    pub(super) fn crowd_absorb(&mut self, local: &Crowd) {
-        self.crowd.seen_ms = self.crowd.seen_ms.max(local.seen_ms);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::{reading, NOW, QUOTA_ONLY};
     use super::super::*;
-    use super::REJOIN_QUIET_MS;
     use crate::random::{RandomSource, SeededRandom};
 
     fn request(holder: u64) -> Rules {
@@ -213,11 +190,11 @@ mod tests {
         for holder in 2..=4 {
             assert!(state.try_admit(&request(holder), NOW + 5).is_ok());
         }
-        // 3 sent after the one served as the 3rd: the 7th leaves 1 to others, the 9th 3.
+        // 4 sent in all: served as the 6th leaves 2 to others (the slack), the 7th 3.
         answer(&mut state, 2, served_as(5.0), NOW + 10);
-        answer(&mut state, 3, served_as(7.0), NOW + 10);
+        answer(&mut state, 3, served_as(6.0), NOW + 10);
         assert!(!state.snapshot(NOW + 10).other_clients, "within the slack");
-        answer(&mut state, 4, served_as(9.0), NOW + 10);
+        answer(&mut state, 4, served_as(7.0), NOW + 10);
         assert!(state.snapshot(NOW + 10).other_clients);
         assert!(!state.snapshot(NOW + 10 + DERIVED_WINDOW_MS).other_clients);
     }
@@ -320,30 +297,17 @@ mod tests {
     }
 
     #[test]
-    fn requests_admitted_alone_or_just_after_a_rejoin_are_not_checked() {
-        let mut state = AdmissionState::default();
-        state.learn(&served_as(1.0), 1, 0, NOW, NOW);
-        state.rejoined(NOW);
-        let after_probe = NOW + 5;
-        assert!(state.try_admit(&request(1), NOW).is_ok());
-        // The processes still alone spent 7 the fleet's state did not count.
-        answer(&mut state, 1, served_as(8.0), after_probe);
-        assert!(!state.crowded(after_probe));
-        // After the quiet, the first reading is a baseline only; the next is checked.
-        let quiet_over = NOW + REJOIN_QUIET_MS;
-        assert!(state.try_admit(&request(2), quiet_over).is_ok());
-        answer(&mut state, 2, served_as(8.0), quiet_over);
-        assert!(state.try_admit(&request(3), quiet_over).is_ok());
-        answer(&mut state, 3, served_as(9.0), quiet_over);
-        assert!(!state.crowded(quiet_over), "1 more served, 1 sent");
-        // Deciding alone, this copy counts only its own requests: nothing is checked.
-        let mut copy = state.clone();
-        copy.decide_alone(quiet_over);
-        assert!(copy.try_admit(&request(4), quiet_over).is_ok());
-        answer(&mut copy, 4, served_as(10.0), quiet_over);
-        copy.alone = None;
-        assert!(copy.try_admit(&request(5), quiet_over).is_err(), "spent");
-        assert!(!copy.crowded(quiet_over));
+    fn a_fleets_state_is_not_checked() {
+        let leased = |holder| Rules {
+            lease_ms: Some(60_000),
+            ..request(holder)
+        };
+        let mut fleet = AdmissionState::default();
+        assert!(fleet.try_admit(&leased(1), NOW).is_ok());
+        // Other processes' requests admitted on their own copies, not counted here yet.
+        answer(&mut fleet, 1, served_as(8.0), NOW + 5);
+        assert!(!fleet.crowded(NOW + 5));
+        assert_eq!(fleet.crowd.admitted, 0);
     }
 
     #[test]

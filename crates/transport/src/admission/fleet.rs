@@ -122,8 +122,7 @@ impl AdmissionState {
     /// (a failed-over Redis loses its last writes; the processes still alone add requests it
     /// does not count), so until an answer tells the quota again, one request at a time goes
     /// out on it (as at a cold start, D39 a), and its 429 teaches no limit.
-    pub fn rejoined(&mut self, now_ms: u64) {
-        self.crowd_rejoined(now_ms);
+    pub fn rejoined(&mut self) {
         if self.server.is_some() {
             self.recheck = Some(Recheck { probe: None });
         }
@@ -186,7 +185,6 @@ impl AdmissionState {
         // The lesser proof: a lie the copy saw undoes it (D42); a proof the copy alone saw is
         // earned again at the cost of one request at a time.
         self.proven_served = self.proven_served.min(local.proven_served);
-        self.crowd_absorb(&local.crowd);
         let Some(theirs) = local.server else {
             return;
         };
@@ -461,7 +459,7 @@ mod tests {
             NOW,
             NOW,
         );
-        state.rejoined(NOW);
+        state.rejoined();
         assert!(state.try_admit(&of_process(1), NOW).is_ok());
         assert_eq!(state.try_admit(&of_process(2), NOW), Err(RECHECK_MS));
         // The estimate had lagged: the window was spent.
@@ -484,7 +482,7 @@ mod tests {
             NOW,
             NOW,
         );
-        failed.rejoined(NOW);
+        failed.rejoined();
         assert!(failed.try_admit(&of_process(1), NOW).is_ok());
         failed.learn(&Answer::Failed, 1, 0, NOW, NOW + 5);
         failed.release(of_process(1).holder);
@@ -492,7 +490,7 @@ mod tests {
         assert_eq!(failed.try_admit(&of_process(2), NOW + 5), Err(RECHECK_MS));
         // A cold state has no estimate to check.
         let mut cold = AdmissionState::default();
-        cold.rejoined(NOW);
-        assert_eq!(cold.recheck, None);
+        cold.rejoined();
+        assert_eq!(cold, AdmissionState::default());
     }
 }

@@ -131,7 +131,7 @@ impl<B: StateBackend> SharedHostStates<B> {
                 fleet.admission.adopt(local, &unshared.admitted, now_ms);
             }
             if rejoining {
-                fleet.admission.rejoined(now_ms);
+                fleet.admission.rejoined();
             }
             decide(fleet)
         };
