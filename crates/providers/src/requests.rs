@@ -115,11 +115,12 @@ impl AniListEndpoint {
             .ok_or_else(|| TransportError::unknown(format!("unknown AniList operation {key}")))?;
         let variables = variables.map(object_or_null).transpose()?.flatten();
         anilist::validate_variables(operation, variables).map_err(TransportError::validation)?;
-        let document =
-            anilist::document_for(operation, fields).map_err(TransportError::validation)?;
+        // Without `fields` the document is the default one, whose prefix is made once.
         let prefix = match fields {
             None => default_prefix(operation),
-            Some(_) => document_prefix(&document)?,
+            Some(_) => document_prefix(
+                &anilist::document_for(operation, fields).map_err(TransportError::validation)?,
+            )?,
         };
         let mut spec = self.with_variables(prefix, variables);
         spec.is_write = operation.kind() == anilist::OperationKind::Mutation;

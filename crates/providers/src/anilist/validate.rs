@@ -47,8 +47,8 @@ pub fn validate_variables(op: &Operation, object: Option<&str>) -> Result<(), Ve
                 .push(format!("Unknown variable: {}", name.as_str())),
         }
     }
-    for definition in &op.variables {
-        if definition.type_ref.is_non_null() && !provided.contains_key(definition.name.as_str()) {
+    for definition in op.non_null_variables.iter().map(|&at| &op.variables[at]) {
+        if !provided.contains_key(definition.name.as_str()) {
             checker
                 .problems
                 .push(missing(&definition.name, &definition.type_ref));
