@@ -137,12 +137,12 @@ describe('quota-aware admission', () => {
           runPool(jobs, 4, (index) => aniLink.anilist.query.media({ id: 1 + client * jobs + index })),
         ),
       );
-      // Each overran the quota together with the other: retried 429s, every call served.
+      // Together they overran the quota: retried 429s, every call served.
       expect(sim.stats().rateLimited).toBeGreaterThan(0);
       for (const aniLink of clients) {
         const [host] = aniLink.getTransportState().anilist.admission;
         // The 429s came while each estimate said plenty was left, as a lie's do (D39 b); the
-        // readings showed requests neither client sent (D43), so neither learned a limit.
+        // readings showed requests this client did not send (D43), so it learned no limit.
         expect(host).toMatchObject({ limit: 40, learnedLimit: null, otherClients: true });
       }
     } finally {

@@ -120,8 +120,9 @@ impl From<QuotaHeaders> for QuotaReading {
 struct Reservation {
     holder: u64,
     expires_at: u64,
-    /// How to check the reading its answer brings for another client's requests (D43).
-    #[serde(default)]
+    /// How to check the reading its answer brings for another client's requests (D43); only
+    /// a scope kept in one process has marks, so none is stored in a fleet's state.
+    #[serde(skip)]
     mark: Option<Mark>,
 }
 
@@ -151,8 +152,9 @@ pub struct AdmissionState {
     /// Set by a rejoin until an answer tells the quota again (D39 c).
     #[serde(default)]
     recheck: Option<Recheck>,
-    /// What the scope knows of other clients' requests on the credential (D43).
-    #[serde(default = "Crowd::unknown")]
+    /// What the scope knows of other clients' requests on the credential (D43); a fleet's
+    /// state is not checked, so nothing of it is stored in Redis.
+    #[serde(skip)]
     crowd: Crowd,
     /// Set while this copy decides without the fleet; never stored in Redis, so the fleet's
     /// state, once read again, ends it.

@@ -18,8 +18,6 @@
 //! the requests its processes admit on their own copies (a contended decision, an outage) until
 //! they write to it again, and those would look like another client's.
 
-use serde::{Deserialize, Serialize};
-
 use super::{AdmissionState, QuotaReading, DERIVED_WINDOW_MS};
 
 /// Another client seen on the credential keeps 429s from teaching a limit for this long after.
@@ -30,7 +28,7 @@ const CROWD_HORIZON_MS: u64 = DERIVED_WINDOW_MS;
 const UNCOUNTED_SLACK: f64 = 2.0;
 
 /// What a scope knows of the requests the upstream counted that were not its own.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Crowd {
     /// Every request the scope admitted.
     admitted: u64,
@@ -48,25 +46,15 @@ impl Default for Crowd {
     /// A new scope: nothing counted before its first request.
     fn default() -> Self {
         Self {
-            baseline: Some(0.0),
-            ..Self::unknown()
-        }
-    }
-}
-
-impl Crowd {
-    /// A state stored before crowds were tracked: its past counts are unknown.
-    pub(super) fn unknown() -> Self {
-        Self {
             admitted: 0,
-            baseline: None,
+            baseline: Some(0.0),
             seen_ms: None,
         }
     }
 }
 
 /// What admission noted of a request as it let it go, to check the reading its answer brings.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Mark {
     /// The scope's requests the server cannot count after this one: itself, and those settled
     /// before it was admitted.
@@ -308,18 +296,11 @@ mod tests {
         answer(&mut fleet, 1, served_as(8.0), NOW + 5);
         assert!(!fleet.crowded(NOW + 5));
         assert_eq!(fleet.crowd.admitted, 0);
-    }
-
-    #[test]
-    fn a_state_stored_before_crowds_were_counted_never_takes_its_past_for_a_crowd() {
-        let mut state = AdmissionState::default();
-        state.learn(&served_as(1.0), 1, 0, NOW, NOW);
-        let mut stored = serde_json::to_value(&state).unwrap();
-        stored.as_object_mut().unwrap().remove("crowd");
-        let mut read: AdmissionState = serde_json::from_value(stored).unwrap();
-        assert!(read.try_admit(&request(1), NOW).is_ok());
-        answer(&mut read, 1, served_as(9.0), NOW + 5);
-        assert!(!read.crowded(NOW + 5));
+        // Nothing of it goes to Redis: the fleet's state is as large as before D43.
+        assert!(fleet.try_admit(&leased(2), NOW + 5).is_ok());
+        let stored = serde_json::to_value(&fleet).unwrap();
+        assert_eq!(stored.get("crowd"), None);
+        assert_eq!(stored["in_flight"][0].get("mark"), None);
     }
 
     #[test]
