@@ -388,21 +388,19 @@ fn count_in_window() -> (u32, u64) {
     let tag = (window & u64::from(u32::MAX)) << 32;
     let mut current = WINDOW_COUNT.load(Ordering::Relaxed);
     loop {
+        // The low 32 bits are the count (the cast keeps exactly those).
         let count = if current & !u64::from(u32::MAX) == tag {
-            ((current & u64::from(u32::MAX)) + 1).min(u64::from(u32::MAX))
+            (current as u32).saturating_add(1)
         } else {
             1
         };
         match WINDOW_COUNT.compare_exchange_weak(
             current,
-            tag | count,
+            tag | u64::from(count),
             Ordering::Relaxed,
             Ordering::Relaxed,
         ) {
-            Ok(_) => {
-                let served = u32::try_from(count).unwrap_or(u32::MAX);
-                return (served, (window + 1) * RATE_LIMIT_WINDOW_SECS);
-            }
+            Ok(_) => return (count, (window + 1) * RATE_LIMIT_WINDOW_SECS),
             Err(seen) => current = seen,
         }
     }
