@@ -129,6 +129,7 @@ impl<B> Decoded<B> {
                     StandardAlloc::default(),
                 )),
                 done: false,
+                output_pending: false,
             },
         };
         Self {
@@ -166,7 +167,10 @@ where
     ) -> Poll<Option<Result<Frame<Bytes>, DecodeError>>> {
         let this = &mut *self;
         loop {
-            if !this.input.is_empty() {
+            // A decoder can hold decoded bytes after taking all its input (brotli, when a step
+            // filled its output): they come out before the body's next frame is read.
+            if !this.input.is_empty() || this.decoder.holds_output() {
+                let had_input = !this.input.is_empty();
                 let (used, output) = match this.decoder.step(&this.input) {
                     Ok(step) => step,
                     Err(detail) => return Poll::Ready(Some(Err(this.corrupt(detail)))),
@@ -175,7 +179,7 @@ where
                 if !output.is_empty() {
                     return Poll::Ready(Some(Ok(Frame::data(Bytes::from(output)))));
                 }
-                if used == 0 {
+                if had_input && used == 0 {
                     return Poll::Ready(Some(Err(
                         this.corrupt("data after the end of the compressed stream")
                     )));
@@ -222,6 +226,8 @@ enum Decoder {
     Brotli {
         state: Box<BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>>,
         done: bool,
+        /// The last step filled its output with more to come, whatever input is left.
+        output_pending: bool,
     },
 }
 
@@ -235,7 +241,11 @@ impl Decoder {
                 decoder.flush().map_err(|e| e.to_string())?;
                 Ok((used, std::mem::take(decoder.get_mut())))
             }
-            Decoder::Brotli { state, done } => {
+            Decoder::Brotli {
+                state,
+                done,
+                output_pending,
+            } => {
                 if *done {
                     return Ok((0, Vec::new()));
                 }
@@ -252,6 +262,7 @@ impl Decoder {
                     &mut total_out,
                     state,
                 );
+                *output_pending = matches!(result, BrotliResult::NeedsMoreOutput);
                 match result {
                     BrotliResult::ResultFailure => return Err("invalid brotli data".into()),
                     BrotliResult::ResultSuccess => *done = true,
@@ -261,6 +272,18 @@ impl Decoder {
                 Ok((input_offset, output))
             }
         }
+    }
+
+    /// Decoded bytes are waiting for a step, with or without more input. (gzip's writer hands
+    /// over what it holds at its next write, or in `finish`.)
+    fn holds_output(&self) -> bool {
+        matches!(
+            self,
+            Decoder::Brotli {
+                output_pending: true,
+                ..
+            }
+        )
     }
 
     /// The body ended: the last decoded bytes, or why the stream is incomplete.
