@@ -13,7 +13,8 @@
 //   node scripts/build.mjs [--release] [--target <triple>] [other napi build flags] [-- <cargo args>]
 //
 // `--use-napi-cross` is added for the targets of NAPI_CROSS_TOOLCHAINS on an x64 Linux host,
-// unless `-x` (cargo-zigbuild) is given.
+// unless `-x` (cargo-zigbuild) is given. `--pgo` makes it a profile-guided build (see `build`
+// below and scripts/pgo.mjs).
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
@@ -73,11 +74,20 @@ export function ensureNapiCrossToolchain(triple) {
 }
 
 /** Runs `napi build` for `target` (default: this host) into `outputDir`; returns its exit code. */
-export function napiBuild({ release = false, target, outputDir = root, cargoArgs = [], extra = [] } = {}) {
+export function napiBuild({
+  release = false,
+  target,
+  outputDir = root,
+  cargoArgs = [],
+  extra = [],
+  env: baseEnv = process.env,
+  targetDir,
+} = {}) {
   const triple = target ?? (platformName() === 'linux-x64-gnu' ? 'x86_64-unknown-linux-gnu' : undefined);
   const args = ['build', '--platform', '--no-js', '--dts', 'binding.d.ts', '-o', outputDir];
   if (release) args.push('--release');
-  const env = { ...process.env };
+  if (targetDir) args.push('--target-dir', targetDir);
+  const env = { ...baseEnv };
   if (triple) {
     args.push('--target', triple);
     const zig = extra.includes('-x') || extra.includes('--cross-compile');
@@ -95,16 +105,38 @@ export function napiBuild({ release = false, target, outputDir = root, cargoArgs
   return result.status ?? 1;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const argv = process.argv.slice(2);
-  const split = argv.indexOf('--');
-  const own = split === -1 ? argv : argv.slice(0, split);
-  const cargoArgs = split === -1 ? [] : argv.slice(split + 1);
+/**
+ * `--pgo`: a profile-guided build (scripts/pgo.mjs), failing without a matching llvm-profdata;
+ * `--pgo=auto`: the same when one is found, else a plain build that says so (what `npm run
+ * build` does); `--pgo=<file.profdata>`: optimized with a profile trained elsewhere (the release
+ * workflow's builds for targets the build host cannot run).
+ */
+async function build(own, cargoArgs) {
+  const pgo = own.find((arg) => arg === '--pgo' || arg.startsWith('--pgo='))?.slice('--pgo='.length);
   const targetAt = own.indexOf('--target');
-  process.exitCode = napiBuild({
+  const options = {
     release: own.includes('--release'),
     target: targetAt === -1 ? undefined : own[targetAt + 1],
     cargoArgs,
-    extra: own.filter((arg, i) => arg !== '--release' && i !== targetAt && i !== targetAt + 1),
-  });
+    extra: own.filter(
+      (arg, i) => arg !== '--release' && !arg.startsWith('--pgo') && i !== targetAt && i !== targetAt + 1,
+    ),
+  };
+  if (pgo === undefined) return napiBuild(options);
+  // Loaded only here: the training stack (the simulator's GraphQL executor) is a dev dependency.
+  const { pgoToolchain, profileGuidedBuild, useProfile } = await import('./pgo.mjs');
+  const stage = ({ env, targetDir, outputDir }) => napiBuild({ ...options, env, targetDir, outputDir });
+  if (pgo !== '' && pgo !== 'auto') return useProfile(stage, pgo);
+  const { llvmProfdata, missing } = pgoToolchain();
+  if (missing.length === 0) return profileGuidedBuild(stage, llvmProfdata);
+  const lacking = `a profile-guided build needs ${missing.join(' and ')}`;
+  if (pgo === '') throw new Error(`--pgo: ${lacking}`);
+  console.error(`build: a plain release build (${lacking}; docs/performance.md, "Profile-guided builds")`);
+  return napiBuild(options);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const argv = process.argv.slice(2);
+  const split = argv.indexOf('--');
+  process.exitCode = await build(split === -1 ? argv : argv.slice(0, split), split === -1 ? [] : argv.slice(split + 1));
 }
