@@ -20,7 +20,7 @@ import { startTrainingServers } from './pgo-server.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PGO_DIR = join(root, 'target', 'pgo');
 /** Where a training run leaves its merged profile (the release workflow hands it to the cross builds). */
-export const MERGED_PROFILE = join(PGO_DIR, 'anilink.profdata');
+const MERGED_PROFILE = join(PGO_DIR, 'anilink.profdata');
 
 /** The LLVM major rustc was built with, from `rustc -vV`. */
 function rustcLlvmMajor() {
