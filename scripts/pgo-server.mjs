@@ -1,20 +1,23 @@
 // The server a profile-guided build trains against (scripts/pgo.mjs, scripts/pgo-train.mjs), on
-// 127.0.0.1 over HTTP and TLS: AniList's GraphQL answered by the simulator's executor
-// (sim/graphql-responder.mjs) under a counting rate-limit window, a few MAL reads, the larger
-// answers in turn plain, gzip and brotli (at the quality a CDN uses on the fly), and failures on
-// the ids of TRAINING_IDS.
+// 127.0.0.1 over HTTP and TLS: AniList's GraphQL answered by the simulator's executor and quota
+// (sim/graphql-responder.mjs, sim/quota.mjs), a few MAL reads, the larger answers in turn plain,
+// gzip and brotli (at the quality a CDN uses on the fly), and failures on the ids of
+// TRAINING_IDS.
 import http from 'node:http';
 import https from 'node:https';
 import { constants, brotliCompressSync, gzipSync } from 'node:zlib';
-import { createGraphQLResponder, loadAniListSchema } from '../sim/graphql-responder.mjs';
+import { createGraphQLResponder, failure, loadAniListSchema } from '../sim/graphql-responder.mjs';
+import { RateLimitQuota } from '../sim/quota.mjs';
 
 /** Id ranges that fail: `missing` answers 404; the other two fail the first attempt only. */
 export const TRAINING_IDS = { missing: 1_000_000, failOnce503: 2_000_000, failOnce429: 3_000_000 };
 const RANGE = 1_000_000;
 
-/** A window large enough never to pace, counted as AniList counts (D42 needs a count it can trust). */
+/**
+ * A quota large enough never to pace, counted per window by the simulator's quota, as AniList
+ * counts (D42 needs a count it can trust).
+ */
 const RATE_LIMIT = 100_000_000;
-const WINDOW_MS = 60_000;
 const COMPRESS_ABOVE_BYTES = 1_024;
 const ENCODINGS = ['identity', 'gzip', 'br'];
 /** The quality CDNs compress on the fly with; brotli's default (11) would make this server the bottleneck. */
@@ -53,29 +56,16 @@ const schemeOf = (req) => (req.socket.encrypted ? 'https' : 'http');
 
 /** Starts the HTTP and the TLS server; `tls` holds the PEM key and certificate. */
 export async function startTrainingServers(tls) {
-  const respond = createGraphQLResponder(await loadAniListSchema(), { pageTotal: 125 });
+  const isMissing = (id) => id >= TRAINING_IDS.missing && id < TRAINING_IDS.missing + RANGE;
+  const respond = createGraphQLResponder(await loadAniListSchema(), { pageTotal: 125, isMissing });
+  const quota = new RateLimitQuota({ limit: RATE_LIMIT });
   const failedOnce = new Set();
-  let windowEnd = Date.now() + WINDOW_MS;
-  let windowServed = 0;
   let large = 0;
   /** What was served, by scheme, encoding and status: what the training covered. */
   const served = { scheme: {}, encoding: {}, status: {} };
   const count = (table, key) => {
     table[key] = (table[key] ?? 0) + 1;
   };
-
-  function rateLimitHeaders() {
-    if (Date.now() >= windowEnd) {
-      windowEnd = Date.now() + WINDOW_MS;
-      windowServed = 0;
-    }
-    windowServed += 1;
-    return {
-      'x-ratelimit-limit': String(RATE_LIMIT),
-      'x-ratelimit-remaining': String(RATE_LIMIT - windowServed),
-      'x-ratelimit-reset': String(Math.ceil(windowEnd / 1000)),
-    };
-  }
 
   /** The first attempt of an id in a fail-once range fails; the next succeeds. */
   function injectedFailure(id, scheme) {
@@ -85,31 +75,25 @@ export async function startTrainingServers(tls) {
     if (failedOnce.has(attempt)) return undefined;
     failedOnce.add(attempt);
     const status = range === TRAINING_IDS.failOnce503 ? 503 : 429;
-    return { status, payload: { errors: [{ message: 'Try again.', status }], data: null }, retryAfter: '0' };
+    // Injected before the quota, as the simulator's failures are: they spend none of it.
+    const headers = { ...quota.currentHeaders(), 'retry-after': '0' };
+    return { ...failure(status, 'Try again.'), headers };
   }
 
   /** Answers by request body: the calls cycle through a few hundred ids, and executing is slow. */
   const answers = new Map();
   function anilistAnswer(body, authorization, scheme) {
     const id = JSON.parse(body)?.variables?.id;
-    const failure = Number.isInteger(id) ? injectedFailure(id, scheme) : undefined;
-    if (failure) return failure;
+    const injected = Number.isInteger(id) ? injectedFailure(id, scheme) : undefined;
+    if (injected) return injected;
     const key = `${authorization}\n${body}`;
-    if (!answers.has(key)) answers.set(key, executedAnswer(id, body, authorization));
-    return answers.get(key);
+    if (!answers.has(key)) answers.set(key, respond({ body, authorization }));
+    return { ...answers.get(key), headers: quota.take().headers };
   }
 
-  function executedAnswer(id, body, authorization) {
-    if (id >= TRAINING_IDS.missing && id < TRAINING_IDS.missing + RANGE) {
-      return { status: 404, payload: { errors: [{ message: 'Not Found.', status: 404 }], data: { Media: null } } };
-    }
-    return respond({ body, authorization });
-  }
-
-  function send(req, res, { status, payload, retryAfter }) {
+  function send(req, res, { status, payload, headers: own = {} }) {
     let body = Buffer.from(JSON.stringify(payload));
-    const headers = { 'content-type': 'application/json', ...rateLimitHeaders() };
-    if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
+    const headers = { 'content-type': 'application/json', ...own };
     const accepts = req.headers['accept-encoding'] ?? '';
     const encoding = body.length > COMPRESS_ABOVE_BYTES ? ENCODINGS[large++ % ENCODINGS.length] : 'identity';
     if (encoding !== 'identity' && accepts.includes(encoding)) {

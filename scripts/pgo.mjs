@@ -11,7 +11,7 @@
 // that major on the PATH.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTestCertificates } from '../__test__/support/test-certificates.mjs';
@@ -81,12 +81,17 @@ function trainingPackage() {
   return dir;
 }
 
-/** A digest of what the profile depends on: the instrumented binary and the training programs. */
+/**
+ * A digest of what the profile depends on: the training package (the instrumented binary and
+ * the JavaScript it runs under) and the training programs.
+ */
 function trainingKey(packageDir) {
   const hash = createHash('sha256');
-  const binaries = readdirSync(packageDir).filter((name) => name.endsWith('.node'));
-  for (const name of binaries) hash.update(readFileSync(join(packageDir, name)));
-  for (const script of ['pgo-train.mjs', 'pgo-server.mjs']) hash.update(readFileSync(join(root, 'scripts', script)));
+  const files = readdirSync(packageDir, { recursive: true }).map((name) => join(packageDir, name));
+  files.push(...['pgo-train.mjs', 'pgo-server.mjs'].map((script) => join(root, 'scripts', script)));
+  for (const file of files.sort()) {
+    if (statSync(file).isFile()) hash.update(file).update(readFileSync(file));
+  }
   return hash.digest('hex');
 }
 
@@ -134,7 +139,7 @@ export async function profileGuidedBuild(build, llvmProfdata) {
   });
   if (instrumented !== 0) return instrumented;
 
-  // The same instrumented binary and training give the same profile: reusing it keeps the
+  // The same instrumented package and training give the same profile: reusing it keeps the
   // optimized stage a no-op for cargo (it rebuilds whenever the profile file changes).
   const key = trainingKey(packageDir);
   const keyFile = `${MERGED_PROFILE}.key`;
