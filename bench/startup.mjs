@@ -10,11 +10,13 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const RUNS = 9;
 const FLOOR_PACKAGE = 'empty-package';
+/** An empty package laid out as ours: its ESM entry loads its CommonJS entry through `createRequire`. */
+const BRIDGED_FLOOR_PACKAGE = 'empty-bridged-package';
 export const STARTUP_TARGET_MS = 10;
 /** The third way of loading: `import` in a process whose ESM loader another import started. */
 const LOADER_UP = 'import, ESM loader up';
@@ -49,7 +51,13 @@ function installPacked(repoDir, work) {
     ],
     consumer,
   );
-  writeFloorPackage(join(consumer, 'node_modules', FLOOR_PACKAGE));
+  writeFloorPackage(join(consumer, 'node_modules', FLOOR_PACKAGE), 'export {};\n');
+  // What the same empty module costs behind our entry layout (lib/index.node.mjs): the CommonJS
+  // loader's first use inside an ESM program, which Node 20 and 22 charge several ms for.
+  writeFloorPackage(
+    join(consumer, 'node_modules', BRIDGED_FLOOR_PACKAGE),
+    "import { createRequire } from 'node:module';\nexport default createRequire(import.meta.url)('./index.cjs');\n",
+  );
   return consumer;
 }
 
@@ -58,11 +66,11 @@ function installPacked(repoDir, work) {
  * (`import` gets ESM, `require` CommonJS). Node 20's ESM loader alone takes several
  * milliseconds, which no package can go below.
  */
-function writeFloorPackage(dir) {
+function writeFloorPackage(dir, esmEntry) {
   mkdirSync(dir);
   const exports = { import: './index.mjs', require: './index.cjs' };
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: FLOOR_PACKAGE, version: '1.0.0', exports }));
-  writeFileSync(join(dir, 'index.mjs'), 'export {};\n');
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: basename(dir), version: '1.0.0', exports }));
+  writeFileSync(join(dir, 'index.mjs'), esmEntry);
   writeFileSync(join(dir, 'index.cjs'), 'module.exports = {};\n');
 }
 
@@ -102,10 +110,17 @@ export function measureStartup(repoDir) {
     for (const [subject, cwd] of [
       ['anilink-api-wrapper', consumer],
       [FLOOR_PACKAGE, consumer],
+      [BRIDGED_FLOOR_PACKAGE, consumer],
       ['axios', repoDir],
     ]) {
-      // axios is not installed beside the floor package, whose import starts the loader.
-      const hows = subject === 'axios' ? HOWS.filter((how) => how !== LOADER_UP) : HOWS;
+      // axios is not installed beside the floor package, whose import starts the loader; the
+      // bridged floor differs from the plain one only in how `import` reaches its module.
+      const hows =
+        subject === 'axios'
+          ? HOWS.filter((how) => how !== LOADER_UP)
+          : subject === BRIDGED_FLOOR_PACKAGE
+            ? HOWS.filter((how) => how !== 'require')
+            : HOWS;
       for (const how of hows) rows.push({ subject, how, runs: RUNS, ...medianOf(cwd, subject, how) });
     }
     return rows;
