@@ -54,6 +54,15 @@ describe('unknown per-request option keys', () => {
     } as never);
     expect(warn).not.toHaveBeenCalled();
   });
+
+  it('a console.warn that throws does not fail the call', async () => {
+    vi.spyOn(console, 'warn').mockImplementation(() => {
+      throw new Error('warn refused');
+    });
+    await expect(aniListClient(server).anilist.query.media({ id: 1 }, { tiemout: 5 } as never)).resolves.toEqual({
+      id: 1,
+    });
+  });
 });
 
 describe('options that throw while read', () => {
@@ -110,6 +119,85 @@ describe('options that throw while read', () => {
     );
     expect(revokedError).toBeInstanceOf(TypeError);
     expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('signals that throw or refuse (D33)', () => {
+  const boom = new Error('signal boom');
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  const signalWithThrowingAborted = Object.defineProperty(new AbortController().signal, 'aborted', {
+    get() {
+      throw boom;
+    },
+  });
+  const cases: [string, () => unknown, RegExp][] = [
+    ['a revoked Proxy', () => revoked.proxy, /signal/],
+    [
+      'a signal whose `aborted` getter throws',
+      () => signalWithThrowingAborted,
+      /signal its `aborted` could not be read/,
+    ],
+    [
+      'an object that only inherits from AbortSignal',
+      () => Object.create(AbortSignal.prototype),
+      /signal its `aborted` could not be read/,
+    ],
+    [
+      'a Proxy of a signal whose get trap throws',
+      () =>
+        new Proxy(new AbortController().signal, {
+          get() {
+            throw boom;
+          },
+        }),
+      /signal its `aborted` could not be read/,
+    ],
+    [
+      'a Proxy whose getPrototypeOf trap throws',
+      () =>
+        new Proxy(new AbortController().signal, {
+          getPrototypeOf() {
+            throw boom;
+          },
+        }),
+      /signal/,
+    ],
+  ];
+
+  it.each(cases)(
+    '%s rejects with a TypeError (never a synchronous throw) and sends nothing',
+    async (_, signal, message) => {
+      const error = (await rejectionOfCall(() =>
+        aniListClient(server).anilist.query.media({ id: 1 }, { signal: signal() as AbortSignal }),
+      )) as TypeError;
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error.message).toMatch(message);
+      expect(server.requests).toHaveLength(0);
+    },
+  );
+
+  it('a signal that refuses the abort listener fails the call before anything is sent', async () => {
+    const signal = new AbortController().signal;
+    signal.addEventListener = () => {
+      throw boom;
+    };
+    const client = aniListClient(server);
+    const error = (await rejectionOfCall(() => client.anilist.query.media({ id: 1 }, { signal }))) as TypeError;
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error.message).toContain('signal refused an abort listener');
+    expect(error.cause).toBe(boom);
+    // No request runs out of sight: the next call is the first one the server sees.
+    await expect(client.anilist.query.media({ id: 2 })).resolves.toEqual({ id: 1 });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a signal whose removeEventListener throws still lets the call settle', async () => {
+    const signal = new AbortController().signal;
+    signal.removeEventListener = () => {
+      throw boom;
+    };
+    await expect(aniListClient(server).anilist.query.media({ id: 1 }, { signal })).resolves.toEqual({ id: 1 });
   });
 });
 

@@ -95,7 +95,12 @@ class PendingCall {
 
   settled(failureCode) {
     this.observation?.settled(failureCode);
-    if (this.onAbort !== undefined) this.signal.removeEventListener('abort', this.onAbort);
+    if (this.onAbort === undefined) return;
+    try {
+      this.signal.removeEventListener('abort', this.onAbort);
+    } catch {
+      // A signal that refuses: its listener is `once` and cancels a call that no longer exists.
+    }
   }
 }
 
@@ -147,39 +152,72 @@ function runCall(client, givenOptions, start, operation) {
     return Promise.reject(error);
   }
   const signal = pick(client.options, requestOptions, 'signal');
-  const cancellable = signal instanceof AbortSignal;
+  let flags;
+  try {
+    flags = signalFlags(signal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const observation = observeCall(client.provider, operation);
   const call = new PendingCall(client, requestOptions, signal, observation);
   reportHttpMockOnce(call);
-  let flags = cancellable ? FLAG.cancellable : 0;
   if (observation !== undefined) flags |= FLAG.observed;
-  // Already aborted (D22): the call starts cancelled, runs its hooks and settles natively,
-  // sending nothing (or as a pacing abort while its host has a pacing deadline).
-  if (cancellable && signal.aborted) flags |= FLAG.alreadyAborted;
   const startCall = () => dispatch(call, requestOptions, start, flags);
   return observation === undefined ? startCall() : observation.trace(startCall);
 }
 
-/** Start the native call; its promise settles from the outbox (see deliver). */
+/**
+ * The call flags an `AbortSignal` gives: cancellable, and already aborted (D22: the call starts
+ * cancelled, runs its hooks and settles natively, sending nothing). Any other value is left to
+ * the native options check, which rejects it. A signal whose `aborted` cannot be read (a
+ * throwing getter, an object that only inherits from AbortSignal) is a TypeError (D33).
+ */
+function signalFlags(signal) {
+  let isSignal = false;
+  try {
+    isSignal = signal instanceof AbortSignal;
+  } catch {
+    // A revoked Proxy: the native options check reports it as unreadable.
+  }
+  if (!isSignal) return 0;
+  try {
+    return signal.aborted ? FLAG.cancellable | FLAG.alreadyAborted : FLAG.cancellable;
+  } catch (thrown) {
+    throw new TypeError(signalProblem('its `aborted` could not be read'), { cause: thrown });
+  }
+}
+
+function signalProblem(what) {
+  return `signal ${what}: pass an AbortSignal from an AbortController or AbortSignal.timeout() (the thrown value is the cause).`;
+}
+
+/**
+ * Start the native call; its promise settles from the outbox (see deliver). The abort listener
+ * goes on first, so a signal that refuses it fails the call before anything is sent.
+ */
 function dispatch(call, requestOptions, start, flags) {
-  const signal = call.signal;
-  const cancellable = flags & FLAG.cancellable;
   const callId = nextCallId();
+  if (flags & FLAG.cancellable && !(flags & FLAG.alreadyAborted)) {
+    const onAbort = () => native.cancelCall(callId);
+    try {
+      call.signal.addEventListener('abort', onAbort, { once: true });
+    } catch (thrown) {
+      call.observation?.settled();
+      return Promise.reject(new TypeError(signalProblem('refused an abort listener'), { cause: thrown }));
+    }
+    call.onAbort = onAbort;
+  }
   try {
     start(requestOptions, callId, flags);
   } catch (description) {
     const failure = fromDescription(description, call.exposeRaw);
-    call.observation?.settled(failure.code);
+    call.settled(failure.code);
     return Promise.reject(failure);
   }
   return new Promise((resolve, reject) => {
     call.resolve = resolve;
     call.reject = reject;
     pending.set(callId, call);
-    if (cancellable && !signal.aborted) {
-      call.onAbort = () => native.cancelCall(callId);
-      signal.addEventListener('abort', call.onAbort, { once: true });
-    }
   });
 }
 

@@ -20,7 +20,11 @@ function reportDiagnostic(record, rawError, route) {
     return;
   }
   if (mode !== 'warn') return;
-  console.warn(JSON.stringify(record));
+  try {
+    console.warn(JSON.stringify(record));
+  } catch {
+    // console.warn replaced by one that throws (some test set-ups): nowhere left to report.
+  }
 }
 
 /** Run `fn`, swallowing what it throws and what the promise or thenable it returns rejects with. */
@@ -67,15 +71,11 @@ function describeThrown(thrown) {
  */
 function callHook(hookName, hook, args, route) {
   const report = (thrown) => {
-    try {
-      const first = args[0];
-      const record = { source: 'anilink', kind: 'hook-failure', hookName };
-      if (first && typeof first === 'object' && typeof first.requestId === 'string') record.requestId = first.requestId;
-      record.message = `The ${hookName} hook threw and was ignored: ${describeThrown(thrown)}`;
-      reportDiagnostic(record, thrown === undefined ? null : thrown, route);
-    } catch {
-      // console.warn itself failed: there is nowhere left to report.
-    }
+    const first = args[0];
+    const record = { source: 'anilink', kind: 'hook-failure', hookName };
+    if (first && typeof first === 'object' && typeof first.requestId === 'string') record.requestId = first.requestId;
+    record.message = `The ${hookName} hook threw and was ignored: ${describeThrown(thrown)}`;
+    reportDiagnostic(record, thrown === undefined ? null : thrown, route);
   };
   let returned;
   try {
