@@ -228,6 +228,19 @@ describe('credentials in headers (D40)', () => {
     await new AniLink('tök', { baseUrl: server.url }).anilist.query.media({ id: 1 });
     expect(server.requests[0].headers.authorization).toBe('Bearer tök');
   });
+
+  it('whitespace at either end is trimmed, and a blank credential counts as not given', async () => {
+    for (const token of ['tok\n', ' tok\r\n', '   ']) {
+      server.enqueue({ body: graphqlData({ Media: { id: 1 } }) });
+      await new AniLink(token, { baseUrl: server.url }).anilist.query.media({ id: 1 });
+    }
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual([
+      'Bearer tok',
+      'Bearer tok',
+      undefined,
+    ]);
+    expect(() => new Untyped('to\nk')).toThrow(TypeError);
+  });
 });
 
 describe('bad client-level and endpoint values', () => {
