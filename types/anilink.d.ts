@@ -198,8 +198,14 @@ export declare class AniLink {
   constructor(authToken: string | undefined, options?: AniLinkOptions);
   /** Credentials per provider slot, each with its own transport options. */
   constructor(credentials: AniLinkCredentials);
-  readonly anilist: AniListApi;
-  readonly mal: MyAnimeListApi;
+  /**
+   * Either form from a value typed as both, as the original declares it. `options` with a
+   * credentials object is a TypeError at run time: transport options go in each slot.
+   */
+  constructor(authToken?: string | AniLinkCredentials, options?: AniLinkOptions);
+  /** Writable, as in the original, so a test can swap in a stand-in API. */
+  anilist: AniListApi;
+  mal: MyAnimeListApi;
   /** A deep-frozen copy of each provider's breaker, budget and pacing state. */
   getTransportState(): { readonly anilist: TransportStateSnapshot; readonly mal: TransportStateSnapshot };
 }

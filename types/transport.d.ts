@@ -44,7 +44,7 @@ export interface RetryPolicy {
   /** Largest backoff cap in ms. Default 5000. */
   maxDelayMs: number;
   /** Statuses that are retried (authoritative, 429 included only when listed). Default [429, 500, 502, 503, 504]. */
-  retryOnStatus: number[];
+  retryOnStatus: readonly number[];
   /** Retry connection failures and timeouts. Default true. */
   retryOnNetworkError: boolean;
   /** Full jitter: each wait is uniform in [0, cap]; false waits exactly the cap. Default true. */

@@ -18,6 +18,8 @@ import {
   getTokenExpiry,
   refreshAccessToken,
   ResponseCache,
+  type AniLinkCredentials,
+  type AniLinkOptions,
   type AniListStrict,
   type AniListTokenResponse,
   type PaginateOptions,
@@ -53,6 +55,18 @@ export const autoRefresh = new AniLink({
   onHookError: (hookName, error) => log(hookName, error),
   diagnostics: 'silent',
 });
+// As the original declares them: a value typed as either form, read-only status lists, and
+// writable APIs (a test swaps in a stand-in).
+export function clientFor(auth?: string | AniLinkCredentials, options?: AniLinkOptions): AniLink {
+  return new AniLink(auth, options);
+}
+const RETRY_ON = [429, 503] as const;
+export const readonlyStatuses = new AniLink('token', { retry: { retryOnStatus: RETRY_ON } });
+export const frozenStatuses = new AniLink({ anilist: { retry: { retryOnStatus: Object.freeze([429, 503]) } } });
+export function withStandIns(client: AniLink, anilist: AniLink['anilist'], mal: AniLink['mal']): void {
+  client.anilist = anilist;
+  client.mal = mal;
+}
 
 const aniLink = new AniLink();
 

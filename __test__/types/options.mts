@@ -23,8 +23,8 @@ new AniLink('token', { retries: 3 });
 new AniLink('token', { retry: { maxRetries: '3' } });
 // @ts-expect-error diagnostics is one of warn | hook | silent
 new AniLink('token', { diagnostics: 'loud' });
-// @ts-expect-error a credentials object takes no second argument
-new AniLink({ anilist: { authToken: 't' } }, { retry: false });
+// Compiles, as against the original's single signature; a TypeError at run time (options go in each slot).
+export const credentialsWithOptions = () => new AniLink({ anilist: { authToken: 't' } }, { retry: false });
 // @ts-expect-error unknown slot key
 new AniLink({ anilist: { token: 't' } });
 // @ts-expect-error the MAL slot's token field is accessToken
