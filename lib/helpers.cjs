@@ -51,8 +51,12 @@ function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+function isNonBlankString(value) {
+  return typeof value === 'string' && value.trim() !== '';
+}
+
 function requireNonBlankString(helper, name, value) {
-  if (typeof value !== 'string' || value.trim() === '') {
+  if (!isNonBlankString(value)) {
     throw new TypeError(`${helper}: ${name} must be a non-empty string (received ${describeKind(value)}).`);
   }
 }
@@ -284,6 +288,7 @@ function getMalTokenExpiry(response, now) {
 }
 
 module.exports = {
+  isNonBlankString,
   requireNonBlankString,
   aniListClientId,
   describeKind,
