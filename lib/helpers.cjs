@@ -48,7 +48,12 @@ function describeLiteral(value) {
 }
 
 function isObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (value === null || typeof value !== 'object') return false;
+  try {
+    return !Array.isArray(value);
+  } catch {
+    return true; // a revoked Proxy: an object, whose first read reports it
+  }
 }
 
 function isNonBlankString(value) {
