@@ -225,6 +225,82 @@ describe('diagnostics channels', () => {
   });
 });
 
+describe('what a subscriber does to a published object', () => {
+  /** Subscribe `tamper` to `anilink:attempt:start` (given the call context) or to the call's `start`. */
+  function tamperWith(on: 'attempt' | 'call', tamper: (context: Record<string, unknown>) => void): void {
+    if (on === 'attempt') {
+      const listener = (message: unknown) => tamper((message as { call: Record<string, unknown> }).call);
+      diagnosticsChannel.subscribe('anilink:attempt:start', listener);
+      unsubscribers.push(() => diagnosticsChannel.unsubscribe('anilink:attempt:start', listener));
+      return;
+    }
+    const tracing = diagnosticsChannel.tracingChannel('anilink:call');
+    const handlers = { start: (context: unknown) => tamper(context as Record<string, unknown>) };
+    tracing.subscribe(handlers);
+    unsubscribers.push(() => tracing.unsubscribe(handlers));
+  }
+
+  const throwingSetters = (context: Record<string, unknown>) => {
+    for (const key of [...Object.keys(context), 'result', 'error']) {
+      Object.defineProperty(context, key, {
+        configurable: true,
+        get: () => {
+          throw new Error(`subscriber getter ${key}`);
+        },
+        set: () => {
+          throw new Error(`subscriber setter ${key}`);
+        },
+      });
+    }
+  };
+  const deleteAll = (context: Record<string, unknown>) => {
+    for (const key of Object.keys(context)) delete context[key];
+  };
+
+  it.each([
+    ['freezes the context on anilink:attempt:start', 'attempt', Object.freeze],
+    ['freezes the context on anilink:call start', 'call', Object.freeze],
+    ['defines throwing accessors on the context', 'attempt', throwingSetters],
+    ['defines throwing accessors on the context at call start', 'call', throwingSetters],
+    ['deletes the context properties', 'attempt', deleteAll],
+  ] as const)('a subscriber that %s changes no outcome', async (_label, on, tamper) => {
+    tamperWith(on, tamper);
+    const ends: unknown[] = [];
+    const listener = (message: unknown) => ends.push((message as { outcome: string }).outcome);
+    diagnosticsChannel.subscribe('anilink:attempt:end', listener);
+    unsubscribers.push(() => diagnosticsChannel.unsubscribe('anilink:attempt:end', listener));
+    const aniLink = clientFor(server, { retry: { baseDelayMs: 1, jitter: false } });
+
+    server.enqueue({ status: 503, body: 'down' }, { body: graphqlData('Media', { id: 1 }) });
+    await expect(aniLink.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
+    server.enqueue({ status: 404, body: 'missing' });
+    await expect(aniLink.anilist.query.media({ id: 2 }, { retry: false })).rejects.toMatchObject({
+      code: 'API_ERROR',
+      status: 404,
+    });
+
+    expect(ends).toEqual(['retry', 'success', 'failure']);
+  });
+
+  it('a subscriber that deletes from the context does not corrupt what the facade writes to it later', async () => {
+    let deleted = false;
+    tamperWith('attempt', (context) => {
+      if (!deleted) deleteAll(context);
+      deleted = true;
+    });
+    const settled: Record<string, unknown>[] = [];
+    const tracing = diagnosticsChannel.tracingChannel('anilink:call');
+    const handlers = { asyncEnd: (context: unknown) => settled.push({ ...(context as object) }) };
+    tracing.subscribe(handlers);
+    unsubscribers.push(() => tracing.unsubscribe(handlers));
+    server.enqueue({ status: 503, body: 'down' }, { body: graphqlData('Media', { id: 1 }) });
+
+    await clientFor(server, { retry: { baseDelayMs: 1, jitter: false } }).anilist.query.media({ id: 1 });
+
+    expect(settled).toEqual([expect.objectContaining({ attempts: 2, retries: 1, status: 200, result: { id: 1 } })]);
+  });
+});
+
 describe('channel payloads', () => {
   /** The facade's name of a published channel (`call` for the `anilink:call` context), as the contract keys them. */
   const payloadOf = (channel: string) =>

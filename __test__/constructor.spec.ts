@@ -201,6 +201,122 @@ describe('bad credentials', () => {
   });
 });
 
+describe('option objects that throw while read', () => {
+  const boom = new Error('getter boom');
+  const throwing = () => {
+    throw boom;
+  };
+  const revoked = () => {
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    return revocable.proxy;
+  };
+
+  it.each([
+    [
+      'a slot Proxy whose ownKeys trap throws',
+      () => [{ anilist: new Proxy({}, { ownKeys: throwing }) }],
+      'AniLink: credentials.anilist',
+      boom,
+    ],
+    ['a revoked slot Proxy', () => [{ mal: revoked() }], 'AniLink: credentials.mal', undefined],
+    [
+      'a slot getter',
+      () => [
+        {
+          anilist: {
+            get authToken() {
+              return throwing();
+            },
+          },
+        },
+      ],
+      'authToken',
+      boom,
+    ],
+    [
+      'a slot Proxy whose get trap throws',
+      () => [{ mal: new Proxy({ clientId: 'c' }, { get: throwing }) }],
+      'clientId',
+      boom,
+    ],
+    [
+      'a credentials getter',
+      () => [
+        {
+          get anilist() {
+            return throwing();
+          },
+        },
+      ],
+      'AniLink: credentials.anilist',
+      boom,
+    ],
+    [
+      'a client-level getter',
+      () => [
+        {
+          get onHookError() {
+            return throwing();
+          },
+        },
+      ],
+      'AniLink: credentials.onHookError',
+      boom,
+    ],
+    [
+      'a credentials Proxy whose ownKeys trap throws',
+      () => [new Proxy({}, { ownKeys: throwing })],
+      'AniLink: credentials',
+      boom,
+    ],
+    ['a revoked credentials Proxy', () => [revoked()], 'AniLink: credentials', undefined],
+    ['a positional options Proxy', () => ['token', new Proxy({}, { ownKeys: throwing })], 'AniLink: options', boom],
+    [
+      'a positional options getter',
+      () => [
+        'token',
+        {
+          get timeout() {
+            return throwing();
+          },
+        },
+      ],
+      'timeout',
+      boom,
+    ],
+    [
+      'a nested getter',
+      () => [
+        {
+          anilist: {
+            retry: {
+              get maxRetries() {
+                return throwing();
+              },
+            },
+          },
+        },
+      ],
+      'retry.maxRetries',
+      boom,
+    ],
+  ])('%s is a TypeError naming the path, the thrown value as cause', (_label, args, path, cause) => {
+    let thrown: unknown;
+    try {
+      new Untyped(...args());
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect((thrown as TypeError).message).toBe(
+      `${path} could not be read: a getter or Proxy threw (the thrown value is the cause)`,
+    );
+    if (cause === undefined) expect((thrown as TypeError).cause).toBeInstanceOf(TypeError);
+    else expect((thrown as TypeError).cause).toBe(cause);
+  });
+});
+
 describe('credentials in headers (D40)', () => {
   it('a character above U+00FF is a TypeError at construction, as Node refuses it, never echoing the value', () => {
     for (const credentials of [

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   AniLinkApiError,
+  AniLinkAuthError,
   AniLinkNetworkError,
   AniLinkRestError,
   getAccessToken,
@@ -110,6 +111,54 @@ describe('AniList', () => {
       'refreshAccessToken: options must be an object or an AbortSignal (received a string).',
     );
     expect(server.requests).toHaveLength(0);
+  });
+});
+
+/** 2xx answers that carry no usable token, and what the error says of each (never a value). */
+const INVALID_TOKEN_RESPONSES: ReadonlyArray<{ raw: string; problem: string }> = [
+  { raw: '{"token_type":"Bearer"}', problem: 'access_token is missing.' },
+  { raw: '{"access_token":5}', problem: 'access_token must be a non-empty string (received a number).' },
+  { raw: '{"access_token":"  "}', problem: 'access_token must be a non-empty string (received a blank string).' },
+  { raw: '<html>', problem: 'the body is not a JSON object (received a string).' },
+  { raw: '[]', problem: 'the body is not a JSON object (received an array).' },
+  { raw: 'null', problem: 'the body is not a JSON object (received null).' },
+  { raw: '', problem: 'the body is empty.' },
+  {
+    raw: '{"access_token":"issued-access","refresh_token":7}',
+    problem: 'refresh_token must be a non-empty string when present (received a number).',
+  },
+];
+
+describe('a 2xx answer without a usable token', () => {
+  it('rejects every exchange with an AniLinkAuthError naming the token request and what is wrong', async () => {
+    const exchanges: Array<[label: string, exchange: () => Promise<unknown>]> = [
+      ['AniList', () => getAccessToken('1234', 'secret', 'the-code', undefined, { tokenUrl: tokenUrl() })],
+      ['AniList', () => refreshAccessToken('1234', 'secret', 'old-refresh', { tokenUrl: tokenUrl() })],
+      [
+        'MAL',
+        () => getMalAccessToken({ clientId: 'cid', code: 'c', codeVerifier: 'v', options: { tokenUrl: tokenUrl() } }),
+      ],
+      ['MAL', () => refreshMalAccessToken({ clientId: 'cid', refreshToken: 'old', options: { tokenUrl: tokenUrl() } })],
+    ];
+    for (const { raw, problem } of INVALID_TOKEN_RESPONSES) {
+      server.setDefault({
+        body: raw,
+        headers: { 'content-type': raw.startsWith('<') ? 'text/html' : 'application/json' },
+      });
+      for (const [label, exchange] of exchanges) {
+        const error = await rejectionOf<AniLinkAuthError>(exchange());
+        expect(error).toBeInstanceOf(AniLinkAuthError);
+        expect(error.code).toBe('AUTH_ERROR');
+        expect(error.message).toBe(`${label} token request returned an invalid token response: ${problem}`);
+        expect(`${error.message} ${JSON.stringify(error)}`).not.toContain('issued-access');
+      }
+    }
+    // A null refresh_token is an absent one.
+    server.setDefault({ body: { ...TOKEN, refresh_token: null } });
+    await expect(refreshAccessToken('1234', 'secret', 'old', { tokenUrl: tokenUrl() })).resolves.toEqual({
+      ...TOKEN,
+      refresh_token: null,
+    });
   });
 });
 

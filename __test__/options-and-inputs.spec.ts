@@ -120,6 +120,39 @@ describe('options that throw while read', () => {
     expect(revokedError).toBeInstanceOf(TypeError);
     expect(server.requests).toHaveLength(0);
   });
+
+  it('ResponseCache options that throw while read are a TypeError naming the path, the thrown value as cause', () => {
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    const thrower = () => {
+      throw boom;
+    };
+    const cases: Array<[options: unknown, path: string]> = [
+      [new Proxy({}, { ownKeys: thrower }), 'options'],
+      [
+        {
+          get maxEntries(): number {
+            return thrower();
+          },
+        },
+        'options.maxEntries',
+      ],
+      [revocable.proxy, 'options'],
+    ];
+    for (const [options, path] of cases) {
+      let thrown: unknown;
+      try {
+        new ResponseCache(options as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(TypeError);
+      expect((thrown as TypeError).message).toBe(
+        `${path} could not be read: a getter or Proxy threw (the thrown value is the cause)`,
+      );
+      expect((thrown as TypeError).cause).toBeDefined();
+    }
+  });
 });
 
 describe('signals that throw or refuse (D33)', () => {

@@ -1,7 +1,7 @@
 // Automatic token refresh (api.md §11): a call failing for want of a valid token triggers one
 // shared refresh grant, later calls use the new token, the failed call is replayed once.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AniLink, AniLinkApiError, AniLinkRestError } from 'anilink-api-wrapper';
+import { AniLink, AniLinkApiError, AniLinkAuthError, AniLinkRestError } from 'anilink-api-wrapper';
 import type { RecordedRequest, ScriptedResponse, TestServer } from './support/test-server';
 import { rejectionOf, useTestServer } from './support/helpers';
 
@@ -136,12 +136,64 @@ describe('AniList', () => {
     const refreshErrors: unknown[] = [];
     const client = aniList({ onTokenRefreshError: (error: unknown) => refreshErrors.push(error) });
 
-    const error = await rejectionOf<Error>(client.anilist.query.media({ id: 1 }));
+    const error = await rejectionOf<AniLinkAuthError>(client.anilist.query.media({ id: 1 }));
 
-    expect(error.message).toMatch(/^authToken contains a character above U\+00FF, which an HTTP header cannot carry/);
+    expect(error).toBeInstanceOf(AniLinkAuthError);
+    expect(error.code).toBe('AUTH_ERROR');
+    expect(error.message).toMatch(
+      /^AniList token request returned an invalid token response: its access_token cannot be sent: authToken contains a character above U\+00FF, which an HTTP header cannot carry/,
+    );
     expect(error.message).not.toContain('fresh-acce');
     expect(refreshErrors).toEqual([error]);
     expect(apiRequests()).toHaveLength(1);
+
+    // Neither token of that answer was kept: the next grant sends the first refresh token.
+    upstream();
+    await expect(client.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
+    expect(tokenRequests().map((r) => new URLSearchParams(r.body).get('refresh_token'))).toEqual([
+      'first-refresh',
+      'first-refresh',
+    ]);
+  });
+
+  it('a grant answered without a usable token rejects with an AniLinkAuthError and keeps both tokens', async () => {
+    const invalid: Array<[raw: string, problem: string]> = [
+      ['{"token_type":"Bearer"}', 'access_token is missing.'],
+      ['{"access_token":5}', 'access_token must be a non-empty string (received a number).'],
+      ['null', 'the body is not a JSON object (received null).'],
+      ['', 'the body is empty.'],
+      [
+        '{"access_token":"fresh-access","refresh_token":7}',
+        'refresh_token must be a non-empty string when present (received a number).',
+      ],
+    ];
+    const refreshErrors: unknown[] = [];
+    const observed: string[] = [];
+    const client = aniList({
+      onTokenRefreshError: (error: unknown) => refreshErrors.push(error),
+      onHookError: (hookName: string) => observed.push(hookName),
+    });
+    for (const [raw, problem] of invalid) {
+      upstream({ body: raw });
+      const error = await rejectionOf<AniLinkAuthError>(client.anilist.query.media({ id: 1 }));
+      expect(error).toBeInstanceOf(AniLinkAuthError);
+      expect(error.message).toBe(`AniList token request returned an invalid token response: ${problem}`);
+      expect(error.message).not.toContain('fresh-access');
+      expect(refreshErrors.at(-1)).toBe(error);
+    }
+    expect(observed).toEqual(invalid.map(() => 'aniListTokenRefresh'));
+
+    // Nothing of the invalid answers was kept: the next grant sends the first refresh token,
+    // and until it succeeds every call went out with the first access token.
+    upstream();
+    await expect(client.anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
+    const grants = tokenRequests().map((r) => new URLSearchParams(r.body).get('refresh_token'));
+    expect(grants).toEqual(Array.from({ length: invalid.length + 1 }, () => 'first-refresh'));
+    expect(apiRequests().map((r) => r.headers.authorization)).toEqual([
+      ...invalid.map(() => 'Bearer stale-access'),
+      'Bearer stale-access',
+      'Bearer fresh-access',
+    ]);
   });
 
   it('a second 401 after the refresh rejects instead of looping', async () => {
@@ -169,6 +221,18 @@ describe('AniList', () => {
 });
 
 describe('MyAnimeList', () => {
+  const mal = (extra: Record<string, unknown> = {}) =>
+    new AniLink({
+      mal: {
+        baseUrl: server.url,
+        accessToken: 'stale-access',
+        refreshToken: 'first-refresh',
+        clientId: 'cid',
+        diagnostics: 'silent',
+        ...extra,
+      },
+    });
+
   it('refreshes with a form grant (client secret optional) and replays', async () => {
     upstream();
     const client = new AniLink({
@@ -185,17 +249,23 @@ describe('MyAnimeList', () => {
     });
   });
 
+  it('a grant answered without a usable token rejects with an AniLinkAuthError naming the MAL token request', async () => {
+    upstream({ body: '<html>', headers: { 'content-type': 'text/html' } });
+    const refreshErrors: unknown[] = [];
+    const client = mal({ onTokenRefreshError: (error: unknown) => refreshErrors.push(error) });
+
+    const error = await rejectionOf<AniLinkAuthError>(client.mal.anime.get(1));
+
+    expect(error).toBeInstanceOf(AniLinkAuthError);
+    expect(error.message).toBe(
+      'MAL token request returned an invalid token response: the body is not a JSON object (received a string).',
+    );
+    expect(refreshErrors).toEqual([error]);
+  });
+
   it('a refused grant rejects with an AniLinkApiError naming the MAL token request', async () => {
     upstream({ status: 401, body: { error: 'invalid_client', message: 'Client authentication failed' } });
-    const client = new AniLink({
-      mal: {
-        baseUrl: server.url,
-        accessToken: 'stale-access',
-        refreshToken: 'first-refresh',
-        clientId: 'cid',
-        diagnostics: 'silent',
-      },
-    });
+    const client = mal();
 
     const error = await rejectionOf<AniLinkApiError>(client.mal.anime.get(1));
 

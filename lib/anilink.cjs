@@ -2,7 +2,7 @@
 // The AniLink class: constructor forms (api.md §2), provider slots, and the `anilist` and `mal`
 // namespaces built from the native catalogs.
 
-const { addon } = require('./native.cjs');
+const { addon, contract } = require('./native.cjs');
 const { AniLinkValidationError, fromDescription } = require('./errors.cjs');
 const helpers = require('./helpers.cjs');
 // The same objects the package exports; their modules load on first use.
@@ -32,6 +32,30 @@ const { isObject, describeKind: describeValue } = helpers;
 const CREDENTIAL_KEYS = ['anilist', 'mal', 'onHookError', 'diagnostics'];
 const CLIENT_LEVEL_KEYS = ['onHookError', 'diagnostics'];
 
+/**
+ * Read `object` as `read` does; a getter, Proxy trap or revoked Proxy that throws is a
+ * TypeError naming `path`, the thrown value as `cause`, worded as the binding words the same
+ * failure in a nested option (decisions D33).
+ */
+function readGuarded(object, path, read) {
+  try {
+    return read(object);
+  } catch (thrown) {
+    throw new TypeError(`${path} could not be read: a getter or Proxy threw (the thrown value is the cause)`, {
+      cause: thrown,
+    });
+  }
+}
+
+/** An options object's own enumerable keys, each read once, into a plain copy (the slot the binding reads). */
+function slotCopy(given, path) {
+  const slot = {};
+  for (const key of readGuarded(given, path, Object.keys)) {
+    slot[key] = readGuarded(given, key, (object) => object[key]);
+  }
+  return slot;
+}
+
 /** Slot objects for both providers from the constructor's arguments. */
 function slotsFromArguments(first, second) {
   if (first === undefined || typeof first === 'string') {
@@ -39,7 +63,7 @@ function slotsFromArguments(first, second) {
       throw new TypeError(`AniLink: options must be an object (received ${describeValue(second)}).`);
     }
     // Positional form: the options configure AniList only.
-    const anilist = { ...(second ?? {}) };
+    const anilist = second === undefined ? {} : slotCopy(second, 'AniLink: options');
     if (first !== undefined) anilist.authToken = first;
     return { anilist, mal: {} };
   }
@@ -54,21 +78,23 @@ function slotsFromArguments(first, second) {
         'Move them into { anilist: { ... } } or { mal: { ... } } (or use the positional form new AniLink(token, options) for AniList).',
     );
   }
-  for (const key of Object.keys(first)) {
+  for (const key of readGuarded(first, 'AniLink: credentials', Object.keys)) {
     if (!CREDENTIAL_KEYS.includes(key)) {
       throw new TypeError(`AniLink: unknown credentials key "${key}". Valid keys are: ${CREDENTIAL_KEYS.join(', ')}.`);
     }
   }
+  const member = (key) => readGuarded(first, `AniLink: credentials.${key}`, (credentials) => credentials[key]);
+  const clientLevel = CLIENT_LEVEL_KEYS.map((key) => [key, member(key)]);
   const slots = {};
   for (const provider of ['anilist', 'mal']) {
-    const given = first[provider];
+    const given = member(provider);
     if (given !== undefined && !isObject(given)) {
       throw new TypeError(`AniLink: credentials.${provider} must be an object (received ${describeValue(given)}).`);
     }
-    const slot = { ...(given ?? {}) };
+    const slot = given === undefined ? {} : slotCopy(given, `AniLink: credentials.${provider}`);
     // Client-level observers are defaults for slots that do not set their own.
-    for (const key of CLIENT_LEVEL_KEYS) {
-      if (first[key] !== undefined && !Object.hasOwn(slot, key)) slot[key] = first[key];
+    for (const [key, value] of clientLevel) {
+      if (value !== undefined && !Object.hasOwn(slot, key)) slot[key] = value;
     }
     slots[provider] = slot;
   }
@@ -83,6 +109,8 @@ function createNative(provider, options) {
   try {
     return createNativeClient(provider, options, deliver);
   } catch (error) {
+    // A nested option that could not be read is the binding's failure description (with the thrown value as its cause).
+    if (error?.code === contract.typeErrorCode) throw fromDescription(error);
     throw new TypeError(error instanceof Error ? error.message : String(error));
   }
 }
@@ -286,7 +314,10 @@ function buildMyAnimeListApi(credentials, stateOwner) {
   if (credentials !== undefined && !isObject(credentials)) {
     throw new TypeError('buildMyAnimeListApi: credentials must be an object (a MyAnimeList credentials slot).');
   }
-  const client = createProviderClient('mal', { ...(credentials ?? {}) });
+  const client = createProviderClient(
+    'mal',
+    credentials === undefined ? {} : slotCopy(credentials, 'buildMyAnimeListApi: credentials'),
+  );
   if (stateOwner !== undefined) clientModules().transportState.bindStateOwner(stateOwner, client.native);
   return createMalApi(client);
 }

@@ -85,13 +85,26 @@ function anyoneListening() {
 }
 
 /**
+ * Write `value` to an object subscribers were given. It is theirs as much as ours: one may have
+ * frozen it, deleted from it or defined a throwing setter on it, which only loses the write;
+ * nothing a subscriber does to what is published changes a call's outcome.
+ */
+function writePublished(target, key, value) {
+  try {
+    Reflect.set(target, key, value);
+  } catch {
+    // A subscriber's accessor threw: the published copy misses this write, the call goes on.
+  }
+}
+
+/**
  * The observation of one call: its tracing context, kept up to date from the call's events,
- * and the event channels' payloads. Made only while someone listens.
+ * and the event channels' payloads. Made only while someone listens. The facade's own account
+ * of the call is `state`, which nothing outside sees; `context` is its published copy.
  */
 class CallObservation {
   constructor(provider, operation) {
-    /** The `anilink:call` context; every other payload of the call refers to it as `call`. */
-    this.context = {
+    this.state = {
       requestId: undefined,
       provider,
       operation,
@@ -105,15 +118,50 @@ class CallObservation {
       coalesced: false,
       cached: false,
     };
+    /** The `anilink:call` context; every other payload of the call refers to it as `call`. */
+    this.context = { ...this.state };
     /** The attempt whose end is not published yet: its answer may still be followed by its failure. */
     this.openAttempt = undefined;
   }
 
-  /** Run `startCall` (which returns the call's promise) inside the tracing channel, when it has one. */
+  /** Record one fact of the call, in `state` and in the published context. */
+  set(key, value) {
+    this.state[key] = value;
+    writePublished(this.context, key, value);
+  }
+
+  /**
+   * Run `startCall` (which returns the call's promise) inside the tracing channel, when it has
+   * one: `tracePromise`'s sequence of events, with the result or error written to the context
+   * as the rest of it is (`tracePromise` itself would reject the call when a subscriber froze it).
+   */
   trace(startCall) {
     const call = channels.call;
     if (call === undefined) return startCall();
-    return call.tracePromise(startCall, this.context);
+    const context = this.context;
+    const { start, end, asyncStart, asyncEnd, error } = call;
+    const settled = (key, value) => {
+      writePublished(context, key, value);
+      if (key === 'error') error.publish(context);
+      asyncStart.publish(context);
+      asyncEnd.publish(context);
+    };
+    return start.runStores(context, () => {
+      try {
+        return startCall().then(
+          (result) => {
+            settled('result', result);
+            return result;
+          },
+          (failure) => {
+            settled('error', failure);
+            throw failure;
+          },
+        );
+      } finally {
+        end.publish(context);
+      }
+    });
   }
 
   /** One native event message (`{ hook, ctx, error?, status? }`, src/wire/hook_message.rs). */
@@ -122,16 +170,15 @@ class CallObservation {
   }
 
   attemptStarted(ctx) {
-    const context = this.context;
     this.publishAttemptEnd();
-    context.requestId = ctx.requestId;
-    context.method = ctx.method;
-    context.url = ctx.url;
-    context.attempts = ctx.attempt;
-    if (ctx.coalesced === true) context.coalesced = true;
+    this.set('requestId', ctx.requestId);
+    this.set('method', ctx.method);
+    this.set('url', ctx.url);
+    this.set('attempts', ctx.attempt);
+    if (ctx.coalesced === true) this.set('coalesced', true);
     this.openAttempt = { ctx, status: undefined, durationMs: undefined };
     publish(channels.attemptStart, () => ({
-      call: context,
+      call: this.context,
       requestId: ctx.requestId,
       attempt: ctx.attempt,
       method: ctx.method,
@@ -141,9 +188,8 @@ class CallObservation {
   }
 
   answered(ctx, status) {
-    const context = this.context;
-    if (status !== undefined) context.status = status;
-    if (ctx.cacheHit === true) context.cached = true;
+    if (status !== undefined) this.set('status', status);
+    if (ctx.cacheHit === true) this.set('cached', true);
     if (this.openAttempt !== undefined) {
       this.openAttempt.answered = true;
       this.openAttempt.status = status;
@@ -153,10 +199,9 @@ class CallObservation {
   }
 
   paced(ctx) {
-    const context = this.context;
-    if (!ctx.aborted) context.pacedMs += ctx.delayMs;
+    if (!ctx.aborted) this.set('pacedMs', this.state.pacedMs + ctx.delayMs);
     publish(channels.admission, () => ({
-      call: context,
+      call: this.context,
       requestId: ctx.requestId,
       attempt: ctx.attempt,
       url: ctx.url,
@@ -188,10 +233,9 @@ class CallObservation {
 
   /** A failure report: it ends its attempt (with the retry decision), or follows a partial success. */
   failure(ctx, error) {
-    const context = this.context;
     const retryDelayMs = ctx.nextDelayMs;
-    if (retryDelayMs !== undefined) context.retries += 1;
-    if (ctx.status !== undefined) context.status = ctx.status;
+    if (retryDelayMs !== undefined) this.set('retries', this.state.retries + 1);
+    if (ctx.status !== undefined) this.set('status', ctx.status);
     const attempt = this.openAttempt ?? { ctx, status: undefined, durationMs: undefined };
     attempt.status ??= ctx.status;
     attempt.code = error?.code ?? ctx.code;
@@ -205,11 +249,10 @@ class CallObservation {
     const attempt = this.openAttempt;
     if (attempt === undefined) return;
     this.openAttempt = undefined;
-    const context = this.context;
     publish(channels.attemptEnd, () => {
       const { ctx } = attempt;
       const payload = {
-        call: context,
+        call: this.context,
         requestId: ctx.requestId,
         attempt: ctx.attempt,
         method: ctx.method,
@@ -229,7 +272,7 @@ class CallObservation {
   /** The call settles: its last attempt ends, and the context gets the outcome before `asyncStart`. */
   settled(failureCode) {
     this.publishAttemptEnd();
-    if (failureCode !== undefined) this.context.code = failureCode;
+    if (failureCode !== undefined) this.set('code', failureCode);
   }
 }
 

@@ -48,11 +48,20 @@ function describeLiteral(value) {
 }
 
 function isObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (value === null || typeof value !== 'object') return false;
+  try {
+    return !Array.isArray(value);
+  } catch {
+    return true; // a revoked Proxy: an object, whose first read reports it
+  }
+}
+
+function isNonBlankString(value) {
+  return typeof value === 'string' && value.trim() !== '';
 }
 
 function requireNonBlankString(helper, name, value) {
-  if (typeof value !== 'string' || value.trim() === '') {
+  if (!isNonBlankString(value)) {
     throw new TypeError(`${helper}: ${name} must be a non-empty string (received ${describeKind(value)}).`);
   }
 }
@@ -284,6 +293,7 @@ function getMalTokenExpiry(response, now) {
 }
 
 module.exports = {
+  isNonBlankString,
   requireNonBlankString,
   aniListClientId,
   describeKind,

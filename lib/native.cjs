@@ -178,8 +178,15 @@ let binding;
  */
 class ResponseCache {
   constructor(...options) {
-    // biome-ignore lint/correctness/noConstructorReturn: the addon's object, with this class's (or a subclass's) prototype
-    return Reflect.construct(addon().ResponseCache, options, new.target);
+    const NativeCache = addon().ResponseCache;
+    try {
+      // biome-ignore lint/correctness/noConstructorReturn: the addon's object, with this class's (or a subclass's) prototype
+      return Reflect.construct(NativeCache, options, new.target);
+    } catch (error) {
+      // An option that could not be read is the binding's failure description: a TypeError with the thrown value as cause.
+      if (error?.code === contract.typeErrorCode) throw require('./errors.cjs').fromDescription(error);
+      throw error;
+    }
   }
 }
 

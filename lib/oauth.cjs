@@ -3,11 +3,13 @@
 // a 10-second timeout and no retries by default (a grant code must not be replayed), whatever
 // any AniLink instance is configured with. Both providers' grants are forms, as the original
 // sends them (decisions D27). A refused grant is an AniLinkApiError whose message names the
-// token request; secrets travel only in the request body, never in errors.
+// token request; a 2xx answer that is no usable token response is an AniLinkAuthError saying
+// what is wrong with it. Secrets travel only in the request body, never in errors.
 
 const { createExternalClient, postTo } = require('./external.cjs');
-const { AniLinkApiError, AniLinkError, AniLinkErrorCodes } = require('./errors.cjs');
+const { AniLinkApiError, AniLinkAuthError, AniLinkError, AniLinkErrorCodes } = require('./errors.cjs');
 const {
+  isNonBlankString,
   requireNonBlankString,
   aniListClientId,
   describeKind,
@@ -40,8 +42,11 @@ function tokenOptions(helper, options) {
 
 /** Token URL overrides, like ANILINK_ANILIST_URL for the API (decisions D14): the binding names them; read per call. */
 const { anilistToken, malToken } = require('./native.cjs').contract.urls;
-const TOKEN_URL_ENV = { [anilistToken.default]: anilistToken.variable, [malToken.default]: malToken.variable };
-const LABELS = { [ANILIST_TOKEN_URL]: 'AniList token request', [MAL_TOKEN_URL]: 'MAL token request' };
+/** Each provider's token endpoint: its default URL, the variable that overrides it, and its name in errors. */
+const TOKEN_ENDPOINTS = {
+  anilist: { url: ANILIST_TOKEN_URL, variable: anilistToken.variable, label: 'AniList token request' },
+  mal: { url: MAL_TOKEN_URL, variable: malToken.variable, label: 'MAL token request' },
+};
 const NETWORK_ENDINGS = {
   [AniLinkErrorCodes.ABORTED]: 'was cancelled.',
   [AniLinkErrorCodes.TIMEOUT]: 'timed out.',
@@ -71,15 +76,51 @@ function tokenError(label, error) {
   return error;
 }
 
-async function postForm(defaultUrl, fields, options) {
-  const { tokenUrl = process.env[TOKEN_URL_ENV[defaultUrl]] || defaultUrl, ...transport } = options;
+/**
+ * What makes a token endpoint's 2xx answer unusable, as a sentence, or undefined when it is a
+ * token response: a JSON object with a non-empty string `access_token` and, when present (not
+ * null), a non-empty string `refresh_token`. Values are described by kind, never shown (D31).
+ */
+function tokenResponseProblem(response) {
+  if (response === undefined) return 'the body is empty.';
+  if (!isObject(response)) return `the body is not a JSON object (received ${describeKind(response)}).`;
+  const { access_token: accessToken, refresh_token: refreshToken } = response;
+  if (accessToken === undefined) return 'access_token is missing.';
+  if (!isNonBlankString(accessToken))
+    return `access_token must be a non-empty string (received ${describeKind(accessToken)}).`;
+  if (refreshToken !== undefined && refreshToken !== null && !isNonBlankString(refreshToken))
+    return `refresh_token must be a non-empty string when present (received ${describeKind(refreshToken)}).`;
+  return undefined;
+}
+
+/**
+ * The error of a token endpoint's answer that gives no usable token: an AniLinkAuthError (the
+ * caller still has no token) naming the token request and what is wrong, never a token value.
+ * @param {'anilist' | 'mal'} provider
+ * @param {string} problem a sentence
+ * @param {unknown} [cause]
+ */
+function invalidTokenResponse(provider, problem, cause) {
+  const error = new AniLinkAuthError();
+  error.message = `${TOKEN_ENDPOINTS[provider].label} returned an invalid token response: ${problem}`;
+  if (cause !== undefined) error.cause = cause;
+  return error;
+}
+
+async function postForm(provider, fields, options) {
+  const endpoint = TOKEN_ENDPOINTS[provider];
+  const { tokenUrl = process.env[endpoint.variable] || endpoint.url, ...transport } = options;
   const form = new URLSearchParams();
   for (const [key, value] of Object.entries(fields)) if (value !== undefined) form.append(key, value);
+  let response;
   try {
-    return await postTo(client(), tokenUrl, 'application/x-www-form-urlencoded', form.toString(), transport);
+    response = await postTo(client(), tokenUrl, 'application/x-www-form-urlencoded', form.toString(), transport);
   } catch (error) {
-    throw tokenError(LABELS[defaultUrl], error);
+    throw tokenError(endpoint.label, error);
   }
+  const problem = tokenResponseProblem(response);
+  if (problem !== undefined) throw invalidTokenResponse(provider, problem);
+  return response;
 }
 
 /**
@@ -99,7 +140,7 @@ async function getAccessToken(clientId, clientSecret, code, redirectUri, options
     redirect_uri: redirectUri ?? '',
     code,
   };
-  return postForm(ANILIST_TOKEN_URL, fields, tokenOptions(helper, options));
+  return postForm('anilist', fields, tokenOptions(helper, options));
 }
 
 /** Trade an AniList refresh token for a new token. */
@@ -114,7 +155,7 @@ async function refreshAccessToken(clientId, clientSecret, refreshToken, options)
     client_secret: clientSecret,
     refresh_token: refreshToken,
   };
-  return postForm(ANILIST_TOKEN_URL, fields, tokenOptions(helper, options));
+  return postForm('anilist', fields, tokenOptions(helper, options));
 }
 
 function malRequest(helper, request) {
@@ -140,7 +181,7 @@ async function getMalAccessToken(request) {
     code_verifier: codeVerifier,
     redirect_uri: redirectUri,
   };
-  return postForm(MAL_TOKEN_URL, fields, tokenOptions(helper, options));
+  return postForm('mal', fields, tokenOptions(helper, options));
 }
 
 /** Trade a MyAnimeList refresh token for a new token. */
@@ -154,7 +195,13 @@ async function refreshMalAccessToken(request) {
     grant_type: 'refresh_token',
     refresh_token: refreshToken,
   };
-  return postForm(MAL_TOKEN_URL, fields, tokenOptions(helper, options));
+  return postForm('mal', fields, tokenOptions(helper, options));
 }
 
-module.exports = { getAccessToken, refreshAccessToken, getMalAccessToken, refreshMalAccessToken };
+module.exports = {
+  getAccessToken,
+  refreshAccessToken,
+  getMalAccessToken,
+  refreshMalAccessToken,
+  invalidTokenResponse,
+};

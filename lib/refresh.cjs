@@ -33,16 +33,28 @@ function createRefresher(provider, slot) {
   /** Bumped by every successful grant: a call started before it just retries with the new token. */
   let generation = 0;
 
+  /** Give the slot the new access token; one its header cannot carry fails the grant as an invalid response. */
+  const useToken = (accessToken) => {
+    try {
+      slot.native.setToken(accessToken);
+    } catch (cause) {
+      const problem = `its access_token cannot be sent: ${cause?.message ?? String(cause)}`;
+      throw require('./oauth.cjs').invalidTokenResponse(provider, problem, cause);
+    }
+  };
+
   const grant = async () => {
     try {
       const response =
         provider === 'anilist'
           ? await refreshAccessToken(clientId, clientSecret, refreshToken)
           : await refreshMalAccessToken({ clientId, clientSecret, refreshToken });
+      // The exchange resolves only a usable token response (oauth.cjs); the slot takes it only
+      // when its transport can send it, and keeps both tokens otherwise.
+      useToken(response.access_token);
       // A response without a new refresh token keeps the old one.
       const effective = { ...response, refresh_token: response.refresh_token ?? refreshToken };
       refreshToken = effective.refresh_token;
-      slot.native.setToken(response.access_token);
       generation += 1;
       if (typeof options.onTokenRefresh === 'function')
         callHook('onTokenRefresh', options.onTokenRefresh, [effective], route);

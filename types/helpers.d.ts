@@ -127,7 +127,10 @@ export interface TokenRequestOptions extends RequestOptions {
  * Exchange an AniList authorization code for a token (no retries: a code is single-use). The
  * grant is a form, as the original sends it; `redirectUri` may be left out (sent empty). The
  * last argument is the original's `AbortSignal`, or per-call options. A refused grant rejects
- * with `AniLinkApiError` "AniList token request failed with status N." carrying `status` and `data`.
+ * with `AniLinkApiError` "AniList token request failed with status N." carrying `status` and `data`;
+ * a 2xx answer without a usable token (not a JSON object, no non-empty string `access_token`, a
+ * `refresh_token` neither absent, null nor a non-empty string) with `AniLinkAuthError`
+ * "AniList token request returned an invalid token response: …".
  */
 export declare function getAccessToken(
   clientId: string | number,
@@ -163,10 +166,10 @@ export interface MalRefreshTokenRequest {
   options?: TokenRequestOptions;
 }
 
-/** Exchange a MyAnimeList authorization code for a token. */
+/** Exchange a MyAnimeList authorization code for a token (errors as getAccessToken's, naming the MAL token request). */
 export declare function getMalAccessToken(request: MalAuthorizationCodeRequest): Promise<MalTokenResponse>;
 
-/** Trade a MyAnimeList refresh token for a new token. */
+/** Trade a MyAnimeList refresh token for a new token (errors as getAccessToken's, naming the MAL token request). */
 export declare function refreshMalAccessToken(request: MalRefreshTokenRequest): Promise<MalTokenResponse>;
 
 // ---- mapExternalIds ----
