@@ -27,25 +27,10 @@ function clientModules() {
 }
 
 // What a value is, never what it says: a misplaced argument may be a token (decisions D31).
-const { isObject, describeKind: describeValue } = helpers;
+const { isObject, readGuarded, describeKind: describeValue } = helpers;
 
 const CREDENTIAL_KEYS = ['anilist', 'mal', 'onHookError', 'diagnostics'];
 const CLIENT_LEVEL_KEYS = ['onHookError', 'diagnostics'];
-
-/**
- * Read `object` as `read` does; a getter, Proxy trap or revoked Proxy that throws is a
- * TypeError naming `path`, the thrown value as `cause`, worded as the binding words the same
- * failure in a nested option (decisions D33).
- */
-function readGuarded(object, path, read) {
-  try {
-    return read(object);
-  } catch (thrown) {
-    throw new TypeError(`${path} could not be read: a getter or Proxy threw (the thrown value is the cause)`, {
-      cause: thrown,
-    });
-  }
-}
 
 /** An options object's own enumerable keys, each read once, into a plain copy (the slot the binding reads). */
 function slotCopy(given, path) {

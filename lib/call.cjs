@@ -14,6 +14,7 @@ const { fromDescription, unknownFailure } = require('./errors.cjs');
 const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
 const { reportHttpMockOnce } = require('./http-mock-detection.cjs');
 const { observeCall } = require('./channels.cjs');
+const { readGuarded } = require('./helpers.cjs');
 
 // This module loads with the first client, which needs the addon anyway.
 const native = addon();
@@ -230,24 +231,9 @@ function dispatch(call, requestOptions, start, flags) {
 function readRequestOptions(client, given) {
   if (given === undefined || given === null) return undefined;
   if (typeof given !== 'object') throw new TypeError(`options must be an object (received ${typeof given}).`);
-  let keys;
-  try {
-    keys = Object.keys(given);
-  } catch (thrown) {
-    throw new TypeError('options could not be read: a Proxy trap threw (the thrown value is the cause).', {
-      cause: thrown,
-    });
-  }
   const copy = {};
-  for (const key of keys) {
-    try {
-      copy[key] = given[key];
-    } catch (thrown) {
-      throw new TypeError(
-        `options.${key} could not be read: a getter or Proxy threw (the thrown value is the cause).`,
-        { cause: thrown },
-      );
-    }
+  for (const key of readGuarded(given, 'options', Object.keys)) {
+    copy[key] = readGuarded(given, `options.${key}`, (options) => options[key]);
     if (!validRequestKeys.has(key) && !reportedUnknownKeys.has(key)) {
       reportedUnknownKeys.add(key);
       reportUnknownKey(client, copy, key);

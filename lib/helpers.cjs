@@ -60,6 +60,21 @@ function isNonBlankString(value) {
   return typeof value === 'string' && value.trim() !== '';
 }
 
+/**
+ * Read `object` as `read` does; a getter, Proxy trap or revoked Proxy that throws is a
+ * TypeError naming `path`, the thrown value as `cause`, worded as the binding words the same
+ * failure in a nested option (decisions D33).
+ */
+function readGuarded(object, path, read) {
+  try {
+    return read(object);
+  } catch (thrown) {
+    throw new TypeError(`${path} could not be read: a getter or Proxy threw (the thrown value is the cause)`, {
+      cause: thrown,
+    });
+  }
+}
+
 function requireNonBlankString(helper, name, value) {
   if (!isNonBlankString(value)) {
     throw new TypeError(`${helper}: ${name} must be a non-empty string (received ${describeKind(value)}).`);
@@ -293,6 +308,7 @@ function getMalTokenExpiry(response, now) {
 }
 
 module.exports = {
+  readGuarded,
   isNonBlankString,
   requireNonBlankString,
   aniListClientId,
