@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { AniLink, type PaceContext } from 'anilink-api-wrapper';
 import { startSimulator } from '../sim/anilist-simulator.mjs';
-import { contextRecorder, failureOf, useTestServer } from './support/helpers';
+import { aniListClient, contextRecorder, failureOf, malClient, useTestServer } from './support/helpers';
 import { graphqlData, type TestServer } from './support/test-server';
 
 let server: TestServer;
@@ -211,6 +211,33 @@ describe('quota-aware admission', () => {
     expect(performance.now() - startedAt).toBeLessThan(1_000);
     expect(server.requests).toHaveLength(2);
   });
+
+  it('a limit that is not a positive whole number is no quota: later calls are not held', async () => {
+    const cases = [
+      { limit: '0', reset: true, mal: false },
+      { limit: '0', reset: false, mal: true },
+      { limit: '-3', reset: false, mal: false },
+      { limit: '0.4', reset: false, mal: false },
+    ];
+    for (const { limit, reset, mal } of cases) {
+      const headers = {
+        'X-RateLimit-Limit': limit,
+        'X-RateLimit-Remaining': '0',
+        ...(reset ? { 'X-RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 60) } : {}),
+      };
+      server.enqueue({ headers, body: MEDIA });
+      server.enqueue({ body: MEDIA });
+      const aniLink = mal ? malClient(server, { timeout: 2_000 }) : aniListClient(server, { timeout: 2_000 });
+      const call = (id: number) => (mal ? aniLink.mal.anime.get({ id }) : aniLink.anilist.query.media({ id }));
+      await call(1);
+      const startedAt = performance.now();
+      await call(2);
+      expect(performance.now() - startedAt, `limit ${limit}`).toBeLessThan(1_000);
+      const [estimate] = aniLink.getTransportState()[mal ? 'mal' : 'anilist'].admission;
+      expect(estimate?.limit ?? null, 'no reading was kept').toBeNull();
+    }
+    expect(server.requests).toHaveLength(2 * cases.length);
+  }, 5_000);
 
   it('rejects a malformed rateLimit with a TypeError naming the rule', () => {
     expect(() => new AniLink(undefined, { rateLimit: { maxRequests: 0, windowMs: 1 } })).toThrow(

@@ -22,7 +22,9 @@
 //!   ignored: one whose reset has passed, and one without a reset whose request was dispatched
 //!   before the current window began (a late answer from the window before would otherwise
 //!   open a derived window on its low `remaining`, and hold the host for a minute).
-//! - When the window ends the estimate refills to the limit in force.
+//! - When the window ends the estimate refills to the limit in force. Until a reading tells the
+//!   new window's end, a limit in force below the floor admits one request at a time (it asks
+//!   for the quota, as at a cold start): nothing else could ever free room.
 //!
 //! The quota is not trusted blindly (decisions D39):
 //! - While a scope has no reading, one request is in flight at a time: its answer tells the
