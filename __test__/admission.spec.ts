@@ -239,6 +239,18 @@ describe('quota-aware admission', () => {
     expect(server.requests).toHaveLength(2 * cases.length);
   }, 5_000);
 
+  it('a rateLimit window too long for the clock holds the ceiling instead of wrapping', async () => {
+    const aniLink = new AniLink(undefined, {
+      baseUrl: server.url,
+      retry: false,
+      rateLimit: { maxRequests: 1, windowMs: 1e20 },
+    });
+    await aniLink.anilist.query.media({ id: 1 });
+    const held = failureOf(aniLink.anilist.query.media({ id: 2 }, { signal: AbortSignal.timeout(300) }));
+    expect(await held).toMatchObject({ code: 'ABORTED_ERROR' });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('rejects a malformed rateLimit with a TypeError naming the rule', () => {
     expect(() => new AniLink(undefined, { rateLimit: { maxRequests: 0, windowMs: 1 } })).toThrow(
       /rateLimit\.maxRequests must be an integer greater than 0/,
