@@ -195,7 +195,11 @@ describe('quota-aware admission', () => {
     const startedAt = performance.now();
     const error = await failureOf(aniLink.anilist.query.media({ id: 2 }, { signal: controller.signal }));
     expect(performance.now() - startedAt).toBeLessThan(2_000);
-    expect(error).toMatchObject({ code: 'ABORTED_ERROR', abortedDuringPacing: true });
+    expect(error).toMatchObject({
+      code: 'ABORTED_ERROR',
+      abortedDuringPacing: true,
+      message: 'The request was cancelled while waiting to be admitted under the rate limit.',
+    });
     expect(paces.contexts).toHaveLength(1);
     expect(paces.contexts[0]).toMatchObject({ aborted: true, attempt: 1 });
     expect(server.requests).toHaveLength(1);
