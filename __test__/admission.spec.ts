@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { AniLink, type PaceContext } from 'anilink-api-wrapper';
 import { startSimulator } from '../sim/anilist-simulator.mjs';
-import { contextRecorder, failureOf, useTestServer } from './support/helpers';
+import { aniListClient, contextRecorder, failureOf, malClient, useTestServer } from './support/helpers';
 import { graphqlData, type TestServer } from './support/test-server';
 
 let server: TestServer;
@@ -195,7 +195,11 @@ describe('quota-aware admission', () => {
     const startedAt = performance.now();
     const error = await failureOf(aniLink.anilist.query.media({ id: 2 }, { signal: controller.signal }));
     expect(performance.now() - startedAt).toBeLessThan(2_000);
-    expect(error).toMatchObject({ code: 'ABORTED_ERROR', abortedDuringPacing: true });
+    expect(error).toMatchObject({
+      code: 'ABORTED_ERROR',
+      abortedDuringPacing: true,
+      message: 'The request was cancelled while waiting to be admitted under the rate limit.',
+    });
     expect(paces.contexts).toHaveLength(1);
     expect(paces.contexts[0]).toMatchObject({ aborted: true, attempt: 1 });
     expect(server.requests).toHaveLength(1);
@@ -210,6 +214,45 @@ describe('quota-aware admission', () => {
     await aniLink.anilist.query.media({ id: 2 });
     expect(performance.now() - startedAt).toBeLessThan(1_000);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('a limit that is not a positive whole number is no quota: later calls are not held', async () => {
+    const cases = [
+      { limit: '0', reset: true, mal: false },
+      { limit: '0', reset: false, mal: true },
+      { limit: '-3', reset: false, mal: false },
+      { limit: '0.4', reset: false, mal: false },
+    ];
+    for (const { limit, reset, mal } of cases) {
+      const headers = {
+        'X-RateLimit-Limit': limit,
+        'X-RateLimit-Remaining': '0',
+        ...(reset ? { 'X-RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 60) } : {}),
+      };
+      server.enqueue({ headers, body: MEDIA });
+      server.enqueue({ body: MEDIA });
+      const aniLink = mal ? malClient(server, { timeout: 2_000 }) : aniListClient(server, { timeout: 2_000 });
+      const call = (id: number) => (mal ? aniLink.mal.anime.get({ id }) : aniLink.anilist.query.media({ id }));
+      await call(1);
+      const startedAt = performance.now();
+      await call(2);
+      expect(performance.now() - startedAt, `limit ${limit}`).toBeLessThan(1_000);
+      const [estimate] = aniLink.getTransportState()[mal ? 'mal' : 'anilist'].admission;
+      expect(estimate?.limit ?? null, 'no reading was kept').toBeNull();
+    }
+    expect(server.requests).toHaveLength(2 * cases.length);
+  }, 5_000);
+
+  it('a rateLimit window too long for the clock holds the ceiling instead of wrapping', async () => {
+    const aniLink = new AniLink(undefined, {
+      baseUrl: server.url,
+      retry: false,
+      rateLimit: { maxRequests: 1, windowMs: 1e20 },
+    });
+    await aniLink.anilist.query.media({ id: 1 });
+    const held = failureOf(aniLink.anilist.query.media({ id: 2 }, { signal: AbortSignal.timeout(300) }));
+    expect(await held).toMatchObject({ code: 'ABORTED_ERROR' });
+    expect(server.requests).toHaveLength(1);
   });
 
   it('rejects a malformed rateLimit with a TypeError naming the rule', () => {

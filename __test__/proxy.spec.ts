@@ -122,6 +122,25 @@ describe('the proxy option', () => {
     expect(() => new AniLink({ anilist: { proxy: 'http://u:hunter2@@:x' } })).toThrow(
       /it has no host; write it as http:\/\/host:port\)\.$/,
     );
+    for (const port of ['99999', '65536', '-1', '1e3']) {
+      const url = `http://user:hunter2@127.0.0.1:${port}`;
+      const rejected = 'it is a string that new URL() rejects; a port must be 0 to 65535).';
+      expect(() => new AniLink({ anilist: { proxy: url } })).toThrow(TypeError);
+      expect(() => new AniLink({ anilist: { proxy: url } })).toThrow(rejected);
+      expect(() => new AniLink({ anilist: { proxy: url } })).not.toThrow(/hunter2/);
+      await expect(aniListClient(server).anilist.query.media({ id: 1 }, { proxy: url })).rejects.toThrow(rejected);
+      process.env.HTTP_PROXY = url;
+      try {
+        const attempt = () => new AniLink({ anilist: {} });
+        expect(attempt).toThrow(TypeError);
+        expect(attempt).toThrow(
+          `The environment variable HTTP_PROXY is not a usable proxy URL: ${rejected.slice(0, -2)}`,
+        );
+        expect(attempt).not.toThrow(/hunter2/);
+      } finally {
+        delete process.env.HTTP_PROXY;
+      }
+    }
     const perRequest = aniListClient(server).anilist.query.media({ id: 1 }, { proxy: 3128 as never });
     await expect(perRequest).rejects.toThrow(TypeError);
     expect(server.requests).toHaveLength(0);

@@ -227,6 +227,15 @@ describe('budget state', () => {
     expect(state.mal.retryBudgets).toEqual([]);
   });
 
+  it('a window too long for a safe integer ends at Number.MAX_SAFE_INTEGER, a number JSON can carry', async () => {
+    const aniLink = client({ retryBudget: { maxRetriesPerWindow: 3, windowMs: 1e20 } });
+    server.enqueue({ status: 404 });
+    await failureOf(aniLink.anilist.query.media({ id: 1 }));
+    const state = aniLink.getTransportState();
+    expect(state.anilist.retryBudget?.windowEndsAt).toBe(Number.MAX_SAFE_INTEGER);
+    expect(JSON.parse(JSON.stringify(state)).anilist.retryBudgets[0].windowEndsAt).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('is per provider client: another AniLink instance and the MAL slot keep their own allowance', async () => {
     const budget: RetryBudget = { maxRetriesPerWindow: 1, windowMs: 10_000 };
     const exhausted = client({ retryBudget: budget }, { retryBudget: budget });

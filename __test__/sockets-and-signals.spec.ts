@@ -58,6 +58,23 @@ describe('an already-aborted signal (D22)', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('is a plain abort while admission would hold it: a request in flight at a cold start is no pacing deadline', async () => {
+    const { hooks, calls } = recordingHooks(['onRequestStart', 'onResponse', 'onError', 'onPace']);
+    const client = new AniLink({ anilist: { baseUrl: server.url, ...hooks } });
+    server.enqueue({ delayMs: 200, body: graphqlData('Media', { id: 1 }) });
+    const first = client.anilist.query.media({ id: 1 });
+    await server.waitForRequests(1);
+    calls.length = 0;
+    const error = (await failureOf(
+      client.anilist.query.media({ id: 2 }, { signal: AbortSignal.abort() }),
+    )) as AniLinkNetworkError;
+    expect(error).toMatchObject({ code: 'ABORTED_ERROR', message: 'The request was cancelled.' });
+    expect(error.abortedDuringPacing).toBeFalsy();
+    expect(calls.map((c) => c.hook)).toEqual(['onRequestStart', 'onResponse', 'onError']);
+    await first;
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('is a pacing abort while its host has a pacing deadline', async () => {
     const { hooks, calls } = recordingHooks(['onRequestStart', 'onResponse', 'onError', 'onPace']);
     const client = new AniLink({ anilist: { baseUrl: server.url, ...hooks } });

@@ -22,7 +22,7 @@ pub fn transport_state(
     let hosts = client.snapshot();
     let sharing = client.sharing_mode();
     let snapshot = Snapshot {
-        captured_at: client.now_ms(),
+        captured_at: EpochMs(client.now_ms()),
         shared_state: SharedState(sharing.as_str()),
         admission: hosts
             .iter()
@@ -32,7 +32,7 @@ pub fn transport_state(
                     limit: a.limit,
                     remaining: a.remaining,
                     in_flight: a.in_flight,
-                    window_ends_at: a.window_ends_at,
+                    window_ends_at: a.window_ends_at.map(EpochMs),
                     learned_limit: a.learned_limit,
                     processes: a.processes,
                     share: a.share,
@@ -48,7 +48,7 @@ pub fn transport_state(
                 h.breaker.map(|b| CircuitState {
                     host: &h.host,
                     consecutive_failures: b.consecutive_failures,
-                    opened_at: b.opened_at,
+                    opened_at: b.opened_at.map(EpochMs),
                     probe_in_flight: b.probe_in_flight,
                     failed_probes: b.failed_probes,
                 })
@@ -59,7 +59,7 @@ pub fn transport_state(
             .filter_map(|h| {
                 h.pace_deadline.map(|deadline_ms| PaceDeadline {
                     host: &h.host,
-                    deadline_ms,
+                    deadline_ms: EpochMs(deadline_ms),
                 })
             })
             .collect(),
@@ -87,7 +87,7 @@ wire_shape! {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Snapshot<'a> as "TransportStateSnapshot" {
-        captured_at: u64,
+        captured_at: EpochMs,
         /// `'redis'`: the lists are the fleet's state as last read; `'local-fallback'`: Redis is
         /// unreachable.
         shared_state: SharedState,
@@ -102,6 +102,29 @@ wire_shape! {
         /// The counters of the slot's response cache, when it has one.
         #[serde(skip_serializing_if = "Option::is_none")]
         response_cache: Option<CacheCounters>,
+    }
+}
+
+/// An instant (epoch ms) as the snapshot shows it: a JavaScript number, never a BigInt (napi
+/// makes an integer above 2^53 - 1 one, and `JSON.stringify` throws on it). Instants the
+/// transport saturates (a budget window of 1e20 ms ends at `u64::MAX`) show as
+/// `Number.MAX_SAFE_INTEGER`, later than any `Date`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct EpochMs(u64);
+
+/// `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+impl Serialize for EpochMs {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.0.min(MAX_SAFE_INTEGER))
+    }
+}
+
+#[cfg(test)]
+impl TsType for EpochMs {
+    fn ts() -> String {
+        u64::ts()
     }
 }
 
@@ -123,7 +146,7 @@ wire_shape! {
     struct CircuitState<'a> as "CircuitStateSnapshot" {
         host: &'a str,
         consecutive_failures: u32,
-        opened_at: Option<u64>,
+        opened_at: Option<EpochMs>,
         probe_in_flight: bool,
         failed_probes: u32,
     }
@@ -142,7 +165,7 @@ wire_shape! {
         /// Requests admitted and not yet settled (expired leases not counted).
         in_flight: u32,
         /// Epoch ms; null when no window is open.
-        window_ends_at: Option<u64>,
+        window_ends_at: Option<EpochMs>,
         /// The limit a 429 the estimate did not predict taught (the headers overstate the quota): in
         /// force instead of `limit`, raised by one per window without a 429; null when none is
         /// (decisions D39 b).
@@ -191,7 +214,7 @@ wire_shape! {
     struct PaceDeadline<'a> as "PaceDeadlineSnapshot" {
         host: &'a str,
         /// Epoch ms.
-        deadline_ms: u64,
+        deadline_ms: EpochMs,
     }
 }
 
@@ -201,7 +224,7 @@ wire_shape! {
     struct Budget as "RetryBudgetSnapshot" {
         retries_used: u32,
         /// Epoch ms.
-        window_ends_at: u64,
+        window_ends_at: EpochMs,
     }
 }
 
@@ -209,7 +232,7 @@ impl From<anilink_transport::budget::BudgetWindow> for Budget {
     fn from(window: anilink_transport::budget::BudgetWindow) -> Self {
         Self {
             retries_used: window.retries_used,
-            window_ends_at: window.window_ends_at,
+            window_ends_at: EpochMs(window.window_ends_at),
         }
     }
 }
@@ -289,17 +312,17 @@ mod tests {
     fn a_snapshot_with_every_field_has_exactly_the_keys_its_typings_declare() {
         let budget = || Budget {
             retries_used: 1,
-            window_ends_at: 2,
+            window_ends_at: EpochMs(2),
         };
         let snapshot = Snapshot {
-            captured_at: 1,
+            captured_at: EpochMs(1),
             shared_state: SharedState(SharingMode::Redis.as_str()),
             admission: vec![AdmissionEntry {
                 host: "h",
                 limit: Some(90.0),
                 remaining: Some(1.0),
                 in_flight: 1,
-                window_ends_at: Some(3),
+                window_ends_at: Some(EpochMs(3)),
                 learned_limit: Some(80.0),
                 processes: 2,
                 share: Some(40),
@@ -310,13 +333,13 @@ mod tests {
             circuit: vec![CircuitState {
                 host: "h",
                 consecutive_failures: 1,
-                opened_at: Some(4),
+                opened_at: Some(EpochMs(4)),
                 probe_in_flight: false,
                 failed_probes: 0,
             }],
             pace_deadlines: vec![PaceDeadline {
                 host: "h",
-                deadline_ms: 5,
+                deadline_ms: EpochMs(5),
             }],
             retry_budgets: vec![HostBudget {
                 host: "h",
@@ -364,6 +387,14 @@ mod tests {
             object_keys(&json["responseCache"]),
             declared_keys(&[CacheCounters::declaration()])
         );
+    }
+
+    #[test]
+    fn an_instant_past_javascript_safe_integers_saturates_instead_of_becoming_a_bigint() {
+        let shown = |ms| serde_json::to_value(EpochMs(ms)).expect("serializable");
+        assert_eq!(shown(1_700_000_000_000), 1_700_000_000_000u64);
+        assert_eq!(shown(u64::MAX), MAX_SAFE_INTEGER);
+        assert_eq!(shown(MAX_SAFE_INTEGER + 1), MAX_SAFE_INTEGER);
     }
 
     #[test]

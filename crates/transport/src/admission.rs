@@ -22,7 +22,9 @@
 //!   ignored: one whose reset has passed, and one without a reset whose request was dispatched
 //!   before the current window began (a late answer from the window before would otherwise
 //!   open a derived window on its low `remaining`, and hold the host for a minute).
-//! - When the window ends the estimate refills to the limit in force.
+//! - When the window ends the estimate refills to the limit in force. Until a reading tells the
+//!   new window's end, a limit in force below the floor admits one request at a time (it asks
+//!   for the quota, as at a cold start): nothing else could ever free room.
 //!
 //! The quota is not trusted blindly (decisions D39):
 //! - While a scope has no reading, one request is in flight at a time: its answer tells the
@@ -322,7 +324,7 @@ impl AdmissionState {
         while self
             .dispatches
             .front()
-            .is_some_and(|&at| at + ceiling.window_ms <= now_ms)
+            .is_some_and(|&at| at.saturating_add(ceiling.window_ms) <= now_ms)
         {
             self.dispatches.pop_front();
         }
@@ -337,7 +339,8 @@ impl AdmissionState {
         }
         // The entry whose window must end for one more request to fit.
         let freeing = self.dispatches[self.dispatches.len() + in_flight - max];
-        Some(freeing + ceiling.window_ms - now_ms)
+        // Saturating: a window too long for the clock (1e20 ms) holds forever, never wraps.
+        Some(freeing.saturating_add(ceiling.window_ms) - now_ms)
     }
 }
 
@@ -481,6 +484,22 @@ mod tests {
         state.count_sent(NOW + 2_000);
         assert_eq!(state.try_admit(&rules(3), NOW + 2_100), Err(501));
         assert_eq!(state.try_admit(&rules(3), NOW + 2_601), Ok(()));
+    }
+
+    #[test]
+    fn a_ceiling_window_past_the_clock_holds_instead_of_wrapping() {
+        let mut state = unmetered();
+        let rules = Rules {
+            ceiling: Some(Ceiling {
+                max_requests: 1,
+                window_ms: u64::MAX,
+            }),
+            ..QUOTA_ONLY
+        };
+        assert!(state.try_admit(&rules, NOW).is_ok());
+        state.release(rules.holder);
+        state.count_sent(NOW);
+        assert_eq!(state.try_admit(&rules, NOW + 10), Err(u64::MAX - NOW - 10));
     }
 
     #[test]

@@ -206,6 +206,18 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
                     self.events.report_failure(&error, extras).await;
                     return Err(error);
                 }
+                Gate::Aborted => {
+                    // As an already-aborted signal's dispatch would have ended (D22).
+                    let error = TransportError::aborted();
+                    self.events.request_start().await;
+                    self.events
+                        .report_response(None, 0.0, None, None, false)
+                        .await;
+                    self.events
+                        .report_failure(&error, FailureExtras::default())
+                        .await;
+                    return Err(error);
+                }
             };
             self.events.request_start().await;
 

@@ -99,6 +99,8 @@ pub mod messages {
     pub const ABORTED: &str = "The request was cancelled.";
     pub const ABORTED_PACING: &str =
         "The request was cancelled while waiting for the rate-limit window to reset.";
+    pub const ABORTED_ADMISSION: &str =
+        "The request was cancelled while waiting to be admitted under the rate limit.";
     pub const UNKNOWN: &str = "The request failed.";
     pub const AUTH: &str = "This operation requires an authentication token. Create an instance of AniLink and pass the token as an argument.";
     /// [`AUTH`] naming the operation that needs the token.
@@ -282,6 +284,17 @@ impl TransportError {
         ErrorDetail {
             aborted_during_pacing: true,
             ..ErrorDetail::new(ErrorCode::Aborted, messages::ABORTED_PACING)
+        }
+        .into()
+    }
+
+    /// Aborted while quota admission held the request (no pacing deadline: the quota left, a
+    /// request in flight at a cold start, the `rateLimit` ceiling). Reported as a pacing wait
+    /// is (`abortedDuringPacing`), with its own reason.
+    pub fn aborted_during_admission() -> Self {
+        ErrorDetail {
+            aborted_during_pacing: true,
+            ..ErrorDetail::new(ErrorCode::Aborted, messages::ABORTED_ADMISSION)
         }
         .into()
     }

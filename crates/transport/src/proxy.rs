@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use http::Uri;
 
-use crate::request::{redact_userinfo, Origin};
+use crate::request::{redact_userinfo, whatwg_url, Origin};
 
 /// An HTTP proxy (`http://[user:pass@]host[:port]`).
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -58,7 +58,12 @@ impl ProxyServer {
         if host.is_empty() {
             return Err(NO_HOST.into());
         }
-        let port = authority.port_u16().unwrap_or(80);
+        // The port as `new URL` reads it: one it rejects (99999, -1, 1e3) refuses the URL
+        // instead of sending the credentials to port 80 (D30).
+        let port = whatwg_url(url)
+            .map_err(|rejected| format!("it is {rejected}"))?
+            .port()
+            .unwrap_or(80);
         let userinfo = authority
             .as_str()
             .rsplit_once('@')

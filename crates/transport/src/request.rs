@@ -177,6 +177,17 @@ pub fn redact_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// What is wrong with a URL the WHATWG URL Standard rejects, said without the URL (it may carry
+/// a password: decisions D31).
+pub const WHATWG_REJECTED: &str = "a string that new URL() rejects; a port must be 0 to 65535";
+
+/// `url` read by the WHATWG URL Standard, the rules of Node's `new URL` (decisions D30), for every
+/// URL an option gives (`baseUrl`, `proxy`): what it rejects (a port above 65535, `1e3`, …) is
+/// refused, never read some other way (a port that is not one must not become the default).
+pub fn whatwg_url(url: &str) -> Result<url::Url, &'static str> {
+    url::Url::parse(url).map_err(|_| WHATWG_REJECTED)
+}
+
 /// `new URL(url).host` of an absolute http(s) URL: the key of per-host state.
 pub fn host_of(url: &str) -> Option<String> {
     parse_target(url).map(|(_, _, host)| host)

@@ -1,17 +1,16 @@
 //! A slot's `baseUrl` by the WHATWG URL Standard, the rules of Node's `new URL` (decisions
 //! D30): what it rejects (a port above 65535, a space in the host, …) is refused at
 //! construction instead of being sent somewhere else, and the endpoint gets the normalized
-//! `href`. The `url` crate implements that standard, so the rule holds without Node.
+//! `href`. The `url` crate implements that standard, so the rule holds without Node; the
+//! transport owns the reading ([`whatwg_url`]), which proxy URLs follow too.
 
-use url::Url;
+use anilink_transport::request::whatwg_url;
 
 /// `url` parsed and normalized, or the TypeError message naming the rule. The message
 /// describes what was wrong, never the URL itself: it may carry a password (D31).
 pub(super) fn whatwg_base_url(url: &str, provider: &str) -> Result<String, String> {
     let rule = format!("{provider} baseUrl must be an absolute http:// or https:// URL");
-    let parsed = Url::parse(url).map_err(|_| {
-        format!("{rule} (received a string that new URL() rejects; a port must be 0 to 65535).")
-    })?;
+    let parsed = whatwg_url(url).map_err(|rejected| format!("{rule} (received {rejected})."))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!("{rule} (received a URL with another scheme)."));
     }

@@ -229,6 +229,11 @@ impl AdmissionState {
         }
         let available = quota.remaining - f64::from(in_flight);
         if available < f64::from(rules.floor) {
+            // No end known (the window ended, no reading since) and the limit in force below the
+            // floor: only a reading could free room, so one request asks, as at a cold start.
+            if quota.window_end_ms.is_none() {
+                return (in_flight > 0).then_some(RECHECK_MS);
+            }
             return Some(if in_flight > 0 {
                 until_reset.min(RECHECK_MS)
             } else {
@@ -335,6 +340,42 @@ mod tests {
             timeout_ends,
         );
         assert_eq!(admit_all(&mut state, &QUOTA_ONLY, timeout_ends), 3);
+    }
+
+    #[test]
+    fn a_limit_that_is_not_a_positive_whole_number_holds_nothing_back() {
+        for limit in ["0", "-3", "0.4"] {
+            let mut state = AdmissionState::default();
+            let reading = QuotaReading::from_headers(Some(limit), Some("0"), None);
+            state.learn(&Answer::Served(reading), 1, 0, NOW, NOW);
+            for _ in 0..100 {
+                assert_eq!(state.try_admit(&QUOTA_ONLY, NOW), Ok(()), "limit {limit}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_floor_above_the_limit_lets_one_request_ask_once_the_window_ends() {
+        let mut state = AdmissionState::default();
+        let rules = Rules {
+            floor: 20,
+            ..QUOTA_ONLY
+        };
+        state.learn(&Answer::Served(Some(reading(3.0, None))), 20, 0, NOW, NOW);
+        assert_eq!(state.try_admit(&rules, NOW), Err(DERIVED_WINDOW_MS));
+        // Refilled to 10, still below the floor, and no end known: one asks, the rest wait.
+        let ended = NOW + DERIVED_WINDOW_MS;
+        assert_eq!(state.try_admit(&rules, ended), Ok(()));
+        assert_eq!(state.try_admit(&rules, ended), Err(RECHECK_MS));
+        state.release(0);
+        state.learn(
+            &Answer::Served(Some(reading(9.0, None))),
+            20,
+            0,
+            ended,
+            ended + 5,
+        );
+        assert_eq!(state.try_admit(&rules, ended + 5), Err(DERIVED_WINDOW_MS));
     }
 
     #[test]

@@ -998,9 +998,43 @@ async fn an_abort_while_waiting_for_admission_dispatches_nothing() {
     let result = harness
         .call_aborted_at(2_000, &graphql(), &options(&[]))
         .await;
-    assert!(result.unwrap_err().aborted_during_pacing);
+    let error = result.unwrap_err();
+    assert!(error.aborted_during_pacing);
+    assert_eq!(error.message, crate::error::messages::ABORTED_ADMISSION);
     assert_eq!(harness.events(), ["2000 pace#1 2000ms aborted"]);
     assert!(harness.dispatched_at().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_already_aborted_call_that_admission_would_hold_is_a_plain_abort() {
+    let harness = Harness::new([answer(200, GRAPHQL_OK).after(100)]);
+    let (spec, options) = (graphql(), options(&[]));
+    // A cold start: the first request asks for the quota, the next would wait for its answer.
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let (first, second) = tokio::join!(
+        harness.call(&spec, &options),
+        harness.call_until(&spec, &options, &cancelled)
+    );
+    first.unwrap();
+    let error = second.unwrap_err();
+    assert_eq!(error.code, ErrorCode::Aborted);
+    assert!(
+        !error.aborted_during_pacing,
+        "no pacing deadline was pending (D22)"
+    );
+    assert_eq!(error.message, crate::error::messages::ABORTED);
+    assert_eq!(
+        harness.events(),
+        [
+            "0 start#1",
+            "0 start#1",
+            "0 response#1 0ms",
+            "0 error#1 ABORTED_ERROR",
+            "100 response#1 100ms"
+        ]
+    );
+    assert_eq!(harness.dispatched_at(), [0]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -65,10 +65,12 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
             }
             GateDecision::Quota(is_probe, verdict) => (is_probe, Some(verdict.map(|()| now))),
         };
-        let in_flight = self.admit_to_quota(rules, verdict).await?;
-        Ok(Gate::Open {
-            is_probe,
-            in_flight,
+        Ok(match self.admit_to_quota(rules, verdict).await? {
+            Some(in_flight) => Gate::Open {
+                is_probe,
+                in_flight,
+            },
+            None => Gate::Aborted,
         })
     }
 
@@ -83,7 +85,8 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
         };
         if aborted {
             let elapsed = (started.elapsed().as_millis() as u64).min(wait.delay_ms);
-            return Err(self.pacing_aborted(elapsed).await);
+            let error = TransportError::aborted_during_pacing();
+            return Err(self.pacing_aborted(elapsed, error).await);
         }
         self.report_paced(wait.delay_ms).await;
         Ok(())
@@ -101,8 +104,9 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
         self.events.paced_ms += delay_ms;
     }
 
-    /// An abort during a pacing or admission wait: `onPace` with `aborted`, the breaker told.
-    async fn pacing_aborted(&self, elapsed_ms: u64) -> TransportError {
+    /// An abort during a pacing or admission wait: `onPace` with `aborted`, the breaker told;
+    /// `error` says which wait it was.
+    async fn pacing_aborted(&self, elapsed_ms: u64, error: TransportError) -> TransportError {
         self.events
             .emit_if(Hook::OnPace, || Event::Pace {
                 context: self.events.context(),
@@ -110,11 +114,16 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
                 aborted: true,
             })
             .await;
+        self.release_probe().await;
+        error
+    }
+
+    /// A request that will not be dispatched gives up the breaker's probe if it holds it.
+    async fn release_probe(&self) {
         let transition = self
             .host_state(|s| s.breaker.pacing_aborted(self.token))
             .await;
         self.events.announce(transition).await;
-        TransportError::aborted_during_pacing()
     }
 
     /// What quota admission applies to this call.
@@ -134,12 +143,13 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
     /// Wait until the host's quota estimate and the `rateLimit` ceiling admit one more request
     /// in flight (module [`admission`](crate::admission)); the wait is reported as pacing.
     /// `verdict`: the admission already decided with the other gates (Ok: admitted at that
-    /// instant; Err: the wait it asked for), or None to decide now.
+    /// instant; Err: the wait it asked for), or None to decide now. None when the signal had
+    /// fired before a wait began: nothing is admitted.
     async fn admit_to_quota(
         &mut self,
         rules: quota::Rules,
         mut verdict: Option<Result<u64, u64>>,
-    ) -> Result<InFlight<'a>, TransportError> {
+    ) -> Result<Option<InFlight<'a>>, TransportError> {
         let started = Instant::now();
         let mut waited = false;
         let admitted_ms = loop {
@@ -156,6 +166,12 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
                 Ok(admitted_ms) => break admitted_ms,
                 Err(wait_ms) => wait_ms,
             };
+            if !waited && self.cancel.is_cancelled() {
+                // Already aborted, and no pacing deadline is pending: the original's abort
+                // (decisions D22), not a wait that was cut short.
+                self.release_probe().await;
+                return Ok(None);
+            }
             waited = true;
             let aborted = tokio::select! {
                 biased;
@@ -164,21 +180,22 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
             };
             if aborted {
                 let elapsed = started.elapsed().as_millis() as u64;
-                return Err(self.pacing_aborted(elapsed).await);
+                let error = TransportError::aborted_during_admission();
+                return Err(self.pacing_aborted(elapsed, error).await);
             }
         };
         if waited {
             self.report_paced(started.elapsed().as_millis() as u64)
                 .await;
         }
-        Ok(InFlight {
+        Ok(Some(InFlight {
             env: self.env,
             host: &self.spec.host,
             token: self.token,
             admitted_ms,
             under_ceiling: rules.ceiling.is_some(),
             settled: false,
-        })
+        }))
     }
 }
 
@@ -191,6 +208,8 @@ pub(super) enum Gate<'a> {
     },
     /// The breaker fails it fast, with its `retryAfterMs`.
     CircuitOpen(TransportError, Option<u64>),
+    /// Its signal had fired when admission would have made it wait: a plain abort (D22).
+    Aborted,
 }
 
 /// The one host-state decision of [`AttemptLoop::pass_gates`]: the first gate that refuses or must

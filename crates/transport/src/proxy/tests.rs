@@ -122,6 +122,8 @@ fn credentials_become_basic_auth_and_are_never_displayed() {
         "http://[::1]:8"
     );
     assert_eq!(ProxyServer::parse("http://p").unwrap().port, 80);
+    assert_eq!(ProxyServer::parse("http://p:").unwrap().port, 80);
+    assert_eq!(ProxyServer::parse("http://p:65535").unwrap().port, 65535);
     assert_eq!(
         ProxyServer::parse("http://p").unwrap().authorization(),
         None
@@ -142,6 +144,16 @@ fn unusable_proxy_urls_are_rejected_without_echoing_them() {
         ("http//u:secret@@:x", "no scheme"),
         ("http:/u:secret@p:1", "no scheme"),
         ("http://u:secret@@:x", "it has no host; write it as http://"),
+        (
+            "http://u:secret@127.0.0.1:99999",
+            "a port must be 0 to 65535",
+        ),
+        (
+            "http://u:secret@127.0.0.1:65536",
+            "a port must be 0 to 65535",
+        ),
+        ("http://u:secret@127.0.0.1:-1", "a port must be 0 to 65535"),
+        ("http://u:secret@127.0.0.1:1e3", "a port must be 0 to 65535"),
     ] {
         let error = ProxyServer::parse(url).expect_err(url);
         assert!(
