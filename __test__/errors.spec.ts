@@ -108,6 +108,12 @@ describe('API_ERROR (non-2xx from the GraphQL endpoint)', () => {
     expect(error.requestId).toMatch(UUID_V4);
   });
 
+  it('reports the rate-limit headers as Number() reads them, however odd (the original does)', async () => {
+    server.enqueue({ status: 500, headers: rateLimitHeaders(0, -1, 1_900_000_000), body: { data: null } });
+    const error = await rejectionOf<AniLinkApiError>(aniListClient(server).anilist.query.media({ id: 1 }));
+    expect(error.rateLimit).toEqual({ limit: 0, remaining: -1, reset: 1_900_000_000 });
+  });
+
   it('keeps an HTML body as text, with its content type', async () => {
     const html = '<html><body>502 Bad Gateway</body></html>';
     server.enqueue({ status: 502, headers: { 'content-type': 'text/html; charset=utf-8' }, body: html });

@@ -95,6 +95,9 @@ pub struct QuotaReading {
     pub reset_ms: Option<u64>,
 }
 
+/// The largest limit admission takes for a quota; above it the headers are absurd.
+const MAX_LIMIT: f64 = u32::MAX as f64;
+
 impl QuotaReading {
     /// From the x-ratelimit-* header values (looked up case-insensitively by the caller).
     pub fn from_headers(
@@ -102,17 +105,22 @@ impl QuotaReading {
         remaining: Option<&str>,
         reset: Option<&str>,
     ) -> Option<Self> {
-        QuotaHeaders::parse(limit, remaining, reset).map(Self::from)
+        QuotaHeaders::parse(limit, remaining, reset).and_then(Self::of)
     }
-}
 
-impl From<QuotaHeaders> for QuotaReading {
-    fn from(headers: QuotaHeaders) -> Self {
-        Self {
-            limit: headers.limit,
-            remaining: headers.remaining,
-            reset_ms: headers.reset.map(epoch_ms),
+    /// The quota admission can count on, if the headers state one: a limit that is not a
+    /// whole number from 1 to [`MAX_LIMIT`] (`0`, `-3`, `0.4`) is none, since a limit of 0 would
+    /// leave nothing to admit, ever; a negative remaining is nothing left.
+    pub fn of(headers: QuotaHeaders) -> Option<Self> {
+        let limit = headers.limit;
+        if !(1.0..=MAX_LIMIT).contains(&limit) || limit.fract() != 0.0 {
+            return None;
         }
+        Some(Self {
+            limit,
+            remaining: headers.remaining.max(0.0),
+            reset_ms: headers.reset.map(epoch_ms),
+        })
     }
 }
 
@@ -399,6 +407,21 @@ mod tests {
             Some(1_700_000_000_500)
         );
         assert_eq!(QuotaReading::from_headers(Some("90"), None, None), None);
+    }
+
+    #[test]
+    fn a_limit_that_is_not_a_positive_whole_number_is_no_reading() {
+        for limit in ["0", "-3", "0.4", "90.5", "4294967296", "1e300"] {
+            assert_eq!(
+                QuotaReading::from_headers(Some(limit), Some("0"), Some("1700000000")),
+                None,
+                "limit {limit}"
+            );
+        }
+        let largest = QuotaReading::from_headers(Some("4294967295"), Some("1"), None);
+        assert_eq!(largest.map(|q| q.limit), Some(MAX_LIMIT));
+        let negative = QuotaReading::from_headers(Some("90"), Some("-3"), None);
+        assert_eq!(negative.map(|q| q.remaining), Some(0.0));
     }
 
     #[test]

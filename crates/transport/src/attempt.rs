@@ -237,7 +237,7 @@ impl<'a, S: EventSink> AttemptLoop<'a, S> {
                     .as_ref()
                     .ok()
                     .and_then(|r| QuotaHeaders::read(&r.headers));
-                let reading = quota_headers.map(QuotaReading::from);
+                let reading = quota_headers.and_then(QuotaReading::of);
                 let settled = outcome::settle(
                     dispatched,
                     quota_headers,

@@ -17,13 +17,10 @@ pub const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 pub const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 pub const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
-/// The largest limit read as a quota (above it, the headers are absurd, not a quota).
-pub const MAX_LIMIT: f64 = u32::MAX as f64;
-
 /// The quota headers of one response: limit and remaining present and finite per
-/// [`js_number`], the reset when it is too. A limit that is not a whole number from 1 to
-/// [`MAX_LIMIT`] is no quota (0 would leave nothing to admit, ever): the headers are read as
-/// absent. A negative remaining is read as 0 (nothing left).
+/// [`js_number`], the reset when it is too. Values are kept as the original reads them (its
+/// `rateLimit`, its pacing); admission's own reading ([`crate::admission::QuotaReading`])
+/// refuses the absurd ones.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QuotaHeaders {
     pub limit: f64,
@@ -41,11 +38,9 @@ impl QuotaHeaders {
     ) -> Option<Self> {
         let finite =
             |header: Option<&str>| header.and_then(js_number).filter(|value| value.is_finite());
-        let limit = finite(limit)
-            .filter(|&limit| (1.0..=MAX_LIMIT).contains(&limit) && limit.fract() == 0.0)?;
         Some(Self {
-            limit,
-            remaining: finite(remaining)?.max(0.0),
+            limit: finite(limit)?,
+            remaining: finite(remaining)?,
             reset: finite(reset),
         })
     }
@@ -146,25 +141,6 @@ mod tests {
             RateLimitInfo::from_headers(Some("1"), Some("2"), Some("1e400")),
             None
         );
-    }
-
-    #[test]
-    fn a_limit_that_is_not_a_positive_whole_number_means_no_info() {
-        for limit in ["0", "-3", "0.4", "90.5", "4294967296", "1e300"] {
-            assert_eq!(
-                QuotaHeaders::parse(Some(limit), Some("0"), Some("1700000000")),
-                None,
-                "limit {limit}"
-            );
-        }
-        let largest = QuotaHeaders::parse(Some("4294967295"), Some("1"), None);
-        assert_eq!(largest.map(|q| q.limit), Some(MAX_LIMIT));
-    }
-
-    #[test]
-    fn a_negative_remaining_reads_as_nothing_left() {
-        let info = QuotaHeaders::parse(Some("90"), Some("-3"), None);
-        assert_eq!(info.map(|q| q.remaining), Some(0.0));
     }
 
     #[test]
