@@ -114,6 +114,17 @@ describe('API_ERROR (non-2xx from the GraphQL endpoint)', () => {
     expect(error.rateLimit).toEqual({ limit: 0, remaining: -1, reset: 1_900_000_000 });
   });
 
+  it('drops a byte order mark before the JSON, as axios does: results, error data and MAL bodies', async () => {
+    const withMark = (value: unknown) => `\uFEFF${JSON.stringify(value)}`;
+    server.enqueue({ headers: { 'content-type': 'application/json' }, body: withMark({ data: { Media: { id: 1 } } }) });
+    await expect(aniListClient(server).anilist.query.media({ id: 1 })).resolves.toEqual({ id: 1 });
+    server.enqueue({ status: 404, headers: { 'content-type': 'application/json' }, body: withMark({ data: null }) });
+    const error = await rejectionOf<AniLinkApiError>(aniListClient(server).anilist.query.media({ id: 2 }));
+    expect(error).toMatchObject({ code: 'API_ERROR', status: 404, data: { data: null } });
+    server.enqueue({ headers: { 'content-type': 'application/json' }, body: withMark({ id: 21 }) });
+    await expect(malClient(server).mal.anime.get({ id: 21 })).resolves.toEqual({ id: 21 });
+  });
+
   it('keeps an HTML body as text, with its content type', async () => {
     const html = '<html><body>502 Bad Gateway</body></html>';
     server.enqueue({ status: 502, headers: { 'content-type': 'text/html; charset=utf-8' }, body: html });

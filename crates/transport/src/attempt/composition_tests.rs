@@ -408,6 +408,21 @@ async fn a_success_reports_its_start_then_its_response() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_byte_order_mark_before_the_body_is_dropped() {
+    let harness = Harness::new([
+        answer(200, "\u{feff}{\"data\":{\"Media\":{\"id\":1}}}"),
+        answer(200, "\u{feff}{\"id\":21}"),
+    ]);
+    let completed = harness.call(&graphql(), &options(&[])).await.unwrap();
+    assert_eq!(completed.result.as_deref(), Some(r#"{"id":1}"#));
+    let completed = harness
+        .call(&rest(Method::GET), &options(&[]))
+        .await
+        .unwrap();
+    assert_eq!(completed.result.as_deref(), Some(r#"{"id":21}"#));
+}
+
+#[tokio::test(start_paused = true)]
 async fn retried_503s_back_off_exponentially_then_succeed() {
     let harness = Harness::new([
         answer(503, "down").after(10),

@@ -43,6 +43,9 @@ pub(super) enum Settled {
     Failed(Failure),
 }
 
+/// U+FEFF in UTF-8.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Classify what the exchange produced. `quota` is what its headers report (read once, by the
 /// caller, which admission needs too); `now_ms` (wall clock) is read only by failures that
 /// carry a server-directed wait.
@@ -78,10 +81,15 @@ pub(super) fn settle(
     let rate_limit = quota.and_then(RateLimitInfo::complete);
     // Both only borrowed: a success copies nothing but its result, a failure what it keeps.
     let content_type = header(&response.headers, http::header::CONTENT_TYPE);
-    // Valid UTF-8 is checked word by word; only a body that is not takes the lossy path.
-    let text = match std::str::from_utf8(&response.body) {
+    // A leading byte order mark is dropped, as axios (the original's client) drops it before
+    // parsing. Valid UTF-8 is checked word by word; only a body that is not takes the lossy path.
+    let body = response
+        .body
+        .strip_prefix(UTF8_BOM)
+        .unwrap_or(&response.body);
+    let text = match std::str::from_utf8(body) {
         Ok(valid) => Cow::Borrowed(valid),
-        Err(_) => String::from_utf8_lossy(&response.body),
+        Err(_) => String::from_utf8_lossy(body),
     };
     let status = response.status;
     if !(200..300).contains(&status) {
