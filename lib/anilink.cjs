@@ -27,19 +27,10 @@ function clientModules() {
 }
 
 // What a value is, never what it says: a misplaced argument may be a token (decisions D31).
-const { isObject, readGuarded, describeKind: describeValue } = helpers;
+const { isObject, readGuarded, guardedCopy, describeKind: describeValue } = helpers;
 
 const CREDENTIAL_KEYS = ['anilist', 'mal', 'onHookError', 'diagnostics'];
 const CLIENT_LEVEL_KEYS = ['onHookError', 'diagnostics'];
-
-/** An options object's own enumerable keys, each read once, into a plain copy (the slot the binding reads). */
-function slotCopy(given, path) {
-  const slot = {};
-  for (const key of readGuarded(given, path, Object.keys)) {
-    slot[key] = readGuarded(given, key, (object) => object[key]);
-  }
-  return slot;
-}
 
 /** Slot objects for both providers from the constructor's arguments. */
 function slotsFromArguments(first, second) {
@@ -48,7 +39,7 @@ function slotsFromArguments(first, second) {
       throw new TypeError(`AniLink: options must be an object (received ${describeValue(second)}).`);
     }
     // Positional form: the options configure AniList only.
-    const anilist = second === undefined ? {} : slotCopy(second, 'AniLink: options');
+    const anilist = second === undefined ? {} : guardedCopy(second, 'AniLink: options');
     if (first !== undefined) anilist.authToken = first;
     return { anilist, mal: {} };
   }
@@ -76,7 +67,7 @@ function slotsFromArguments(first, second) {
     if (given !== undefined && !isObject(given)) {
       throw new TypeError(`AniLink: credentials.${provider} must be an object (received ${describeValue(given)}).`);
     }
-    const slot = given === undefined ? {} : slotCopy(given, `AniLink: credentials.${provider}`);
+    const slot = given === undefined ? {} : guardedCopy(given, `AniLink: credentials.${provider}`);
     // Client-level observers are defaults for slots that do not set their own.
     for (const [key, value] of clientLevel) {
       if (value !== undefined && !Object.hasOwn(slot, key)) slot[key] = value;
@@ -301,7 +292,7 @@ function buildMyAnimeListApi(credentials, stateOwner) {
   }
   const client = createProviderClient(
     'mal',
-    credentials === undefined ? {} : slotCopy(credentials, 'buildMyAnimeListApi: credentials'),
+    credentials === undefined ? {} : guardedCopy(credentials, 'buildMyAnimeListApi: credentials'),
   );
   if (stateOwner !== undefined) clientModules().transportState.bindStateOwner(stateOwner, client.native);
   return createMalApi(client);

@@ -14,7 +14,7 @@ const { fromDescription, unknownFailure } = require('./errors.cjs');
 const { callHook, reportDiagnostic } = require('./diagnostics.cjs');
 const { reportHttpMockOnce } = require('./http-mock-detection.cjs');
 const { observeCall } = require('./channels.cjs');
-const { readGuarded } = require('./helpers.cjs');
+const { guardedCopy } = require('./helpers.cjs');
 
 // This module loads with the first client, which needs the addon anyway.
 const native = addon();
@@ -231,9 +231,8 @@ function dispatch(call, requestOptions, start, flags) {
 function readRequestOptions(client, given) {
   if (given === undefined || given === null) return undefined;
   if (typeof given !== 'object') throw new TypeError(`options must be an object (received ${typeof given}).`);
-  const copy = {};
-  for (const key of readGuarded(given, 'options', Object.keys)) {
-    copy[key] = readGuarded(given, `options.${key}`, (options) => options[key]);
+  const copy = guardedCopy(given, 'options', 'options.');
+  for (const key of Object.keys(copy)) {
     if (!validRequestKeys.has(key) && !reportedUnknownKeys.has(key)) {
       reportedUnknownKeys.add(key);
       reportUnknownKey(client, copy, key);

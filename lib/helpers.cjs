@@ -75,6 +75,19 @@ function readGuarded(object, path, read) {
   }
 }
 
+/**
+ * An options object's own enumerable keys, each read once, into a plain copy: what the facade
+ * and the binding read afterwards can run no getter or Proxy trap again. A failing read names
+ * `path`, or the key after `keyPrefix`.
+ */
+function guardedCopy(given, path, keyPrefix = '') {
+  const copy = {};
+  for (const key of readGuarded(given, path, Object.keys)) {
+    copy[key] = readGuarded(given, `${keyPrefix}${key}`, (object) => object[key]);
+  }
+  return copy;
+}
+
 function requireNonBlankString(helper, name, value) {
   if (!isNonBlankString(value)) {
     throw new TypeError(`${helper}: ${name} must be a non-empty string (received ${describeKind(value)}).`);
@@ -309,6 +322,7 @@ function getMalTokenExpiry(response, now) {
 
 module.exports = {
   readGuarded,
+  guardedCopy,
   isNonBlankString,
   requireNonBlankString,
   aniListClientId,
